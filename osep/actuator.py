@@ -1,0 +1,134 @@
+"""Where plans become actions, and so where every safety rule lives.
+
+The policy may plan whatever it likes; only this module touches a pool, and it refuses to act when:
+
+- the loop runs observe-only (dry run): everything is logged, nothing is sent;
+- the cycle's vacate cap is reached (a second guard behind the policy's own ``p``);
+- the victim changed since the snapshot (no longer running, or restarted: another start time);
+- the job was already vacated too often within the last hour.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections import deque
+from dataclasses import dataclass
+from typing import Any
+
+import structlog
+
+from osep.errors import PoolError
+from osep.model import Claim, JobState, Plan, Vacate
+from osep.pool import Pool
+
+HOUR = 3600.0
+
+
+class Outcome(enum.Enum):
+    DONE = "done"
+    DRY_RUN = "dry-run"
+    CHANGED = "skipped-changed"
+    RATE_LIMITED = "skipped-rate-limit"
+    FAILED = "failed"
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    dry_run: bool = False
+    # None: the plan's own budget is the only cap.
+    max_vacates_per_cycle: int | None = None
+    max_vacates_per_job_per_hour: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ActionResult:
+    action: Vacate | Claim
+    outcome: Outcome
+    detail: str = ""
+
+
+class Actuator:
+    """Applies plans to one pool. Keeps the little state safety needs (recent vacates per job)."""
+
+    def __init__(self, pool: Pool, limits: Limits = Limits()) -> None:
+        self.pool = pool
+        self.limits = limits
+        self._recent: dict[str, deque[float]] = {}
+
+    def apply(self, plan: Plan, log: Any = None) -> list[ActionResult]:
+        log = log if log is not None else structlog.get_logger("osep")
+        now = plan.time
+        results: list[ActionResult] = []
+        cap = plan.max_vacates
+        if self.limits.max_vacates_per_cycle is not None:
+            cap = min(cap, self.limits.max_vacates_per_cycle)
+        sent = 0
+        for vacate in plan.vacates:
+            if sent >= cap:
+                result = ActionResult(vacate, Outcome.RATE_LIMITED, f"cycle cap of {cap} reached")
+            else:
+                result = self._vacate(vacate, now)
+                if result.outcome in (Outcome.DONE, Outcome.DRY_RUN):
+                    sent += 1
+            results.append(result)
+            log.info(
+                "action",
+                kind="vacate",
+                job=vacate.job,
+                owner=vacate.owner,
+                slot=vacate.slot,
+                beneficiary=vacate.beneficiary,
+                run_time=vacate.run_time,
+                lost_work=vacate.lost_work,
+                outcome=result.outcome.value,
+                detail=result.detail,
+            )
+        for claim in plan.claims:
+            result = self._claim(claim)
+            results.append(result)
+            log.info(
+                "action",
+                kind="claim",
+                slot=claim.slot,
+                beneficiary=claim.beneficiary,
+                outcome=result.outcome.value,
+                detail=result.detail,
+            )
+        return results
+
+    def _vacate(self, vacate: Vacate, now: float) -> ActionResult:
+        try:
+            current = self.pool.job(vacate.job)
+        except PoolError as exc:
+            return ActionResult(vacate, Outcome.FAILED, f"re-check failed: {exc}")
+        if current is None or current.state is not JobState.RUNNING:
+            state = "gone" if current is None else current.state.value
+            return ActionResult(vacate, Outcome.CHANGED, f"job is {state}")
+        if current.start_time != vacate.start_time:
+            return ActionResult(vacate, Outcome.CHANGED, "job restarted since the snapshot")
+        history = self._recent.setdefault(vacate.job, deque())
+        while history and history[0] <= now - HOUR:
+            history.popleft()
+        per_hour = self.limits.max_vacates_per_job_per_hour
+        if per_hour is not None and len(history) >= per_hour:
+            return ActionResult(
+                vacate, Outcome.RATE_LIMITED, f"already vacated {len(history)} time(s) this hour"
+            )
+        if self.limits.dry_run:
+            return ActionResult(vacate, Outcome.DRY_RUN)
+        try:
+            self.pool.vacate(vacate.job)
+            self.pool.reserve(vacate.slot, vacate.beneficiary)
+        except PoolError as exc:
+            return ActionResult(vacate, Outcome.FAILED, str(exc))
+        history.append(now)
+        return ActionResult(vacate, Outcome.DONE)
+
+    def _claim(self, claim: Claim) -> ActionResult:
+        if self.limits.dry_run:
+            return ActionResult(claim, Outcome.DRY_RUN)
+        try:
+            self.pool.reserve(claim.slot, claim.beneficiary)
+        except PoolError as exc:
+            return ActionResult(claim, Outcome.FAILED, str(exc))
+        return ActionResult(claim, Outcome.DONE)

@@ -1,0 +1,160 @@
+"""The ``osep`` command. The only module that prints or exits; everything it shows comes from the
+pure renderers in :mod:`osep.render`."""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from osep import __version__, log
+from osep.config import Table, load_policy, read_toml
+from osep.errors import OsepError
+from osep.model import Target, VictimOrder
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+FORMATS = ("table", "json", "csv")
+
+
+def fails_cleanly(func: F) -> F:
+    """Turn osep's own errors into one line on stderr and exit status 2 (nothing has run)."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except OsepError as exc:
+            click.echo(f"osep: error: {exc}", err=True)
+            sys.exit(2)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def format_option(func: F) -> F:
+    return click.option(
+        "--format",
+        "fmt",
+        type=click.Choice(FORMATS),
+        default="table",
+        show_default=True,
+        help="Output format.",
+    )(func)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option(
+    "--log-level",
+    type=click.Choice(log.LEVELS),
+    default="warning",
+    show_default=True,
+    envvar="OSEP_LOG_LEVEL",
+    help="Least severe structured log event to write (info: every decision and action).",
+)
+@click.option(
+    "--log-file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Append JSON log lines here instead of standard error.",
+)
+@click.version_option(__version__, prog_name="osep")
+@click.pass_context
+def cli(ctx: click.Context, log_level: str, log_file: Path | None) -> None:
+    """Owner-Share Enforcement Policy (OSEP) for HTCondor pools."""
+    stream = None
+    if log_file is not None:
+        try:
+            stream = ctx.with_resource(log_file.open("a", encoding="utf-8"))
+        except OSError as exc:
+            raise click.BadParameter(f"cannot open {log_file}: {exc.strerror}", param_hint="--log-file")
+    log.configure(log_level, stream)
+
+
+@cli.command()
+@click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--policy",
+    "policies",
+    multiple=True,
+    type=click.Choice(["none", "fairshare", "osep", "osep-ckpt"]),
+    help="Policy to simulate; repeat for several. Default: the scenario's own list.",
+)
+@format_option
+@click.option("--plot", type=click.Path(dir_okay=False, path_type=Path),
+              help="Also draw running slots per owner over time, ideal against real (PNG or SVG).")
+@click.option("-p", "--max-vacates", type=click.IntRange(min=0),
+              help="At most this many vacates per cycle (p). Default: the scenario's, else the largest share.")
+@click.option("-t", "--interval", type=click.FloatRange(min=0, min_open=True),
+              help="Seconds between enforcement cycles (t).")
+@click.option("--target", type=click.Choice([t.value for t in Target]),
+              help="Hold owners to their owner share (paper) or their feasible share.")
+@click.option("--victim-order", type=click.Choice([v.value for v in VictimOrder]),
+              help="Vacate the lowest wall clock first (paper) or the least lost work first.")
+@fails_cleanly
+def simulate(
+    scenario: Path,
+    policies: tuple[str, ...],
+    fmt: str,
+    plot: Path | None,
+    max_vacates: int | None,
+    interval: float | None,
+    target: str | None,
+    victim_order: str | None,
+) -> None:
+    """Run SCENARIO on the simulated pool under each policy and compare the paper's metrics."""
+    from osep import render
+    from osep.experiment import run_scenario, with_overrides
+    from osep.scenario import load_scenario
+
+    loaded = load_scenario(scenario)
+    settings = with_overrides(
+        loaded.policy,
+        max_vacates=max_vacates,
+        interval=interval,
+        target=Target(target) if target else None,
+        victim_order=VictimOrder(victim_order) if victim_order else None,
+    )
+    if plot is not None and plot.suffix.lower() not in (".png", ".svg"):
+        raise click.BadParameter("the plot is written as .png or .svg", param_hint="--plot")
+    outcomes = run_scenario(loaded, policies or None, settings)
+    doc = render.comparison(loaded, outcomes)
+    click.echo(render.RENDERERS[fmt](doc), nl=False)
+    if plot is not None:
+        from osep.plot import draw
+
+        try:
+            draw(plot, loaded.name, outcomes)
+        except OSError as exc:
+            raise OsepError(f"cannot write the plot to {plot}: {exc.strerror or exc}") from None
+        click.echo(f"plot written to {plot}", err=True)
+
+
+@cli.command()
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
+@fails_cleanly
+def validate(files: tuple[Path, ...]) -> None:
+    """Check policy and scenario FILES without running anything (exit 2 on the first bad one)."""
+    from osep.scenario import load_scenario
+
+    for path in files:
+        data = read_toml(path)
+        if "scenario" in Table(path, data).data:
+            scenario = load_scenario(path)
+            click.echo(
+                f"{path}: scenario {scenario.name!r}: {scenario.capacity} slots, "
+                f"{len(scenario.jobs)} jobs, policies {', '.join(scenario.policies)}"
+            )
+        else:
+            settings = load_policy(path)
+            owners = len(settings.shares.shares)
+            unit = "%" if settings.shares.percent else " slots"
+            total = sum(settings.shares.shares.values())
+            click.echo(f"{path}: policy: {owners} owners, {total:g}{unit} in all, target "
+                       f"{settings.target.value}, victims by {settings.victim_order.value}")
+
+
+def main() -> None:
+    cli(prog_name="osep")

@@ -1,0 +1,26 @@
+"""The narrow interface every pool adapter implements: the simulated pool now, the live HTCondor pool
+behind the bindings later. The enforcement loop and the actuator know nothing else about a pool."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from osep.model import Job, Snapshot
+
+
+class Pool(Protocol):
+    def snapshot(self) -> Snapshot:
+        """A consistent view of slots and jobs, stamped with the pool's own notion of now."""
+        ...
+
+    def job(self, job_id: str) -> Job | None:
+        """A fresh look at one job (for the re-check just before acting); None if it is gone."""
+        ...
+
+    def vacate(self, job_id: str) -> None:
+        """Ask the job to leave its slot gracefully; it goes back to the queue, it is never removed."""
+        ...
+
+    def reserve(self, slot: str, owner: str) -> None:
+        """Keep ``slot`` for ``owner`` until one of its jobs starts there (or the reservation lapses)."""
+        ...
