@@ -17,7 +17,8 @@ def _pct(value: float | None) -> str:
 
 
 def _num(value: float) -> str:
-    return f"{value:.0f}" if abs(value - round(value)) < 0.05 else f"{value:.1f}"
+    """Slot-seconds and seconds to the whole unit; JSON and CSV keep full precision."""
+    return f"{value:.0f}"
 
 
 def comparison(scenario: Scenario, outcomes: Mapping[str, Outcome]) -> dict[str, Any]:

@@ -1,0 +1,135 @@
+"""The actuator's safety rules and the enforcement loop, against a fake pool that records calls."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import replace
+
+import structlog
+
+from structlog.testing import capture_logs
+
+from osep.actuator import Actuator, Limits, Outcome
+from osep.errors import PoolError
+from osep.loop import Enforcer
+from osep.model import Job, JobState, Snapshot
+from osep.policy import PolicySettings, decide
+from osep.shares import ShareTable
+
+from conftest import snap
+
+
+class FakePool:
+    """A Pool that serves a fixed snapshot and records what it was asked to do."""
+
+    def __init__(self, snapshot: Snapshot) -> None:
+        self.current = snapshot
+        self.jobs = {j.id: j for j in snapshot.jobs}
+        self.calls: list[tuple[str, ...]] = []
+        self.fail_on: set[str] = set()
+
+    def snapshot(self) -> Snapshot:
+        return self.current
+
+    def job(self, job_id: str) -> Job | None:
+        return self.jobs.get(job_id)
+
+    def vacate(self, job_id: str) -> None:
+        if job_id in self.fail_on:
+            raise PoolError(f"schedd refused {job_id}")
+        self.calls.append(("vacate", job_id))
+
+    def reserve(self, slot: str, owner: str) -> None:
+        self.calls.append(("reserve", slot, owner))
+
+
+POLICY = PolicySettings(ShareTable({"a": 2, "b": 2}))
+
+
+def setup(**limits):
+    pool = FakePool(snap(now=1000.0, running={"a": [10, 20, 30, 40]}, idle={"b": 2}, free=0))
+    return pool, Actuator(pool, Limits(**limits)), decide(pool.current, POLICY)
+
+
+def test_vacates_and_reserves_the_slot_for_the_beneficiary():
+    pool, actuator, plan = setup()
+    results = actuator.apply(plan)
+    assert [r.outcome for r in results] == [Outcome.DONE, Outcome.DONE]
+    assert pool.calls == [("vacate", "a.3"), ("reserve", "s3", "b"),
+                          ("vacate", "a.2"), ("reserve", "s2", "b")]
+
+
+def test_dry_run_touches_nothing():
+    pool, actuator, plan = setup(dry_run=True)
+    results = actuator.apply(plan)
+    assert [r.outcome for r in results] == [Outcome.DRY_RUN] * 2
+    assert pool.calls == []
+
+
+def test_recheck_skips_a_job_that_finished_or_restarted():
+    pool, actuator, plan = setup()
+    del pool.jobs["a.3"]
+    pool.jobs["a.2"] = replace(pool.jobs["a.2"], start_time=999.0)
+    results = actuator.apply(plan)
+    assert [r.outcome for r in results] == [Outcome.CHANGED, Outcome.CHANGED]
+    assert "gone" in results[0].detail and "restarted" in results[1].detail
+    assert pool.calls == []
+
+
+def test_recheck_skips_a_job_no_longer_running():
+    pool, actuator, plan = setup()
+    pool.jobs["a.3"] = replace(pool.jobs["a.3"], state=JobState.IDLE)
+    assert actuator.apply(plan)[0].outcome is Outcome.CHANGED
+
+
+def test_cycle_cap_is_enforced_even_if_the_plan_is_larger():
+    pool, actuator, plan = setup(max_vacates_per_cycle=1)
+    results = actuator.apply(plan)
+    assert [r.outcome for r in results] == [Outcome.DONE, Outcome.RATE_LIMITED]
+    assert [c for c in pool.calls if c[0] == "vacate"] == [("vacate", "a.3")]
+
+
+def test_per_job_hourly_cap_uses_the_plan_time():
+    pool, actuator, plan = setup(max_vacates_per_job_per_hour=1)
+    assert actuator.apply(plan)[0].outcome is Outcome.DONE
+    # Same job planned again 10 minutes later: refused. 61 minutes later: allowed.
+    later = replace(plan, time=plan.time + 600)
+    assert actuator.apply(later)[0].outcome is Outcome.RATE_LIMITED
+    much_later = replace(plan, time=plan.time + 3660)
+    assert actuator.apply(much_later)[0].outcome is Outcome.DONE
+
+
+def test_a_failed_vacate_does_not_stop_the_rest():
+    pool, actuator, plan = setup()
+    pool.fail_on.add("a.3")
+    results = actuator.apply(plan)
+    assert [r.outcome for r in results] == [Outcome.FAILED, Outcome.DONE]
+    assert "refused" in results[0].detail
+
+
+def test_claims_reserve_free_slots():
+    pool = FakePool(snap(now=1000.0, running={"a": [0, 0]}, idle={"b": 2}, free=2))
+    results = Actuator(pool).apply(decide(pool.current, POLICY))
+    assert [r.outcome for r in results] == [Outcome.DONE, Outcome.DONE]
+    assert pool.calls == [("reserve", "s2", "b"), ("reserve", "s3", "b")]
+
+
+def test_enforcer_logs_one_event_per_decision_and_action_with_context():
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.DEBUG))
+    pool, actuator, _ = setup()
+    enforcer = Enforcer(POLICY, actuator)
+    with capture_logs() as events:
+        report = enforcer.run_cycle(pool)
+        enforcer.run_cycle(pool)
+    assert report.cycle == 1 and report.vacated == 2 and report.skipped == 0
+    first = [e for e in events if e.get("cycle") == 1]
+    decisions = [e for e in first if e["event"] == "decision"]
+    actions = [e for e in first if e["event"] == "action"]
+    assert [(d["job"], d["owner"], d["beneficiary"]) for d in decisions] == [
+        ("a.3", "a", "b"), ("a.2", "a", "b")]
+    assert all("lowest wallclock" in d["reason"] for d in decisions)
+    assert decisions[0]["run_time"] == 960.0
+    assert [(a["job"], a["outcome"]) for a in actions] == [("a.3", "done"), ("a.2", "done")]
+    (summary,) = [e for e in first if e["event"] == "cycle"]
+    assert summary["vacated"] == 2 and summary["time"] == 1000.0
+    assert any(e.get("cycle") == 2 and e["event"] == "cycle" for e in events)
