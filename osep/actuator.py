@@ -5,6 +5,8 @@ The policy may plan whatever it likes; only this module touches a pool, and it r
 - the loop runs observe-only (dry run): everything is logged, nothing is sent;
 - the cycle's vacate cap is reached (a second guard behind the policy's own ``p``);
 - the victim changed since the snapshot (no longer running, or restarted: another start time);
+- the victim has run for less than the minimum run time (it is left alone; as it ages it becomes
+  eligible, so this delays enforcement by at most that minimum);
 - the job was already vacated too often within the last hour.
 """
 
@@ -38,6 +40,7 @@ class Limits:
     # None: the plan's own budget is the only cap.
     max_vacates_per_cycle: int | None = None
     max_vacates_per_job_per_hour: int | None = None
+    min_run_time: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +57,7 @@ class Actuator:
         self.pool = pool
         self.limits = limits
         self._recent: dict[str, deque[float]] = {}
+        self._held = False
 
     def apply(self, plan: Plan, log: Any = None) -> list[ActionResult]:
         log = log if log is not None else structlog.get_logger("osep")
@@ -94,6 +98,17 @@ class Actuator:
                 outcome=result.outcome.value,
                 detail=result.detail,
             )
+        # Last, so that an owner just vacated is held at what it runs after the vacate.
+        if not self.limits.dry_run:
+            try:
+                self.pool.hold(plan.holds)
+            except PoolError as exc:
+                log.error("action", kind="hold", owners=list(plan.holds), outcome="failed",
+                          detail=str(exc))
+            else:
+                if plan.holds or self._held:
+                    log.info("action", kind="hold", owners=list(plan.holds), outcome="done")
+                self._held = bool(plan.holds)
         return results
 
     def _vacate(self, vacate: Vacate, now: float) -> ActionResult:
@@ -106,6 +121,11 @@ class Actuator:
             return ActionResult(vacate, Outcome.CHANGED, f"job is {state}")
         if current.start_time != vacate.start_time:
             return ActionResult(vacate, Outcome.CHANGED, "job restarted since the snapshot")
+        if current.run_time(now) < self.limits.min_run_time:
+            return ActionResult(
+                vacate, Outcome.RATE_LIMITED,
+                f"ran {current.run_time(now):.0f} s, less than the minimum {self.limits.min_run_time:g} s",
+            )
         history = self._recent.setdefault(vacate.job, deque())
         while history and history[0] <= now - HOUR:
             history.popleft()

@@ -64,12 +64,19 @@ def format_option(func: F) -> F:
 @click.pass_context
 def cli(ctx: click.Context, log_level: str, log_file: Path | None) -> None:
     """Owner-Share Enforcement Policy (OSEP) for HTCondor pools."""
+    source = ctx.get_parameter_source("log_level")
     stream = None
     if log_file is not None:
         try:
             stream = ctx.with_resource(log_file.open("a", encoding="utf-8"))
         except OSError as exc:
             raise click.BadParameter(f"cannot open {log_file}: {exc.strerror}", param_hint="--log-file")
+    # Kept for subcommands whose own configuration (knobs) may name a log or a level.
+    ctx.obj = {
+        "stream": stream,
+        "log_level": log_level,
+        "log_level_given": source is not None and source.name != "DEFAULT",
+    }
     log.configure(log_level, stream)
 
 
@@ -154,6 +161,71 @@ def validate(files: tuple[Path, ...]) -> None:
             total = sum(settings.shares.shares.values())
             click.echo(f"{path}: policy: {owners} owners, {total:g}{unit} in all, target "
                        f"{settings.target.value}, victims by {settings.victim_order.value}")
+
+
+@cli.command()
+@click.option("--once", is_flag=True, help="Run one cycle and exit; the status says if it succeeded.")
+@click.option("--dry-run/--no-dry-run", default=None,
+              help="Decide and log everything, touch nothing. [knob OSEP_DRY_RUN]")
+@click.option("--pool", metavar="HOST[:PORT]", help="Collector to use. [knob OSEP_POOL]")
+@click.option("--policy-file", type=click.Path(dir_okay=False, path_type=Path),
+              help="Policy file (owners and shares). [knob OSEP_POLICY_FILE]")
+@click.option("-t", "--interval", type=click.FloatRange(min=0, min_open=True),
+              help="Seconds between cycles (t). [knob OSEP_INTERVAL]")
+@click.option("-p", "--max-vacates", type=click.IntRange(min=0),
+              help="At most this many vacates per cycle (p). [knob OSEP_MAX_VACATES]")
+@click.option("--vacate-fast/--vacate-graceful", default=None,
+              help="Vacate without the job's soft-kill grace period. [knob OSEP_VACATE_FAST]")
+@click.option("--min-run-time", type=click.FloatRange(min=0),
+              help="Never vacate a job that has run less than this (s). [knob OSEP_MIN_RUN_TIME]")
+@click.option("--state-file", type=click.Path(dir_okay=False, path_type=Path),
+              help="Where to remember ceilings osep set. [knob OSEP_STATE_FILE]")
+@click.pass_context
+@fails_cleanly
+def run(ctx: click.Context, once: bool, dry_run: bool | None, pool: str | None,
+        policy_file: Path | None, interval: float | None, max_vacates: int | None,
+        vacate_fast: bool | None, min_run_time: float | None, state_file: Path | None) -> None:
+    """Enforce owner shares on a live HTCondor pool, every t seconds (or --once)."""
+    from osep import condor
+    from osep.config import KNOBS
+    from osep.daemon import Daemon, loader
+
+    overrides = {
+        "dry_run": dry_run, "pool": pool, "policy_file": policy_file, "interval": interval,
+        "max_vacates": max_vacates, "vacate_fast": vacate_fast, "min_run_time": min_run_time,
+        "state_file": state_file,
+    }
+    first = True
+
+    def read_knobs() -> dict[str, str]:
+        nonlocal first
+        if not first:
+            condor.reload_config()
+        first = False
+        return condor.knobs(KNOBS)
+
+    load = loader(read_knobs, overrides, load_policy)
+    loaded = load()
+    settings = loaded.daemon
+    given = ctx.obj or {}
+    stream = given.get("stream")
+    if stream is None and settings.log is not None:
+        try:
+            stream = ctx.with_resource(settings.log.open("a", encoding="utf-8"))
+        except OSError as exc:
+            raise OsepError(f"cannot open the log {settings.log}: {exc.strerror}") from None
+    level = given["log_level"] if given.get("log_level_given") else settings.log_level
+    log.configure(level, stream)
+    live = condor.LivePool(condor.LiveSettings(
+        pool=settings.pool,
+        vacate_fast=settings.vacate_fast,
+        reservation_timeout=settings.reservation_timeout,
+        state_file=settings.state_file,
+        **({"name": settings.name} if settings.name else {}),
+    ))
+    daemon = Daemon(load, live, initial=loaded)
+    daemon.install_signal_handlers()
+    sys.exit(daemon.run(once=once))
 
 
 def main() -> None:

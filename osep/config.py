@@ -23,6 +23,7 @@ import enum
 import math
 import tomllib
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -230,3 +231,102 @@ def load_policy(path: Path | str) -> PolicySettings:
     settings = parse_policy(top.table("policy"), top.table("owners", required=True))
     top.finish()
     return settings
+
+
+# -- the daemon's HTCondor knobs --------------------------------------------------------------
+
+KNOB_SOURCE = "HTCondor configuration"
+
+# knob -> (field, kind). Every knob the daemon reads; README's table lists the same.
+KNOBS: dict[str, tuple[str, str]] = {
+    "OSEP_POLICY_FILE": ("policy_file", "path"),
+    "OSEP_INTERVAL": ("interval", "seconds"),
+    "OSEP_MAX_VACATES": ("max_vacates", "count"),
+    "OSEP_DRY_RUN": ("dry_run", "bool"),
+    "OSEP_LOG": ("log", "path"),
+    "OSEP_LOG_LEVEL": ("log_level", "level"),
+    "OSEP_VACATE_FAST": ("vacate_fast", "bool"),
+    "OSEP_MIN_RUN_TIME": ("min_run_time", "seconds0"),
+    "OSEP_MAX_VACATES_PER_JOB_PER_HOUR": ("max_vacates_per_job_per_hour", "count"),
+    "OSEP_RESERVATION_TIMEOUT": ("reservation_timeout", "seconds"),
+    "OSEP_STATE_FILE": ("state_file", "path"),
+    "OSEP_POOL": ("pool", "text"),
+    "OSEP_NAME": ("name", "text"),
+    "OSEP_PUBLISH": ("publish", "bool"),
+}
+_TRUE = {"true", "yes", "1", "on"}
+_FALSE = {"false", "no", "0", "off"}
+
+
+@dataclass(frozen=True, slots=True)
+class DaemonSettings:
+    """How the daemon runs, as opposed to what the policy decides (that is the policy file)."""
+
+    policy_file: Path | None = None
+    interval: float | None = None  # None: the policy file's interval
+    max_vacates: int | None = None  # None: the policy file's (or the largest share)
+    dry_run: bool = False
+    log: Path | None = None
+    log_level: str = "info"
+    vacate_fast: bool = False
+    min_run_time: float = 0.0
+    max_vacates_per_job_per_hour: int | None = None
+    reservation_timeout: float = 600.0
+    state_file: Path | None = None
+    pool: str | None = None
+    name: str | None = None
+    publish: bool = True
+
+
+def parse_knobs(values: Mapping[str, str], overrides: Mapping[str, Any] | None = None) -> DaemonSettings:
+    """Validate knob values (strings, as HTCondor gives them); ``overrides`` (from the command line,
+    None meaning "not given") win over knobs."""
+    fields: dict[str, Any] = {}
+    for knob, raw in values.items():
+        if knob not in KNOBS:
+            continue
+        name, kind = KNOBS[knob]
+        fields[name] = _knob_value(knob, kind, raw.strip())
+    for name, value in (overrides or {}).items():
+        if value is not None:
+            fields[name] = value
+    return DaemonSettings(**fields)
+
+
+def _knob_value(knob: str, kind: str, raw: str) -> Any:
+    def fail(reason: str) -> ConfigError:
+        return ConfigError(KNOB_SOURCE, knob, reason)
+
+    if kind == "bool":
+        if raw.lower() in _TRUE:
+            return True
+        if raw.lower() in _FALSE:
+            return False
+        raise fail(f"expected true or false, got {raw!r}")
+    if kind in ("seconds", "seconds0"):
+        try:
+            value = float(raw)
+        except ValueError:
+            raise fail(f"expected a number of seconds, got {raw!r}") from None
+        if not math.isfinite(value) or value < 0 or (kind == "seconds" and value == 0):
+            raise fail(f"must be {'at least 0' if kind == 'seconds0' else 'greater than 0'}, got {raw}")
+        return value
+    if kind == "count":
+        try:
+            value = int(raw)
+        except ValueError:
+            raise fail(f"expected a whole number, got {raw!r}") from None
+        if value < 0:
+            raise fail(f"must be at least 0, got {value}")
+        return value
+    if kind == "level":
+        from osep.log import LEVELS
+
+        if raw.lower() not in LEVELS:
+            raise fail(f"expected one of {', '.join(LEVELS)}, got {raw!r}")
+        return raw.lower()
+    if kind == "path":
+        if not raw:
+            raise fail("is empty")
+        return Path(raw)
+    return raw or None

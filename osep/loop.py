@@ -33,6 +33,43 @@ class CycleReport:
         return sum(1 for r in self.results if r.outcome is not Outcome.DONE)
 
 
+@dataclass(slots=True)
+class Tally:
+    """The paper's metrics as the loop itself sees them, accrued from cycle to cycle.
+
+    Between two cycles the pool is taken to stay as the earlier snapshot showed it, so these are
+    sampled estimates at the loop's own resolution (t); replay of the event logs gives exact figures.
+    PV: sum over owners of max(0, feasible share - running jobs), times the time to the next cycle.
+    LC: slots reserved for an owner and not yet running its job, times the same.
+    PC: work lost by the vacates actually sent (since each job's last checkpoint); ``lost_work_
+    without_checkpoints`` is what they would have lost with no checkpoint at all (their run time).
+    """
+
+    last: float | None = None
+    violation: float = 0.0
+    capacity_loss: float = 0.0
+    cost: float = 0.0
+    lost_work_without_checkpoints: float = 0.0
+    vacates: int = 0
+    _shortfall: float = 0.0
+    _idle_reserved: float = 0.0
+
+    def add(self, plan: Plan, results: tuple[ActionResult, ...]) -> None:
+        if self.last is not None and plan.time > self.last:
+            elapsed = plan.time - self.last
+            self.violation += self._shortfall * elapsed
+            self.capacity_loss += self._idle_reserved * elapsed
+        self.last = plan.time
+        self._shortfall = sum(max(0.0, v.feasible - v.running) for v in plan.owners)
+        self._idle_reserved = sum(v.reserved for v in plan.owners)
+        for result in results:
+            if isinstance(result.action, Vacate) and result.outcome is Outcome.DONE:
+                self.vacates += 1
+                self.cost += result.action.lost_work
+                self.lost_work_without_checkpoints += result.action.run_time
+                self._idle_reserved += 1
+
+
 class Enforcer:
     """Runs cycles of the policy against one pool through one actuator."""
 
@@ -41,6 +78,7 @@ class Enforcer:
         self.actuator = actuator
         self.log = logger if logger is not None else structlog.get_logger("osep")
         self.cycles = 0
+        self.tally = Tally()
 
     def run_cycle(self, pool: Pool) -> CycleReport:
         self.cycles += 1
@@ -82,6 +120,7 @@ class Enforcer:
             )
         results = tuple(self.actuator.apply(plan, log))
         report = CycleReport(cycle=self.cycles, plan=plan, results=results)
+        self.tally.add(plan, results)
         log.info(
             "cycle",
             capacity=plan.capacity,
@@ -91,5 +130,10 @@ class Enforcer:
             claims=len(plan.claims),
             skipped=report.skipped,
             notes=list(plan.notes),
+            PV=self.tally.violation,
+            LC=self.tally.capacity_loss,
+            PC=self.tally.cost,
+            vacates_total=self.tally.vacates,
+            lost_work_without_checkpoints=self.tally.lost_work_without_checkpoints,
         )
         return report

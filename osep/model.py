@@ -186,7 +186,12 @@ class Claim:
 
 @dataclass(frozen=True, slots=True)
 class Plan:
-    """The outcome of one decision: what to do and the figures it was decided on."""
+    """The outcome of one decision: what to do and the figures it was decided on.
+
+    ``holds`` names the owners that must not be given any new slot until the next cycle: everyone at
+    or above target with idle jobs, for as long as some owner below target has idle jobs. They keep
+    what they run; slots that free up meanwhile (a vacate, a job ending) go to the owners below target.
+    """
 
     time: float
     capacity: int
@@ -194,4 +199,5 @@ class Plan:
     owners: tuple[OwnerView, ...]
     vacates: tuple[Vacate, ...] = ()
     claims: tuple[Claim, ...] = ()
+    holds: tuple[str, ...] = ()
     notes: tuple[str, ...] = field(default=())

@@ -13,7 +13,11 @@ One cycle, for a snapshot taken at time ``now``:
    its owner share (paper) or its feasible share. The gap is ``f = target - active``.
 3. Free slots first: a free, unreserved slot that an owner below target can use is claimed for the owner
    with the largest gap. No job is touched for these, and they do not count against ``p``.
-4. Then, while fewer than ``p`` vacates are planned: the beneficiary is the owner with the largest gap
+4. Holds: while some owner below its target (counting only running jobs) has idle jobs, every other
+   owner with idle jobs, or losing a job to a vacate, is held at what it runs: it keeps its jobs but gets no new slot, so
+   slots freed by vacates or by jobs ending reach the owners below target. Nothing is held when nobody
+   below target is waiting.
+5. Then, while fewer than ``p`` vacates are planned: the beneficiary is the owner with the largest gap
    (f > 0) that still has an idle job not yet provided for; the victim owner is the owner with the most
    negative gap that is at least one whole slot above its target (f <= -1), so that a vacate never
    pushes it below target; the victim is that owner's running job with the lowest wall clock (or the
@@ -224,6 +228,8 @@ def decide(snapshot: Snapshot, settings: PolicySettings) -> Plan:
             budget, wants, gap, views, running, slots, settings, now
         )
 
+    holds = _holds(views, {v.owner for v in vacates})
+
     notes: list[str] = []
     if unplaced:
         notes.append(f"{unplaced} running job(s) on slots missing from the snapshot: never victims")
@@ -234,7 +240,23 @@ def decide(snapshot: Snapshot, settings: PolicySettings) -> Plan:
         owners=tuple(views[o] for o in owners),
         vacates=tuple(vacates),
         claims=tuple(claims),
+        holds=holds,
         notes=tuple(notes),
+    )
+
+
+def _holds(views: dict[str, OwnerView], losing: set[str]) -> tuple[str, ...]:
+    """Owners to keep from growing while someone below target waits (names in order). Owners that
+    lose a job in this plan are among them: the vacated job is idle again within seconds."""
+
+    def waiting(v: OwnerView) -> bool:
+        return v.idle > 0 and v.target - v.running > EPS
+
+    if not any(waiting(v) for v in views.values()):
+        return ()
+    return tuple(
+        o for o, v in views.items()
+        if not waiting(v) and (v.idle > 0 or v.vacating > 0 or o in losing)
     )
 
 

@@ -3,6 +3,7 @@ behind the bindings later. The enforcement loop and the actuator know nothing el
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Protocol
 
 from osep.model import Job, Snapshot
@@ -23,4 +24,9 @@ class Pool(Protocol):
 
     def reserve(self, slot: str, owner: str) -> None:
         """Keep ``slot`` for ``owner`` until one of its jobs starts there (or the reservation lapses)."""
+        ...
+
+    def hold(self, owners: Collection[str]) -> None:
+        """Until the next call, give none of ``owners`` a new slot (they keep what they run);
+        everyone else is free again. An empty collection lifts every hold."""
         ...

@@ -11,6 +11,7 @@ against a live pool. What it models, and what it leaves out:
   its submit time, as HTCondor keeps QDate) and the slot is free for the next negotiation;
 - reservations: a reserved free slot goes only to its owner's jobs at the next negotiation, and lapses
   after ``reservation_timeout`` seconds or as soon as the owner has no idle job that fits it;
+- holds: an owner on hold is matched nothing new (what a negotiator ceiling does in a live pool);
 - checkpointing: none (a vacated job starts over), at vacate time (all work done before the vacate
   signal is kept), or periodic every N seconds of a run (work since the last checkpoint is lost).
 
@@ -24,7 +25,7 @@ import enum
 import heapq
 import math
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -78,6 +79,8 @@ class PoolSettings:
     initial_usage: Mapping[str, float] = field(default_factory=dict)
     checkpointing: Checkpointing = Checkpointing.NONE
     checkpoint_interval: float = 0.0
+    # False: the pool ignores holds, as a pool whose negotiator has no submitter ceilings would.
+    holds: bool = True
     # Stop here even if jobs remain (they are reported unfinished).
     horizon: float | None = None
 
@@ -158,6 +161,7 @@ class SimulatedPool:
         self.held: dict[str, int] = defaultdict(int)  # slots occupied per owner, for usage
         self.usage: dict[str, float] = dict(settings.initial_usage)
         self._usage_at = 0.0
+        self.held_owners: frozenset[str] = frozenset()
 
     # -- the Pool interface -------------------------------------------------------------------
 
@@ -203,6 +207,10 @@ class SimulatedPool:
             raise PoolError(f"no slot {slot}")
         target.reserved_for = owner
         target.reserved_until = self.now + self.settings.reservation_lifetime
+
+    def hold(self, owners: Collection[str]) -> None:
+        if self.settings.holds:
+            self.held_owners = frozenset(owners)
 
     # -- internals ----------------------------------------------------------------------------
 
@@ -328,6 +336,8 @@ class SimulatedPool:
                 # Oldest idle job first, whoever owns it: the owner whose queue head is oldest.
                 ranked = [o for _, o in sorted((q[0], o) for o, q in self.idle.items() if q)]
             for candidate in ranked:
+                if candidate in self.held_owners:
+                    continue
                 job = self._pop_fitting(candidate, slot)
                 if job is not None:
                     self._start(job, slot)

@@ -27,6 +27,7 @@ class FakePool:
         self.jobs = {j.id: j for j in snapshot.jobs}
         self.calls: list[tuple[str, ...]] = []
         self.fail_on: set[str] = set()
+        self.held: list[str] = []
 
     def snapshot(self) -> Snapshot:
         return self.current
@@ -42,6 +43,11 @@ class FakePool:
     def reserve(self, slot: str, owner: str) -> None:
         self.calls.append(("reserve", slot, owner))
 
+    def hold(self, owners) -> None:
+        if list(owners) or self.held:
+            self.calls.append(("hold", *owners))
+        self.held = list(owners)
+
 
 POLICY = PolicySettings(ShareTable({"a": 2, "b": 2}))
 
@@ -55,15 +61,17 @@ def test_vacates_and_reserves_the_slot_for_the_beneficiary():
     pool, actuator, plan = setup()
     results = actuator.apply(plan)
     assert [r.outcome for r in results] == [Outcome.DONE, Outcome.DONE]
+    # a is held last, so that it stays at what it runs after the vacates.
     assert pool.calls == [("vacate", "a.3"), ("reserve", "s3", "b"),
-                          ("vacate", "a.2"), ("reserve", "s2", "b")]
+                          ("vacate", "a.2"), ("reserve", "s2", "b"), ("hold", "a")]
 
 
 def test_dry_run_touches_nothing():
     pool, actuator, plan = setup(dry_run=True)
+    assert plan.holds == ("a",)
     results = actuator.apply(plan)
     assert [r.outcome for r in results] == [Outcome.DRY_RUN] * 2
-    assert pool.calls == []
+    assert pool.calls == []  # no vacate, no reservation, no hold
 
 
 def test_recheck_skips_a_job_that_finished_or_restarted():
@@ -73,7 +81,7 @@ def test_recheck_skips_a_job_that_finished_or_restarted():
     results = actuator.apply(plan)
     assert [r.outcome for r in results] == [Outcome.CHANGED, Outcome.CHANGED]
     assert "gone" in results[0].detail and "restarted" in results[1].detail
-    assert pool.calls == []
+    assert [c for c in pool.calls if c[0] != "hold"] == []  # b still waits, so a is still held
 
 
 def test_recheck_skips_a_job_no_longer_running():
@@ -114,6 +122,18 @@ def test_claims_reserve_free_slots():
     assert pool.calls == [("reserve", "s2", "b"), ("reserve", "s3", "b")]
 
 
+def test_holds_follow_the_plan_and_are_lifted_when_nobody_waits():
+    pool = FakePool(snap(now=1000.0, running={"a": [0, 0, 0]}, idle={"a": 2, "b": 1}))
+    actuator = Actuator(pool)
+    actuator.apply(decide(pool.current, POLICY))
+    assert ("hold", "a") in pool.calls
+    pool.calls.clear()
+    pool.current = snap(now=1100.0, running={"a": [0, 0], "b": [50]}, idle={"a": 3})
+    actuator.apply(decide(pool.current, POLICY))
+    assert pool.calls == [("hold",)]  # nobody below target waits: every hold lifted
+    assert pool.held == []
+
+
 def test_enforcer_logs_one_event_per_decision_and_action_with_context():
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.DEBUG))
     pool, actuator, _ = setup()
@@ -124,7 +144,9 @@ def test_enforcer_logs_one_event_per_decision_and_action_with_context():
     assert report.cycle == 1 and report.vacated == 2 and report.skipped == 0
     first = [e for e in events if e.get("cycle") == 1]
     decisions = [e for e in first if e["event"] == "decision"]
-    actions = [e for e in first if e["event"] == "action"]
+    actions = [e for e in first if e["event"] == "action" and e["kind"] == "vacate"]
+    holds = [e for e in first if e["event"] == "action" and e["kind"] == "hold"]
+    assert holds[0]["owners"] == ["a"] and holds[0]["outcome"] == "done"
     assert [(d["job"], d["owner"], d["beneficiary"]) for d in decisions] == [
         ("a.3", "a", "b"), ("a.2", "a", "b")]
     assert all("lowest wallclock" in d["reason"] for d in decisions)

@@ -241,3 +241,25 @@ def test_percent_shares_resolve_against_the_snapshot():
                   PolicySettings(ShareTable({"a": 60, "b": 40}, percent=True)))
     assert {v.owner: v.share for v in plan.owners} == {"a": 12.0, "b": 8.0}
     assert len(plan.vacates) == 8
+
+
+@pytest.mark.parametrize(
+    "snapshot, shares, holds",
+    [
+        # b waits below target: a (losing jobs to the vacates) and non-owner c (idle jobs) are held.
+        (snap(running={"a": [0] * 8, "c": [0, 0]}, idle={"b": 2, "c": 3}), {"a": 5, "b": 5}, ("a", "c")),
+        # Nobody below target waits: nothing is held, idle capacity is open to all.
+        (snap(running={"a": [0] * 8}, idle={"a": 5}, free=2), {"a": 5, "b": 5}, ()),
+        # b is below target but has nothing queued: nobody is held.
+        (snap(running={"a": [0] * 8, "b": [0]}, idle={"a": 1}), {"a": 5, "b": 5}, ()),
+        # b's reserved slots are not running yet: b still counts as waiting, a stays held.
+        (Snapshot(0.0, tuple(Slot(f"s{k}", reserved_for="b" if k < 2 else None) for k in range(4)),
+                  (Job("a.0", "a", JobState.RUNNING, slot="s2", start_time=0.0),
+                   Job("a.1", "a", JobState.RUNNING, slot="s3", start_time=0.0),
+                   Job("a.2", "a", JobState.IDLE),
+                   Job("b.0", "b", JobState.IDLE), Job("b.1", "b", JobState.IDLE))),
+         {"a": 2, "b": 2}, ("a",)),
+    ],
+)
+def test_holds(snapshot, shares, holds):
+    assert decide(snapshot, settings(shares)).holds == holds

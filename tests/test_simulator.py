@@ -81,14 +81,24 @@ def test_a_lapsed_reservation_is_renewed_by_the_next_claim():
     assert jobs["b.0"].runs[0].start == 180
 
 
-def test_without_a_lasting_reservation_the_loop_thrashes():
-    """Enforcement every 90 s, negotiation every 60 s, reservations lapsing after 5 s: the slot is
-    negotiated with no reservation, a FIFO negotiator hands it back to the older a.0, and the next
-    cycle vacates again. This is the failure the reservation exists to prevent."""
+def test_without_reservation_or_hold_the_loop_thrashes():
+    """Enforcement every 90 s, negotiation every 60 s, reservations lapsing after 5 s and a pool
+    that ignores holds: the slot is negotiated with nothing kept for b, a FIFO negotiator hands it
+    back to the older a.0, and the next cycle vacates again. This is the failure reservations and
+    holds exist to prevent."""
     policy = PolicySettings(ShareTable(SHARES), interval=90)
-    result, jobs = run(policy=policy, order=Order.FIFO, reservation_timeout=5)
+    result, jobs = run(policy=policy, order=Order.FIFO, reservation_timeout=5, holds=False)
     assert result.vacates >= 5
     assert jobs["b.0"].runs[0].start > 500
+
+
+def test_a_hold_alone_stops_the_thrash():
+    """The same, but the pool honours holds: a is held at what it runs while b waits, so the slot
+    can only go to b, lapsed reservation or not."""
+    policy = PolicySettings(ShareTable(SHARES), interval=90)
+    result, jobs = run(policy=policy, order=Order.FIFO, reservation_timeout=5)
+    assert result.vacates == 1
+    assert jobs["b.0"].runs[0].start == 240  # vacate at 180, free at 190, next negotiation 240
 
 
 def test_negotiation_latency():

@@ -1,0 +1,350 @@
+#!/usr/bin/env python3
+"""A real, personal HTCondor pool for osep's live tests, in a Debian trixie chroot.
+
+Debian trixie ships HTCondor 23.9 (packages ``condor`` and ``minicondor``). This script builds a minimal
+trixie root with debootstrap (Debian's own package archive, nothing else), caches it, and starts one
+central manager + schedd + startd inside it on 127.0.0.1:9618, which the PyPI bindings outside talk to.
+
+    scripts/testpool.py build                  # once; cached under --dir
+    scripts/testpool.py start [--layout static|partitionable] [--cpus 20]
+    scripts/testpool.py env                    # shell lines for the bindings outside the chroot
+    scripts/testpool.py submit USER COUNT [--seconds S]
+    scripts/testpool.py stop
+
+Every start begins from an empty spool (no jobs, no usage history). ``stop`` ends the condor_master this
+script started and every process left inside the chroot (all descendants of that master), then
+unmounts what ``start`` mounted. Needs root (chroot, mount) and debootstrap.
+
+The same functions are imported by the pytest fixture in tests/live/conftest.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+DEFAULT_DIR = Path(os.environ.get("OSEP_TESTPOOL_DIR", "/var/cache/osep-testpool"))
+MIRROR = os.environ.get("OSEP_TESTPOOL_MIRROR", "http://deb.debian.org/debian")
+SUITE = "trixie"
+# Bump when the build recipe changes, so cached roots are rebuilt.
+RECIPE = "1"
+USERS = ("alice", "bob", "carol")
+ADDRESS = "127.0.0.1:9618"
+
+BASE_CONFIG = """\
+# Written by osep's scripts/testpool.py: a personal pool that can run jobs inside a chroot.
+NUM_CPUS = {cpus}
+MOUNT_UNDER_SCRATCH =
+MOUNT_PRIVATE_DEV_SHM = false
+USE_PID_NAMESPACES = false
+BASE_CGROUP =
+# Quick cycles, so that tests measure seconds, not minutes.
+NEGOTIATOR_INTERVAL = 2
+NEGOTIATOR_CYCLE_DELAY = 2
+SCHEDD_INTERVAL = 2
+UPDATE_INTERVAL = 2
+STARTER_UPDATE_INTERVAL = 2
+# Only osep preempts in the test pool: the negotiator itself never does.
+PREEMPTION_REQUIREMENTS = False
+NEGOTIATOR_CONSIDER_PREEMPTION = False
+"""
+
+STATIC = "use FEATURE : StaticSlots\n"
+PARTITIONABLE = "use FEATURE : PartitionableSlot\n"
+
+
+class PoolError(RuntimeError):
+    pass
+
+
+@dataclass(frozen=True)
+class TestPool:
+    dir: Path = DEFAULT_DIR
+
+    @property
+    def root(self) -> Path:
+        return self.dir / "root"
+
+    @property
+    def run(self) -> Path:
+        return self.dir / "run"
+
+    @property
+    def token_dir(self) -> Path:
+        return self.run / "tokens"
+
+    @property
+    def pidfile(self) -> Path:
+        return self.run / "master.pid"
+
+    @property
+    def marker(self) -> Path:
+        return self.root / ".osep-testpool"
+
+    # -- building ------------------------------------------------------------------------------
+
+    def built(self) -> bool:
+        return self.marker.exists() and self.marker.read_text().strip() == RECIPE
+
+    def build(self, log=sys.stderr) -> None:
+        """Create the cached root if it is missing or from an older recipe (atomically)."""
+        if self.built():
+            return
+        if os.geteuid() != 0:
+            raise PoolError("building the test pool needs root (debootstrap, chroot)")
+        if shutil.which("debootstrap") is None:
+            raise PoolError("debootstrap is not installed (apt-get install debootstrap)")
+        self.dir.mkdir(parents=True, exist_ok=True)
+        fresh = self.dir / "root.new"
+        _unmount_under(fresh)
+        shutil.rmtree(fresh, ignore_errors=True)
+        started = time.monotonic()
+        _run(["debootstrap", "--variant=minbase", SUITE, str(fresh), MIRROR], log)
+        env = {"DEBIAN_FRONTEND": "noninteractive", "PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
+        _run(["chroot", str(fresh), "apt-get", "update", "-qq"], log, env)
+        _run(["chroot", str(fresh), "apt-get", "install", "-y", "-qq", "--no-install-recommends",
+              "condor", "minicondor"], log, env)
+        for user in USERS:
+            _run(["chroot", str(fresh), "useradd", "--create-home", user], log, env)
+        (fresh / ".osep-testpool").write_text(RECIPE + "\n")
+        if self.root.exists():
+            _unmount_under(self.root)
+            shutil.rmtree(self.root)
+        fresh.rename(self.root)
+        print(f"testpool: built {self.root} in {time.monotonic() - started:.0f} s", file=log)
+
+    # -- running -------------------------------------------------------------------------------
+
+    def master_pid(self) -> int | None:
+        try:
+            pid = int(self.pidfile.read_text())
+        except (OSError, ValueError):
+            return None
+        try:
+            if Path(f"/proc/{pid}/root").resolve() != self.root.resolve():
+                return None
+        except OSError:
+            return None
+        return pid
+
+    def start(self, layout: str = "static", cpus: int = 20, timeout: float = 90.0,
+              log=sys.stderr) -> None:
+        if layout not in ("static", "partitionable"):
+            raise PoolError(f"unknown layout {layout!r}")
+        self.build(log)
+        if self.master_pid() is not None:
+            raise PoolError("the test pool is already running (scripts/testpool.py stop)")
+        self.stop(log=log)  # leftovers of a run that died: mounts, stray processes
+        root = self.root
+        for sub in ("var/spool/condor", "var/log/condor", "var/lib/condor/execute"):
+            target = root / sub
+            if target.exists():
+                for entry in target.iterdir():
+                    if entry.is_dir() and not entry.is_symlink():
+                        shutil.rmtree(entry)
+                    else:
+                        entry.unlink()
+        config = BASE_CONFIG.format(cpus=cpus) + (STATIC if layout == "static" else PARTITIONABLE)
+        (root / "etc/condor/config.d/99-osep-testpool.conf").write_text(config)
+        self.run.mkdir(parents=True, exist_ok=True)
+        _mount(["-t", "proc", "proc", str(root / "proc")])
+        _mount(["--bind", "/dev", str(root / "dev")])
+        with (self.run / "master.log").open("ab") as out:
+            proc = subprocess.Popen(
+                ["chroot", str(root), "/usr/sbin/condor_master", "-f"],
+                stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                start_new_session=True, env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"},
+            )
+        self.pidfile.write_text(f"{proc.pid}\n")
+        want = cpus if layout == "static" else 1
+        deadline = time.monotonic() + timeout
+        while True:
+            ready = (
+                self._count(["-schedd"]) >= 1
+                and self._count(["-negotiator"]) >= 1
+                and self._count([]) >= want
+            )
+            if ready:
+                break
+            if proc.poll() is not None or time.monotonic() > deadline:
+                tail = (self.run / "master.log").read_text(errors="replace")[-2000:]
+                self.stop(log=log)
+                raise PoolError(f"the test pool did not come up (layout {layout}):\n{tail}")
+            time.sleep(1)
+        self._make_token()
+        print(f"testpool: running ({layout}, {cpus} cpus) on {ADDRESS}", file=log)
+
+    def _count(self, args: list[str]) -> int:
+        out = self.condor(["condor_status", *args, "-af", "Name"], check=False)
+        return len([line for line in out.splitlines() if line.strip()])
+
+    def _make_token(self) -> None:
+        domain = self.condor(["condor_config_val", "UID_DOMAIN"]).strip()
+        token = self.condor(["condor_token_create", "-identity", f"condor@{domain}"])
+        self.token_dir.mkdir(parents=True, exist_ok=True)
+        os.chmod(self.token_dir, 0o700)
+        path = self.token_dir / "osep"
+        path.write_text(token)
+        os.chmod(path, 0o600)
+
+    def uid_domain(self) -> str:
+        return self.condor(["condor_config_val", "UID_DOMAIN"]).strip()
+
+    def condor(self, argv: list[str], user: str | None = None, stdin: str | None = None,
+               check: bool = True) -> str:
+        """Run an HTCondor tool inside the chroot (as ``user`` if given) and return its output."""
+        cmd = ["chroot", str(self.root)]
+        if user is not None:
+            cmd += ["runuser", "-u", user, "--"]
+        cmd += argv
+        done = subprocess.run(cmd, input=stdin, capture_output=True, text=True,
+                              env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"})
+        if check and done.returncode != 0:
+            raise PoolError(f"{' '.join(argv)} failed ({done.returncode}): {done.stderr.strip()}")
+        return done.stdout
+
+    def submit(self, user: str, count: int, seconds: int = 3600, cpus: int = 1,
+               extra: str = "") -> int:
+        """Queue ``count`` sleep jobs as ``user``; returns the cluster id."""
+        description = (
+            "executable = /bin/sleep\n"
+            f"arguments = {seconds}\n"
+            f"request_cpus = {cpus}\nrequest_memory = 32\nrequest_disk = 1024\n"
+            f"log = /home/{user}/jobs.log\n"
+            f"{extra}"
+            f"queue {count}\n"
+        )
+        out = self.condor(["condor_submit", "-terse", "-"], user=user, stdin=description)
+        return int(out.split(".")[0])
+
+    def env(self) -> dict[str, str]:
+        """Environment for the PyPI bindings (and osep) outside the chroot."""
+        return {
+            "_CONDOR_SEC_TOKEN_DIRECTORY": str(self.token_dir),
+            "_CONDOR_SEC_TOKEN_SYSTEM_DIRECTORY": str(self.token_dir),
+            "_CONDOR_CONDOR_HOST": ADDRESS,
+            "_CONDOR_COLLECTOR_HOST": ADDRESS,
+        }
+
+    def stop(self, timeout: float = 30.0, log=sys.stderr) -> None:
+        """End our condor_master and everything left in the chroot, then unmount."""
+        pid = self.master_pid()
+        if pid is not None:
+            try:
+                os.kill(pid, signal.SIGQUIT)  # fast shutdown of the master and its daemons
+            except ProcessLookupError:
+                pass
+            deadline = time.monotonic() + timeout
+            while time.monotonic() < deadline and _alive(pid):
+                time.sleep(0.5)
+        for stray in _pids_in(self.root):
+            try:
+                os.kill(stray, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        deadline = time.monotonic() + 10
+        while _pids_in(self.root) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        _unmount_under(self.root)
+        self.pidfile.unlink(missing_ok=True)
+        if pid is not None:
+            print("testpool: stopped", file=log)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _pids_in(root: Path) -> list[int]:
+    """Processes whose root directory is ``root``: only ever ones our master started."""
+    if not root.exists():
+        return []
+    target = str(root.resolve())
+    out = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if os.readlink(entry / "root") == target:
+                    out.append(int(entry.name))
+            except OSError:
+                continue
+    return out
+
+
+def _mount(args: list[str]) -> None:
+    subprocess.run(["mount", *args], check=True)
+
+
+def _unmount_under(root: Path) -> None:
+    if not root.exists():
+        return
+    target = str(root.resolve())
+    with open("/proc/self/mounts") as handle:
+        points = [line.split()[1] for line in handle]
+    for point in sorted((p for p in points if p.startswith(target + "/")), reverse=True):
+        if subprocess.run(["umount", point]).returncode != 0:
+            subprocess.run(["umount", "-l", point])
+
+
+def _run(argv: list[str], log, env: dict[str, str] | None = None) -> None:
+    done = subprocess.run(argv, capture_output=True, text=True, env=env)
+    if done.returncode != 0:
+        raise PoolError(f"{' '.join(argv)} failed ({done.returncode}):\n{done.stdout[-2000:]}"
+                        f"{done.stderr[-2000:]}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description="A personal HTCondor pool for osep's live tests.")
+    parser.add_argument("--dir", type=Path, default=DEFAULT_DIR)
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("build")
+    start = sub.add_parser("start")
+    start.add_argument("--layout", choices=("static", "partitionable"), default="static")
+    start.add_argument("--cpus", type=int, default=20)
+    sub.add_parser("stop")
+    sub.add_parser("env")
+    sub.add_parser("status")
+    submit = sub.add_parser("submit")
+    submit.add_argument("user", choices=USERS)
+    submit.add_argument("count", type=int)
+    submit.add_argument("--seconds", type=int, default=3600)
+    args = parser.parse_args()
+    pool = TestPool(args.dir)
+    try:
+        if args.command == "build":
+            pool.build()
+        elif args.command == "start":
+            pool.start(args.layout, args.cpus)
+        elif args.command == "stop":
+            pool.stop()
+        elif args.command == "env":
+            for key, value in pool.env().items():
+                print(f"export {key}={value}")
+        elif args.command == "status":
+            pid = pool.master_pid()
+            print(f"built: {pool.built()}; running: {'pid ' + str(pid) if pid else 'no'}")
+        elif args.command == "submit":
+            print(pool.submit(args.user, args.count, args.seconds))
+    except PoolError as exc:
+        print(f"testpool: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
