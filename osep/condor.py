@@ -187,12 +187,25 @@ class LivePool:
             if job is not None:
                 jobs.append(job)
         slots = self._to_slots(slot_ads)
+        self._check_complete(slot_ads, jobs, len(schedds))
         self._forget_finished_vacates(jobs, now)
         self._seen = seen
         self._cycle_reserved.clear()
         self._expire_reservations(now)
         slots = self._mark_reservations(slots, jobs)
         return Snapshot(time=now, slots=tuple(slots), jobs=tuple(jobs))
+
+    def _check_complete(self, slot_ads: list[Any], jobs: list[Job], schedds: int) -> None:
+        """Refuse a view that misses a schedd: slots claimed by jobs nobody can see would look free
+        to the policy. A few claims may lead the job queues by an update interval; many may not."""
+        claimed = sum(1 for ad in slot_ads if ad.get("State") == "Claimed")
+        visible = sum(1 for j in jobs if j.state in (JobState.RUNNING, JobState.VACATING))
+        tolerance = max(2, len(slot_ads) // 20)
+        if claimed - visible > tolerance:
+            raise PoolError(
+                f"incomplete view of the pool: {claimed} claimed slots but {visible} running jobs "
+                f"in {schedds} schedd(s); a schedd is down or unreachable"
+            )
 
     def _to_job(self, schedd: str, ad: Any, now: float, seen: _Seen) -> Job | None:
         """One job ad to a Job; a bad ad is logged and skipped, never fatal."""

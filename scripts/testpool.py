@@ -11,7 +11,7 @@ central manager + schedd + startd inside it on 127.0.0.1:9618, which the PyPI bi
     scripts/testpool.py submit USER COUNT [--seconds S]
     scripts/testpool.py stop
 
-Every start begins from an empty spool (no jobs, no usage history). ``stop`` ends the condor_master this
+Every start begins from an empty spool (no jobs, no usage history) and empty user job logs. ``stop`` ends the condor_master this
 script started and every process left inside the chroot (all descendants of that master), then
 unmounts what ``start`` mounted. Needs root (chroot, mount) and debootstrap.
 
@@ -151,6 +151,8 @@ class TestPool:
                         shutil.rmtree(entry)
                     else:
                         entry.unlink()
+        for user in USERS:  # the users' job event logs belong to the previous run too
+            (root / "home" / user / "jobs.log").unlink(missing_ok=True)
         config = BASE_CONFIG.format(cpus=cpus) + (STATIC if layout == "static" else PARTITIONABLE)
         (root / "etc/condor/config.d/99-osep-testpool.conf").write_text(config)
         self.run.mkdir(parents=True, exist_ok=True)

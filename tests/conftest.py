@@ -23,6 +23,12 @@ def quiet_logs():
     structlog.reset_defaults()
 
 
+@pytest.fixture
+def verbose_logs():
+    """Let every level through, for tests that read events with structlog.testing.capture_logs."""
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.DEBUG))
+
+
 def snap(
     now: float = 10_000.0,
     *,

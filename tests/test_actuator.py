@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import logging
 from dataclasses import replace
 
-import structlog
 
 from structlog.testing import capture_logs
 
@@ -134,8 +132,7 @@ def test_holds_follow_the_plan_and_are_lifted_when_nobody_waits():
     assert pool.held == []
 
 
-def test_enforcer_logs_one_event_per_decision_and_action_with_context():
-    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.DEBUG))
+def test_enforcer_logs_one_event_per_decision_and_action_with_context(verbose_logs):
     pool, actuator, _ = setup()
     enforcer = Enforcer(POLICY, actuator)
     with capture_logs() as events:

@@ -1,0 +1,171 @@
+"""osep against a real HTCondor 23.9 pool (20 cores). Every assertion is about what happened in the
+pool (the schedd's queue, the users' job event logs, the negotiator's ceilings), not about what osep
+logged, except where the test is about the log itself.
+
+alice and bob each own 10 of the 20 cores; enforcement runs every INTERVAL seconds.
+"""
+
+from __future__ import annotations
+
+import signal
+import time
+
+import pytest
+
+from conftest import INTERVAL, Live
+
+SHARES = {"alice": 10, "bob": 10}
+# Two enforcement cycles plus a negotiation cycle (2 s interval + 2 s delay in the test pool), and
+# the vacate itself (a few seconds for sleep to die and the shadow to report).
+REACH = 2 * INTERVAL + 4 + 10
+
+
+def measured(live: Live, name: str, value: object) -> None:
+    """Leave a figure in the test's output (pytest -rA / the closing note)."""
+    print(f"MEASURED {name}: {value}")
+
+
+@pytest.mark.parametrize("live", ["static", "partitionable"], indirect=True)
+def test_owner_gets_its_share_back_from_its_newest_jobs(live: Live):
+    younger = live.fill("alice")
+    live.policy(SHARES)
+    live.config(OSEP_POLICY_FILE=live.work / "policy.toml")
+    daemon = live.start()
+    live.wait_until(lambda: any(e.get("event") == "cycle" for e in live.events()), 30,
+                    "the first cycle")
+
+    live.submit("bob", 10)
+    took = live.wait_until(lambda: live.running("bob") == 10, REACH, "bob to run 10 jobs")
+    measured(live, "seconds for bob to reach 10", round(took, 1))
+
+    live.wait_until(lambda: live.running("alice") == 10, 30, "alice to settle at 10")
+    evicted = live.history("alice")["evicted"]
+    assert sorted(evicted) == sorted(younger), "exactly alice's 10 most recently started jobs"
+    assert live.history("alice")["aborted"] == [] and live.queued("alice") == 20  # none removed
+    assert live.running("bob") == 10 and live.running("alice") == 10
+
+    def ad() -> str:
+        return live.pool.condor(["condor_status", "-any", "-constraint", 'MyType == "OSEP"',
+                                 "-af", "OSEPState", "OSEPVacatesTotal", "OSEPCapacity"]).strip()
+
+    live.wait_until(lambda: ad() == "ok 10 20", 20, f"the OSEP ad to show 10 vacates (now {ad()!r})")
+    owners = live.pool.condor(["condor_status", "-any", "-constraint", 'MyType == "OSEP"',
+                               "-af", "OSEPOwners"])
+    assert 'Name = "bob"' in owners and "Running = 10" in owners
+
+    assert live.stop(daemon) == 0
+    live.wait_until(lambda: ad() == "", 20, "the OSEP ad to be withdrawn")
+    # SET_CEILING is fire-and-forget on the wire: give the negotiator a moment to apply it.
+    live.wait_until(lambda: set(live.ceilings().values()) <= {-1}, 15,
+                    f"ceilings lifted on exit (now {live.ceilings()})")
+    measured(live, "vacates", len(evicted))
+
+
+def test_no_thrash_when_the_owner_has_the_worse_user_priority(live: Live):
+    # bob needs an accountant record before his priority factor can be set: one short job.
+    live.submit("bob", 1, seconds=2)
+    live.wait_until(lambda: live.queued("bob") == 0, 60, "bob's first job to finish")
+    live.set_priority_factor("bob", 1_000_000)
+    measured(live, "priority factors (alice default, bob)", live.priority_factors())
+
+    live.fill("alice")
+    live.policy(SHARES)
+    live.config(OSEP_POLICY_FILE=live.work / "policy.toml")
+    daemon = live.start()
+    # bob's jobs are short and plenty, so slots keep coming free while he waits: each one is a
+    # chance for alice (far better priority) to take it back if nothing holds her.
+    live.submit("bob", 60, seconds=75)
+
+    took = live.wait_until(lambda: live.running("bob") == 10, REACH, "bob to run 10 jobs")
+    measured(live, "seconds for bob to reach 10 (worse priority)", round(took, 1))
+    live.wait_until(lambda: len(live.history("alice")["evicted"]) == 10, 30, "the 10 vacates")
+
+    samples = []
+    end = time.monotonic() + 180
+    while time.monotonic() < end:
+        samples.append((live.running("alice"), live.running("bob"),
+                        len(live.history("alice")["evicted"])))
+        time.sleep(5)
+    measured(live, "samples (alice, bob, alice evictions)", samples)
+    assert max(a for a, _, _ in samples) <= 10, "alice never got a slot back"
+    assert all(ev == 10 for _, _, ev in samples), "no vacate after the first 10"
+    assert sum(1 for _, b, _ in samples if b == 10) >= 0.8 * len(samples)
+    assert min(b for _, b, _ in samples) >= 7  # dips only while a finished job is replaced
+    assert len(live.history("bob")["executed"]) > 20, "bob's short jobs kept turning over"
+    assert live.stop(daemon) == 0
+
+
+def test_dry_run_once_and_p(live: Live):
+    live.fill("alice")
+    live.policy(SHARES)
+    live.config(OSEP_POLICY_FILE=live.work / "policy.toml")
+    live.submit("bob", 10)
+
+    # Observe-only: decides all 10, touches nothing.
+    done = live.once("--dry-run")
+    assert done.returncode == 0, done.stderr
+    actions = [e for e in live.events("action") if e.get("kind") == "vacate"]
+    assert len(actions) == 10 and {a["outcome"] for a in actions} == {"dry-run"}
+    time.sleep(6)
+    assert live.history("alice")["evicted"] == [] and live.running("alice") == 20
+    assert all(v == -1 for v in live.ceilings().values())
+
+    # One real cycle with p = 3: exactly 3 vacates; a second cycle: 3 more.
+    for cycle, total in ((1, 3), (2, 6)):
+        done = live.once("-p", "3")
+        assert done.returncode == 0, done.stderr
+        live.wait_until(lambda: len(live.history("alice")["evicted"]) == total, 30,
+                        f"{total} vacates after cycle {cycle}")
+        time.sleep(3)
+        assert len(live.history("alice")["evicted"]) == total
+    live.wait_until(lambda: live.running("bob") == 6, 30, "bob to run 6 jobs")
+
+    # --once against a pool that is not there: the cycle fails and the exit status says so.
+    done = live.once("--pool", "127.0.0.1:9")
+    assert done.returncode == 1
+    assert any(e.get("event") == "cycle_failed" for e in live.events())
+
+
+def test_daemon_survives_a_schedd_restart(live: Live):
+    live.fill("alice")
+    live.policy(SHARES)
+    live.config(OSEP_POLICY_FILE=live.work / "policy.toml")
+    daemon = live.start()
+    live.wait_until(lambda: len(live.events("cycle")) >= 1, 30, "a first good cycle")
+
+    live.pool.condor(["condor_off", "-schedd"])
+    live.wait_until(lambda: len(live.events("cycle_failed")) >= 1, 60, "a failed cycle")
+    failed = live.events("cycle_failed")[0]
+    measured(live, "failed cycle", failed.get("problem"))
+    good_before = len(live.events("cycle"))
+    live.pool.condor(["condor_on", "-schedd"])
+    live.wait_until(lambda: len(live.events("cycle")) > good_before, 90, "a good cycle again")
+    assert daemon.poll() is None, "the daemon kept running"
+
+    # And it still does its job afterwards.
+    live.wait_until(lambda: live.running("alice") == 20, 60, "alice's jobs back to running")
+    live.submit("bob", 10)
+    took = live.wait_until(lambda: live.running("bob") == 10, REACH + 20, "bob to run 10 jobs")
+    measured(live, "seconds for bob to reach 10 after the restart", round(took, 1))
+    assert live.stop(daemon) == 0
+
+
+def test_reload_and_signals(live: Live):
+    """SIGHUP with a broken policy keeps the old one; SIGQUIT stops at once."""
+    live.submit("alice", 20)
+    live.wait_until(lambda: live.running("alice") == 20, 60, "alice to fill the pool")
+    policy = live.policy(SHARES)
+    live.config(OSEP_POLICY_FILE=policy, OSEP_DRY_RUN="true")
+    daemon = live.start()
+    live.wait_until(lambda: len(live.events("cycle")) >= 1, 30, "a first cycle")
+    policy.write_text("[owners]\nalice = -4\n")
+    daemon.send_signal(signal.SIGHUP)
+    live.wait_until(lambda: len(live.events("reload_rejected")) >= 1, 30, "the reload to be refused")
+    rejected = live.events("reload_rejected")[0]
+    assert "owners.alice" in rejected["problem"]
+    cycles = len(live.events("cycle"))
+    live.wait_until(lambda: len(live.events("cycle")) > cycles, 30, "cycles to go on")
+    assert daemon.poll() is None
+    started = time.monotonic()
+    assert live.stop(daemon, signal.SIGQUIT, timeout=20) == 0
+    measured(live, "seconds to exit on SIGQUIT", round(time.monotonic() - started, 2))

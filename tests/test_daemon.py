@@ -1,0 +1,180 @@
+"""The daemon loop with a fake pool and a fake wait: no HTCondor, no sleeping."""
+
+from __future__ import annotations
+
+import signal
+
+import pytest
+
+from osep.config import DaemonSettings, parse_knobs
+from osep.daemon import Daemon, Loaded, loader
+from osep.errors import ConfigError, PoolError
+from osep.policy import PolicySettings
+from osep.shares import ShareTable
+
+from conftest import snap
+
+
+class FakeLive:
+    def __init__(self) -> None:
+        self.current = snap(now=1000.0, running={"a": [0, 1, 2, 3]}, idle={"b": 2})
+        self.calls: list[tuple] = []
+        self.fail_snapshots = 0
+
+    def snapshot(self):
+        if self.fail_snapshots:
+            self.fail_snapshots -= 1
+            raise PoolError("schedd down")
+        return self.current
+
+    def job(self, job_id):
+        return next((j for j in self.current.jobs if j.id == job_id), None)
+
+    def vacate(self, job_id):
+        self.calls.append(("vacate", job_id))
+
+    def reserve(self, slot, owner):
+        self.calls.append(("reserve", slot, owner))
+
+    def hold(self, owners):
+        self.calls.append(("hold", tuple(owners)))
+
+    def release(self):
+        self.calls.append(("release",))
+
+    def publish(self, attrs):
+        self.calls.append(("publish", attrs["OSEPState"], attrs.get("OSEPLastVacates")))
+
+    def withdraw(self):
+        self.calls.append(("withdraw",))
+
+
+POLICY = PolicySettings(ShareTable({"a": 2, "b": 2}), interval=60)
+
+
+def make(daemon_settings=DaemonSettings(), policy=POLICY, waits=None):
+    pool = FakeLive()
+    state = {"loaded": Loaded(daemon_settings, policy)}
+    waited: list[float] = []
+
+    def wait(seconds):
+        waited.append(seconds)
+        if waits:
+            waits.pop(0)(daemon)
+
+    daemon = Daemon(lambda: state["loaded"], pool, wait=wait, clock=lambda: 0.0)
+    return daemon, pool, state, waited
+
+
+def test_once_runs_one_cycle_and_cleans_up():
+    daemon, pool, _, waited = make()
+    assert daemon.run(once=True) == 0
+    kinds = [c[0] for c in pool.calls]
+    assert kinds.count("vacate") == 2 and waited == []
+    assert kinds[-2:] == ["release", "withdraw"]
+    assert ("publish", "ok", 2) in pool.calls
+
+
+def test_once_exit_status_says_the_cycle_failed():
+    daemon, pool, _, _ = make()
+    pool.fail_snapshots = 1
+    assert daemon.run(once=True) == 1
+    assert ("publish", "failing", None) in pool.calls
+
+
+def test_dry_run_sends_nothing():
+    daemon, pool, _, _ = make(DaemonSettings(dry_run=True))
+    assert daemon.run(once=True) == 0
+    assert not [c for c in pool.calls if c[0] in ("vacate", "reserve", "hold")]
+
+
+def test_a_failed_cycle_is_survived_and_sigterm_finishes_cleanly():
+    daemon, pool, _, waited = make(waits=[lambda d: None, term])
+    pool.fail_snapshots = 1
+    assert daemon.run() == 0
+    assert daemon.enforcer.cycles == 2 and daemon.last_ok is True
+    assert waited == [60, 60]  # the interval, less the (fake) time the cycle took
+    assert pool.calls[-2:] == [("release",), ("withdraw",)]
+
+
+def hup(daemon):
+    daemon._on_hup(signal.SIGHUP, None)
+
+
+def term(daemon):
+    daemon._on_term(signal.SIGTERM, None)
+
+
+def test_sighup_with_a_bad_policy_keeps_the_old_one():
+    daemon, pool, state, _ = make(waits=[hup, term])
+    good = daemon.loaded
+
+    def broken():
+        raise ConfigError("policy.toml", "owners.a", "a share cannot be negative, got -1")
+
+    daemon._load = broken
+    assert daemon.run() == 0
+    assert daemon.loaded is good and daemon.enforcer.cycles == 2
+
+
+def test_sighup_applies_a_good_policy():
+    daemon, pool, state, _ = make(waits=[hup, term])
+    state["loaded"] = Loaded(DaemonSettings(max_vacates=1), POLICY)
+    assert daemon.run() == 0
+    assert daemon.enforcer.settings.max_vacates == 1
+    assert daemon.enforcer.actuator.limits.max_vacates_per_cycle == 1
+
+
+def test_sigquit_leaves_at_once_but_still_tries_to_release():
+    daemon, pool, _, _ = make(waits=[lambda d: d._on_quit(signal.SIGQUIT, None)])
+    assert daemon.run() == 0
+    assert daemon.enforcer.cycles == 1
+    assert ("release",) in pool.calls
+
+
+def test_loader_needs_a_policy_file(tmp_path):
+    load = loader(lambda: {}, {}, lambda path: POLICY)
+    with pytest.raises(ConfigError, match="OSEP_POLICY_FILE"):
+        load()
+    policy = tmp_path / "p.toml"
+    load = loader(lambda: {"OSEP_POLICY_FILE": str(policy), "OSEP_INTERVAL": "30"}, {"interval": 10.0},
+                  lambda path: POLICY)
+    loaded = load()
+    assert loaded.daemon.policy_file == policy
+    assert loaded.effective_policy.interval == 10.0  # the command line wins over the knob
+
+
+@pytest.mark.parametrize(
+    "knobs, field, value",
+    [
+        ({"OSEP_DRY_RUN": "True"}, "dry_run", True),
+        ({"OSEP_DRY_RUN": "no"}, "dry_run", False),
+        ({"OSEP_INTERVAL": "120"}, "interval", 120.0),
+        ({"OSEP_MAX_VACATES": "0"}, "max_vacates", 0),
+        ({"OSEP_MIN_RUN_TIME": "0"}, "min_run_time", 0.0),
+        ({"OSEP_LOG_LEVEL": "DEBUG"}, "log_level", "debug"),
+        ({"OSEP_POOL": "cm.example.org:9618"}, "pool", "cm.example.org:9618"),
+        ({"SOMETHING_ELSE": "x"}, "pool", None),
+    ],
+)
+def test_knobs(knobs, field, value):
+    assert getattr(parse_knobs(knobs), field) == value
+
+
+@pytest.mark.parametrize(
+    "knobs, knob, reason",
+    [
+        ({"OSEP_DRY_RUN": "maybe"}, "OSEP_DRY_RUN", "true or false"),
+        ({"OSEP_INTERVAL": "0"}, "OSEP_INTERVAL", "greater than 0"),
+        ({"OSEP_INTERVAL": "5m"}, "OSEP_INTERVAL", "number of seconds"),
+        ({"OSEP_MAX_VACATES": "-2"}, "OSEP_MAX_VACATES", "at least 0"),
+        ({"OSEP_MAX_VACATES": "2.5"}, "OSEP_MAX_VACATES", "whole number"),
+        ({"OSEP_LOG_LEVEL": "loud"}, "OSEP_LOG_LEVEL", "expected one of"),
+        ({"OSEP_POLICY_FILE": ""}, "OSEP_POLICY_FILE", "empty"),
+    ],
+)
+def test_bad_knobs(knobs, knob, reason):
+    with pytest.raises(ConfigError) as info:
+        parse_knobs(knobs)
+    assert info.value.key == knob and reason in info.value.reason
+    assert str(info.value).startswith("HTCondor configuration: " + knob)
