@@ -183,7 +183,7 @@ class LivePool:
         jobs = []
         seen = _Seen()
         for schedd_name, ad in job_ads:
-            job = self._to_job(schedd_name, ad, now, seen)
+            job = self._to_job(schedd_name, ad, seen)
             if job is not None:
                 jobs.append(job)
         slots = self._to_slots(slot_ads)
@@ -207,7 +207,7 @@ class LivePool:
                 f"in {schedds} schedd(s); a schedd is down or unreachable"
             )
 
-    def _to_job(self, schedd: str, ad: Any, now: float, seen: _Seen) -> Job | None:
+    def _to_job(self, schedd: str, ad: Any, seen: _Seen) -> Job | None:
         """One job ad to a Job; a bad ad is logged and skipped, never fatal."""
         try:
             cluster, proc = int(ad["ClusterId"]), int(ad["ProcId"])
@@ -282,7 +282,7 @@ class LivePool:
         )
         if not ads:
             return None
-        return self._to_job(schedd_name, ads[0], self.clock(), _Seen())
+        return self._to_job(schedd_name, ads[0], _Seen())
 
     # -- acting ---------------------------------------------------------------------------------
 

@@ -30,7 +30,7 @@ def pool():
 
 def test_running_job(pool):
     seen = _Seen()
-    job = pool._to_job("schedd1", ad(**RUNNING), 2000.0, seen)
+    job = pool._to_job("schedd1", ad(**RUNNING), seen)
     assert job.id == "schedd1#7.3" and job.owner == "alice" and job.state is JobState.RUNNING
     assert (job.slot, job.start_time, job.checkpoint_time) == ("slot4@node1", 1000.0, 1500.0)
     assert (job.cpus, job.memory) == (2, 2048)
@@ -41,7 +41,7 @@ def test_running_job(pool):
 def test_accounting_group_is_the_owner_and_names_the_submitter(pool):
     seen = _Seen()
     job = pool._to_job("s", ad(**RUNNING, AcctGroup="group_physics",
-                               AccountingGroup="group_physics.alice"), 2000.0, seen)
+                               AccountingGroup="group_physics.alice"), seen)
     assert job.owner == "group_physics"
     assert seen.submitters == {"group_physics": {"group_physics.alice@site"}}
 
@@ -49,21 +49,21 @@ def test_accounting_group_is_the_owner_and_names_the_submitter(pool):
 @pytest.mark.parametrize("status, state", [(1, JobState.IDLE), (5, JobState.HELD), (6, JobState.RUNNING)])
 def test_status_table(pool, status, state):
     attrs = dict(RUNNING, JobStatus=status)
-    assert pool._to_job("s", ad(**attrs), 2000.0, _Seen()).state is state
+    assert pool._to_job("s", ad(**attrs), _Seen()).state is state
 
 
 def test_a_job_being_vacated_is_vacating_until_it_restarts(pool):
     pool._vacating["s#7.3"] = (1000.0, 1990.0)
-    assert pool._to_job("s", ad(**RUNNING), 2000.0, _Seen()).state is JobState.VACATING
+    assert pool._to_job("s", ad(**RUNNING), _Seen()).state is JobState.VACATING
     restarted = dict(RUNNING, JobCurrentStartDate=1995)
-    assert pool._to_job("s", ad(**restarted), 2000.0, _Seen()).state is JobState.RUNNING
+    assert pool._to_job("s", ad(**restarted), _Seen()).state is JobState.RUNNING
 
 
 @pytest.mark.parametrize("missing", ["Owner", "User", "JobCurrentStartDate", "RemoteHost", "JobStatus"])
 def test_a_bad_job_ad_is_logged_and_skipped(pool, missing, verbose_logs):
     attrs = {k: v for k, v in RUNNING.items() if k != missing}
     with capture_logs() as logs:
-        assert pool._to_job("s", ad(**attrs), 2000.0, _Seen()) is None
+        assert pool._to_job("s", ad(**attrs), _Seen()) is None
     assert logs[0]["event"] == "bad_job_ad" and logs[0]["job"] == "7.3"
 
 
