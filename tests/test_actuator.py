@@ -14,7 +14,7 @@ from osep.model import Job, JobState, Snapshot
 from osep.policy import PolicySettings, decide
 from osep.shares import ShareTable
 
-from conftest import snap
+from builders import snap
 
 
 class FakePool:

@@ -12,7 +12,7 @@ from osep.errors import ConfigError, PoolError
 from osep.policy import PolicySettings
 from osep.shares import ShareTable
 
-from conftest import snap
+from builders import snap
 
 
 class FakeLive:

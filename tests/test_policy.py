@@ -8,7 +8,7 @@ from osep.model import Job, JobState, Slot, Snapshot, Target, VictimOrder
 from osep.policy import PolicySettings, decide
 from osep.shares import ShareTable
 
-from conftest import snap
+from builders import snap
 
 
 def settings(shares, **kw) -> PolicySettings:

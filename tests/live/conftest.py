@@ -2,199 +2,22 @@
 
 These tests fail, never skip, when the pool cannot be built or started: a live test that did not run
 proves nothing. They need root and debootstrap, which scripts/test installs.
-
-Waiting here is on the wall clock by necessity: the pool's daemons keep their own time.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import signal
 import subprocess
-import sys
-import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts"))
-
-from testpool import PoolError as TestPoolError  # noqa: E402
-from testpool import TestPool  # noqa: E402
-
-INTERVAL = 5  # seconds between enforcement cycles in these tests
+from harness import Live, TestPool, TestPoolError
 
 
 def pytest_collection_modifyitems(items):
     for item in items:
         if "tests/live/" in str(item.fspath):
             item.add_marker(pytest.mark.live)
-
-
-@dataclass
-class Live:
-    pool: TestPool
-    work: Path
-    daemons: list[subprocess.Popen] = field(default_factory=list)
-
-    # -- files ------------------------------------------------------------------------------------
-
-    def policy(self, shares: dict[str, int], **policy: object) -> Path:
-        lines = ["[policy]"] + [f"{k} = {json.dumps(v)}" for k, v in policy.items()]
-        lines += ["[owners]"] + [f"{o} = {s}" for o, s in shares.items()]
-        path = self.work / "policy.toml"
-        path.write_text("\n".join(lines) + "\n")
-        return path
-
-    def config(self, **knobs: object) -> Path:
-        """An HTCondor configuration file for osep outside the chroot: where the pool is, the token,
-        and the OSEP_* knobs given."""
-        lines = [
-            "CONDOR_HOST = 127.0.0.1:9618",
-            "COLLECTOR_HOST = 127.0.0.1:9618",
-            f"SEC_TOKEN_DIRECTORY = {self.pool.token_dir}",
-            f"OSEP_INTERVAL = {INTERVAL}",
-            f"OSEP_STATE_FILE = {self.work / 'osep.state'}",
-        ] + [f"{k} = {v}" for k, v in knobs.items()]
-        path = self.work / "condor_config"
-        path.write_text("\n".join(lines) + "\n")
-        return path
-
-    @property
-    def log(self) -> Path:
-        return self.work / "osep.log"
-
-    def env(self) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("_CONDOR_", "CONDOR_"))}
-        env["CONDOR_CONFIG"] = str(self.work / "condor_config")
-        return env
-
-    # -- the daemon -------------------------------------------------------------------------------
-
-    def command(self, *args: str) -> list[str]:
-        return [sys.executable, "-m", "osep", "--log-level", "info", "--log-file", str(self.log),
-                "run", *args]
-
-    def once(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-        return subprocess.run(self.command("--once", *args), env=self.env(), capture_output=True,
-                              text=True, timeout=timeout)
-
-    def start(self, *args: str) -> subprocess.Popen:
-        proc = subprocess.Popen(self.command(*args), env=self.env(), stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True)
-        self.daemons.append(proc)
-        return proc
-
-    def stop(self, proc: subprocess.Popen, sig: int = signal.SIGTERM, timeout: float = 60) -> int:
-        proc.send_signal(sig)
-        return proc.wait(timeout=timeout)
-
-    def events(self, name: str | None = None) -> list[dict]:
-        if not self.log.exists():
-            return []
-        out = []
-        for line in self.log.read_text().splitlines():
-            try:
-                event = json.loads(line)
-            except ValueError:
-                continue
-            if name is None or event.get("event") == name:
-                out.append(event)
-        return out
-
-    # -- the pool ---------------------------------------------------------------------------------
-
-    def submit(self, user: str, count: int, seconds: int = 3600) -> int:
-        return self.pool.submit(user, count, seconds)
-
-    def jobs(self) -> list[dict]:
-        """Every job in the queue, as the schedd says (not as osep saw it)."""
-        out = self.pool.condor(["condor_q", "-all", "-af:t", "Owner", "ClusterId", "ProcId",
-                                "JobStatus", "JobCurrentStartDate", "RemoteHost"])
-        rows = []
-        for line in out.splitlines():
-            owner, cluster, proc, status, start, host = line.split("\t")
-            rows.append({"owner": owner, "id": f"{cluster}.{proc}", "cluster": int(cluster),
-                         "status": int(status), "start": start, "host": host})
-        return rows
-
-    def running(self, owner: str) -> int:
-        return sum(1 for j in self.jobs() if j["owner"] == owner and j["status"] == 2)
-
-    def queued(self, owner: str) -> int:
-        return sum(1 for j in self.jobs() if j["owner"] == owner)
-
-    def history(self, user: str) -> dict[str, list[str]]:
-        """Job ids per event kind, from the user's job event log (what HTCondor recorded)."""
-        import htcondor2
-
-        path = self.pool.root / "home" / user / "jobs.log"
-        out: dict[str, list[str]] = {"evicted": [], "aborted": [], "executed": []}
-        if not path.exists():
-            return out
-        kinds = {
-            htcondor2.JobEventType.JOB_EVICTED: "evicted",
-            htcondor2.JobEventType.JOB_ABORTED: "aborted",
-            htcondor2.JobEventType.EXECUTE: "executed",
-        }
-        for event in htcondor2.JobEventLog(str(path)).events(stop_after=0):
-            kind = kinds.get(event.type)
-            if kind:
-                out[kind].append(f"{event.cluster}.{event.proc}")
-        return out
-
-    def ceilings(self) -> dict[str, int]:
-        out = {}
-        for line in self.pool.condor(["condor_userprio", "-allusers", "-af", "Name", "Ceiling"]).splitlines():
-            name, _, value = line.partition(" ")
-            if "@" in name and value.strip().lstrip("-").isdigit():
-                out[name] = int(value)
-        return out
-
-    def priority_factors(self) -> dict[str, float]:
-        out = self.pool.condor(["condor_userprio", "-allusers", "-af", "Name", "PriorityFactor"])
-        pairs = (line.partition(" ") for line in out.splitlines())
-        return {name: float(value) for name, _, value in pairs if "@" in name and value}
-
-    def set_priority_factor(self, user: str, factor: float, timeout: float = 90) -> str:
-        """Set ``user``'s priority factor and wait until the negotiator reports it. The command is
-        fire-and-forget and is lost while the accountant has no record of the user yet, so it is
-        sent again until it shows."""
-        name = f"{user}@{self.pool.uid_domain()}"
-
-        def applied() -> bool:
-            if self.priority_factors().get(name, 0.0) >= factor * 0.999:  # read back as a float
-                return True
-            self.pool.condor(["condor_userprio", "-setfactor", name, str(factor)])
-            time.sleep(2)
-            return False
-
-        self.wait_until(applied, timeout, f"{name}'s priority factor to be {factor:g}")
-        return name
-
-    def wait_until(self, check: Callable[[], bool], timeout: float, what: str) -> float:
-        """Poll ``check`` every second; return the seconds it took, fail the test on timeout."""
-        start = time.monotonic()
-        while True:
-            if check():
-                return time.monotonic() - start
-            if time.monotonic() - start > timeout:
-                raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
-            time.sleep(1)
-
-    def fill(self, user: str = "alice", first: int = 10, second: int = 10) -> list[str]:
-        """``user`` fills the pool in two batches; returns the ids of the later, younger batch."""
-        self.submit(user, first)
-        self.wait_until(lambda: self.running(user) == first, 60, f"{user}'s first batch to run")
-        time.sleep(2)  # a distinct start time for the second batch
-        cluster = self.submit(user, second)
-        self.wait_until(lambda: self.running(user) == first + second, 60,
-                        f"{user}'s second batch to run")
-        return [f"{cluster}.{k}" for k in range(second)]
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from conftest import INTERVAL, Live
+from harness import INTERVAL, Live
 
 SHARES = {"alice": 10, "bob": 10}
 # Two enforcement cycles plus a negotiation cycle (2 s interval + 2 s delay in the test pool), and
