@@ -187,8 +187,8 @@ def run(ctx: click.Context, once: bool, dry_run: bool | None, pool: str | None,
         vacate_fast: bool | None, min_run_time: float | None, state_file: Path | None) -> None:
     """Enforce owner shares on a live HTCondor pool, every t seconds (or --once)."""
     from osep import condor
-    from osep.config import KNOBS
-    from osep.daemon import Daemon, loader
+    from osep.config import KNOBS, DaemonSettings
+    from osep.daemon import Daemon, Loaded, loader
 
     overrides = {
         "dry_run": dry_run, "pool": pool, "policy_file": policy_file, "interval": interval,
@@ -216,14 +216,21 @@ def run(ctx: click.Context, once: bool, dry_run: bool | None, pool: str | None,
             raise OsepError(f"cannot open the log {settings.log}: {exc.strerror}") from None
     level = given["log_level"] if given.get("log_level_given") else settings.log_level
     log.configure(level, stream)
-    live = condor.LivePool(condor.LiveSettings(
-        pool=settings.pool,
-        vacate_fast=settings.vacate_fast,
-        reservation_timeout=settings.reservation_timeout,
-        state_file=settings.state_file,
-        **({"name": settings.name} if settings.name else {}),
-    ))
-    daemon = Daemon(load, live, initial=loaded)
+    def live_settings(daemon_settings: DaemonSettings) -> condor.LiveSettings:
+        return condor.LiveSettings(
+            pool=daemon_settings.pool,
+            vacate_fast=daemon_settings.vacate_fast,
+            reservation_timeout=daemon_settings.reservation_timeout,
+            state_file=daemon_settings.state_file,
+            **({"name": daemon_settings.name} if daemon_settings.name else {}),
+        )
+
+    live = condor.LivePool(live_settings(settings))
+
+    def on_reload(new: Loaded) -> None:
+        live.settings = live_settings(new.daemon)
+
+    daemon = Daemon(load, live, initial=loaded, on_reload=on_reload)
     daemon.install_signal_handlers()
     sys.exit(daemon.run(once=once))
 

@@ -77,8 +77,10 @@ class Daemon:
         wait: Callable[[float], None] | None = None,
         clock: Callable[[], float] = time.monotonic,
         initial: Loaded | None = None,
+        on_reload: Callable[[Loaded], None] | None = None,
     ) -> None:
         self._load = load
+        self._on_reload = on_reload
         self.loaded = initial if initial is not None else load()
         self.pool = pool
         self.log = logger if logger is not None else structlog.get_logger("osep")
@@ -127,6 +129,8 @@ class Daemon:
         self.loaded = loaded
         self.enforcer.settings = loaded.effective_policy
         self.enforcer.actuator.limits = loaded.limits
+        if self._on_reload is not None:
+            self._on_reload(loaded)  # the pool's own settings (collector, vacate mode, timeouts)
         self.log.info("reloaded", policy_file=str(loaded.daemon.policy_file),
                       interval=loaded.effective_policy.interval, dry_run=loaded.daemon.dry_run)
         return True

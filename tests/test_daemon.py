@@ -119,8 +119,11 @@ def test_sighup_with_a_bad_policy_keeps_the_old_one():
 
 def test_sighup_applies_a_good_policy():
     daemon, pool, state, _ = make(waits=[hup, term])
-    state["loaded"] = Loaded(DaemonSettings(max_vacates=1), POLICY)
+    seen = []
+    daemon._on_reload = seen.append
+    state["loaded"] = Loaded(DaemonSettings(max_vacates=1, vacate_fast=True), POLICY)
     assert daemon.run() == 0
+    assert [s.daemon.vacate_fast for s in seen] == [True]  # the pool's settings are refreshed too
     assert daemon.enforcer.settings.max_vacates == 1
     assert daemon.enforcer.actuator.limits.max_vacates_per_cycle == 1
 
