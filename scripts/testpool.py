@@ -6,7 +6,7 @@ trixie root with debootstrap (Debian's own package archive, nothing else), cache
 central manager + schedd + startd inside it on 127.0.0.1:9618, which the PyPI bindings outside talk to.
 
     scripts/testpool.py build                  # once; cached under --dir
-    scripts/testpool.py start [--layout static|partitionable] [--cpus 20]
+    scripts/testpool.py start [--layout static|partitionable] [--cpus 20] [--bind DIR ...]
     scripts/testpool.py env                    # shell lines for the bindings outside the chroot
     scripts/testpool.py submit USER COUNT [--seconds S]
     scripts/testpool.py stop
@@ -103,8 +103,7 @@ class TestPool:
             raise PoolError("debootstrap is not installed (apt-get install debootstrap)")
         self.dir.mkdir(parents=True, exist_ok=True)
         fresh = self.dir / "root.new"
-        _unmount_under(fresh)
-        shutil.rmtree(fresh, ignore_errors=True)
+        _remove_tree(fresh)
         started = time.monotonic()
         _run(["debootstrap", "--variant=minbase", SUITE, str(fresh), MIRROR], log)
         env = {"DEBIAN_FRONTEND": "noninteractive", "PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
@@ -114,9 +113,7 @@ class TestPool:
         for user in USERS:
             _run(["chroot", str(fresh), "useradd", "--create-home", user], log, env)
         (fresh / ".osep-testpool").write_text(RECIPE + "\n")
-        if self.root.exists():
-            _unmount_under(self.root)
-            shutil.rmtree(self.root)
+        _remove_tree(self.root)
         fresh.rename(self.root)
         print(f"testpool: built {self.root} in {time.monotonic() - started:.0f} s", file=log)
 
@@ -135,7 +132,10 @@ class TestPool:
         return pid
 
     def start(self, layout: str = "static", cpus: int = 20, timeout: float = 90.0,
-              log=sys.stderr) -> None:
+              log=sys.stderr, binds: tuple[Path, ...] = (), extra_config: str = "") -> None:
+        """Start a fresh pool. ``binds`` are host directories mounted at the same path inside the
+        chroot (read-only), so that its condor_master can run a program installed outside, and
+        ``extra_config`` is appended to the pool's configuration."""
         if layout not in ("static", "partitionable"):
             raise PoolError(f"unknown layout {layout!r}")
         self.build(log)
@@ -154,10 +154,24 @@ class TestPool:
         for user in USERS:  # the users' job event logs belong to the previous run too
             (root / "home" / user / "jobs.log").unlink(missing_ok=True)
         config = BASE_CONFIG.format(cpus=cpus) + (STATIC if layout == "static" else PARTITIONABLE)
+        config += extra_config
         (root / "etc/condor/config.d/99-osep-testpool.conf").write_text(config)
         self.run.mkdir(parents=True, exist_ok=True)
         _mount(["-t", "proc", "proc", str(root / "proc")])
         _mount(["--bind", "/dev", str(root / "dev")])
+        sources = sorted({b.resolve() for b in binds})
+        # A directory inside another one being mounted is visible through it already.
+        sources = [b for b in sources if not any(b != o and b.is_relative_to(o) for o in sources)]
+        for source in sources:
+            target = root / source.relative_to("/")
+            target.mkdir(parents=True, exist_ok=True)
+            # Every account in the pool must be able to pass through to the mounted directory.
+            for parent in target.relative_to(root).parents:
+                here = root / parent
+                if here != root:
+                    here.chmod(here.stat().st_mode | 0o011)
+            _mount(["--bind", str(source), str(target)])
+            _mount(["-o", "remount,bind,ro", str(target)])
         with (self.run / "master.log").open("ab") as out:
             proc = subprocess.Popen(
                 ["chroot", str(root), "/usr/sbin/condor_master", "-f"],
@@ -295,12 +309,26 @@ def _mount(args: list[str]) -> None:
 def _unmount_under(root: Path) -> None:
     if not root.exists():
         return
-    target = str(root.resolve())
-    with open("/proc/self/mounts") as handle:
-        points = [line.split()[1] for line in handle]
-    for point in sorted((p for p in points if p.startswith(target + "/")), reverse=True):
+    for point in sorted(_mounts_under(root), reverse=True):
         if subprocess.run(["umount", point]).returncode != 0:
             subprocess.run(["umount", "-l", point])
+
+
+def _mounts_under(root: Path) -> list[str]:
+    target = str(root.resolve())
+    with open("/proc/self/mounts") as handle:
+        return [line.split()[1] for line in handle if line.split()[1].startswith(target + "/")]
+
+
+def _remove_tree(root: Path) -> None:
+    """Delete a chroot, never following a mount into the host (refuses while one remains)."""
+    if not root.exists():
+        return
+    _unmount_under(root)
+    left = _mounts_under(root)
+    if left:
+        raise PoolError(f"not deleting {root}: still mounted under it: {', '.join(left)}")
+    shutil.rmtree(root)
 
 
 def _run(argv: list[str], log, env: dict[str, str] | None = None) -> None:
@@ -318,6 +346,8 @@ def main() -> int:
     start = sub.add_parser("start")
     start.add_argument("--layout", choices=("static", "partitionable"), default="static")
     start.add_argument("--cpus", type=int, default=20)
+    start.add_argument("--bind", type=Path, action="append", default=[], metavar="DIR",
+                       help="mount this host directory read-only at the same path inside the chroot")
     sub.add_parser("stop")
     sub.add_parser("env")
     sub.add_parser("status")
@@ -331,7 +361,7 @@ def main() -> int:
         if args.command == "build":
             pool.build()
         elif args.command == "start":
-            pool.start(args.layout, args.cpus)
+            pool.start(args.layout, args.cpus, binds=tuple(args.bind))
         elif args.command == "stop":
             pool.stop()
         elif args.command == "env":

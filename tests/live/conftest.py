@@ -22,12 +22,15 @@ def pytest_collection_modifyitems(items):
 
 @pytest.fixture
 def live(request, tmp_path) -> Live:
-    layout = getattr(request, "param", "static")
+    """A fresh pool; ``param`` is its slot layout, or a dict of keyword arguments for
+    TestPool.start (layout, binds, extra_config)."""
+    param = getattr(request, "param", "static")
+    options = param if isinstance(param, dict) else {"layout": param}
     pool = TestPool()
     if os.geteuid() != 0:
         pytest.fail("the live tests need root (chroot and mount for the test pool)")
     try:
-        pool.start(layout=layout, cpus=20)
+        pool.start(cpus=20, **options)
     except (TestPoolError, OSError, subprocess.SubprocessError) as exc:
         pytest.fail(f"the HTCondor test pool could not be started: {exc}")
     harness = Live(pool, tmp_path)

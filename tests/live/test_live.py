@@ -7,12 +7,16 @@ alice and bob each own 10 of the 20 cores; enforcement runs every INTERVAL secon
 
 from __future__ import annotations
 
+import os
+import re
 import signal
+import sys
 import time
+from pathlib import Path
 
 import pytest
 
-from harness import INTERVAL, Live
+from harness import INTERVAL, ROOT, Live
 
 SHARES = {"alice": 10, "bob": 10}
 # Two enforcement cycles plus a negotiation cycle (2 s interval + 2 s delay in the test pool), and
@@ -169,3 +173,63 @@ def test_reload_and_signals(live: Live):
     started = time.monotonic()
     assert live.stop(daemon, signal.SIGQUIT, timeout=20) == 0
     measured(live, "seconds to exit on SIGQUIT", round(time.monotonic() - started, 2))
+
+
+def master_setup() -> dict:
+    """The pool configured with config/condor/50-osep.config as a pool administrator would paste it,
+    changing only what must differ here: where osep is installed, dry run off, a short interval and
+    no minimum run time. The Python installation, the virtual environment and this checkout are
+    mounted read-only at their own paths inside the chroot, so its condor_master can start them."""
+    snippet = (ROOT / "config" / "condor" / "50-osep.config").read_text()
+    changes = {
+        "OSEP": f"{Path(sys.prefix) / 'bin' / 'osep'}",
+        "OSEP_DRY_RUN": "false",
+        "OSEP_INTERVAL": str(INTERVAL),
+        "OSEP_MIN_RUN_TIME": "0",
+    }
+    for knob, value in changes.items():
+        snippet, count = re.subn(rf"^{knob} = .*$", f"{knob} = {value}", snippet, flags=re.M)
+        assert count == 1, f"{knob} is not in the shipped snippet"
+    binds = {Path(p).resolve() for p in (sys.base_prefix, sys.prefix, ROOT)}
+    return {"layout": "static", "binds": tuple(sorted(binds)), "extra_config": snippet}
+
+
+@pytest.mark.parametrize("live", [master_setup()], indirect=True)
+def test_runs_under_condor_master_from_the_shipped_snippet(live: Live):
+    root = live.pool.root
+    oseplog = root / "var/log/condor/OsepLog"
+    (root / "etc/condor/osep-policy.toml").write_text("[owners]\nalice = 10\nbob = 10\n")
+    # The token as the snippet says: in the condor account's own token directory, its alone.
+    condor_uid = int(live.pool.condor(["id", "-u", "condor"]))
+    tokens = root / "var/lib/condor/.condor/tokens.d"
+    tokens.mkdir(parents=True, exist_ok=True)
+    for directory in (tokens.parent, tokens):
+        directory.chmod(0o700)
+        os.chown(directory, condor_uid, -1)
+    token = tokens / "osep"
+    token.write_text((live.pool.token_dir / "osep").read_text())
+    token.chmod(0o600)
+    os.chown(token, condor_uid, -1)
+
+    def events(name: str) -> list[str]:
+        return [line for line in oseplog.read_text().splitlines() if f'"event": "{name}"' in line] \
+            if oseplog.exists() else []
+
+    def ad() -> str:
+        return live.pool.condor(["condor_status", "-any", "-constraint", 'MyType == "OSEP"',
+                                 "-af", "OSEPState", "OSEPVacatesTotal"]).strip()
+
+    # The master starts osep as soon as the pool is up (policy file read, no token needed to read).
+    live.wait_until(lambda: events("cycle"), 60, f"osep started by condor_master (log {oseplog})")
+    live.fill("alice")
+    live.submit("bob", 10)
+    took = live.wait_until(lambda: live.running("bob") == 10, REACH + 10, "bob to run 10 jobs")
+    measured(live, "seconds for bob to reach 10 under condor_master", round(took, 1))
+    live.wait_until(lambda: ad().startswith("ok 10"), 30, f"the OSEP ad (now {ad()!r})")
+    assert sorted(live.history("alice")["evicted"]) == [f"2.{k}" for k in range(10)]
+
+    live.pool.condor(["condor_reconfig"])  # the master passes SIGHUP on to osep
+    live.wait_until(lambda: events("reloaded"), 30, "osep to reload on condor_reconfig")
+    live.pool.condor(["condor_off", "-daemon", "OSEP"])  # SIGTERM: finish the cycle, clean up
+    live.wait_until(lambda: events("stopped"), 30, "osep to stop on condor_off")
+    live.wait_until(lambda: ad() == "", 30, "the OSEP ad to be withdrawn")
