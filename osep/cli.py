@@ -235,5 +235,28 @@ def run(ctx: click.Context, once: bool, dry_run: bool | None, pool: str | None,
     sys.exit(daemon.run(once=once))
 
 
+@cli.command()
+@click.option("--pool", metavar="HOST[:PORT]", help="Collector to use. [knob OSEP_POOL]")
+@click.option("--state-file", type=click.Path(dir_okay=False, path_type=Path),
+              help="Where osep remembers its ceilings. [knob OSEP_STATE_FILE]")
+@fails_cleanly
+def release(pool: str | None, state_file: Path | None) -> None:
+    """Lift every negotiator ceiling osep set and has not lifted (after the last `run --once`)."""
+    from osep import condor
+    from osep.config import KNOBS, parse_knobs
+
+    settings = parse_knobs(condor.knobs(KNOBS), {"pool": pool, "state_file": state_file})
+    if settings.state_file is None:
+        raise OsepError("no state file: set OSEP_STATE_FILE or pass --state-file")
+    live = condor.LivePool(condor.LiveSettings(pool=settings.pool, state_file=settings.state_file))
+    held = live.ceilings
+    live.release()
+    if held:
+        for submitter in sorted(held):
+            click.echo(f"lifted the ceiling of {submitter} (was {held[submitter]})")
+    else:
+        click.echo("no ceiling set by osep")
+
+
 def main() -> None:
     cli(prog_name="osep")

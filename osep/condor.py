@@ -128,7 +128,7 @@ class LivePool:
         self.clock = clock
         self._vacating: dict[str, tuple[float | None, float]] = {}  # job -> (start, sent at)
         self._reservations: list[_Reservation] = []
-        self._ceilings: dict[str, int] = {}  # submitter -> ceiling osep set
+        self._ceilings: dict[str, int] = {}  # submitter -> ceiling osep set (and has not lifted)
         self._original: dict[str, int] = {}  # submitter -> ceiling before osep
         self._seen = _Seen()
         self._cycle_reserved: dict[str, int] = defaultdict(int)
@@ -320,6 +320,11 @@ class LivePool:
         self._holding = set(owners)
         self._sync_ceilings()
 
+    @property
+    def ceilings(self) -> dict[str, int]:
+        """The ceilings osep has set and not lifted (submitter -> value)."""
+        return dict(self._ceilings)
+
     def release(self) -> None:
         """Lift every ceiling osep set and forget all reservations (the loop is stopping)."""
         self._reservations.clear()
@@ -449,7 +454,9 @@ class LivePool:
             self.log.error("state_not_saved", path=str(path), problem=str(exc))
 
     def _restore_state(self) -> None:
-        """Ceilings a previous run set and did not lift (it died): lift them now."""
+        """Take over the ceilings an earlier run left in place: a ``--once`` run keeps its holds for
+        the next one, and a run that died could not lift them. The first hold of this run sets them
+        to what the pool needs now (lifting those no longer needed); :meth:`release` lifts them all."""
         path = self.settings.state_file
         if path is None or not path.exists():
             return
@@ -462,11 +469,7 @@ class LivePool:
             return
         if ceilings:
             self._ceilings, self._original = ceilings, original
-            self.log.warning("stale_ceilings", submitters=sorted(ceilings))
-            try:
-                self._sync_ceilings()
-            except PoolError as exc:
-                self.log.error("stale_ceilings_not_lifted", problem=str(exc))
+            self.log.info("ceilings_taken_over", submitters=sorted(ceilings), path=str(path))
 
     # -- the daemon's own ad -------------------------------------------------------------------
 

@@ -7,6 +7,10 @@ Under condor_master (a ``DAEMON_LIST`` entry) or from cron with ``--once``:
 - SIGTERM: finish the cycle in progress, lift the ceilings osep set, withdraw the ad, exit 0.
 - SIGQUIT: stop at once; only a single, unretried attempt to lift the ceilings is made.
 
+``--once`` (cron) keeps its holds when it exits, if there is a state file to hand them to the next run:
+lifting them would free the held owners exactly while the slots just vacated are negotiated.
+``osep release`` lifts them for good (when the cron entry goes away).
+
 A cycle that fails (a daemon down, a query refused after retries) is logged and skipped; the loop goes
 on. With ``--once`` the exit status says whether the one cycle succeeded.
 """
@@ -194,21 +198,24 @@ class Daemon:
             quick = True
             self.log.warning("quit", reason="SIGQUIT")
         finally:
-            self._shutdown(quick)
+            self._shutdown(quick, keep_holds=once and self.loaded.daemon.state_file is not None)
         if once:
             return 0 if self.last_ok else 1
         return 0
 
-    def _shutdown(self, quick: bool) -> None:
+    def _shutdown(self, quick: bool, keep_holds: bool = False) -> None:
         if quick and hasattr(self.pool, "settings"):
             try:
                 self.pool.settings = replace(self.pool.settings, retries=1)  # type: ignore[attr-defined]
             except (TypeError, ValueError):
                 pass
-        try:
-            self.pool.release()
-        except PoolError as exc:
-            self.log.error("release_failed", problem=str(exc))
+        if keep_holds:
+            self.log.info("holds_kept", until="the next run", state_file=str(self.loaded.daemon.state_file))
+        else:
+            try:
+                self.pool.release()
+            except PoolError as exc:
+                self.log.error("release_failed", problem=str(exc))
         if self.loaded.daemon.publish:
             try:
                 self.pool.withdraw()

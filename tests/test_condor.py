@@ -93,12 +93,20 @@ def test_job_ids():
         _split_id("12.4")
 
 
-def test_stale_ceilings_from_a_dead_run_are_lifted_at_start(tmp_path, monkeypatch):
+def test_ceilings_of_an_earlier_run_are_taken_over_then_updated_or_lifted(tmp_path, monkeypatch):
     state = tmp_path / "state.json"
-    state.write_text('{"ceilings": {"alice@site": 10}, "original": {"alice@site": -1}}')
-    lifted = []
+    state.write_text('{"ceilings": {"alice@site": 10, "carol@site": 4}, '
+                     '"original": {"alice@site": -1, "carol@site": 7}}')
+    sent = []
     monkeypatch.setattr(LivePool, "_negotiator", lambda self: object())
-    monkeypatch.setattr(LivePool, "_set_ceiling", lambda self, neg, sub, value: lifted.append((sub, value)))
+    monkeypatch.setattr(LivePool, "_set_ceiling", lambda self, neg, sub, value: sent.append((sub, value)))
     pool = LivePool(LiveSettings(state_file=state))
-    assert lifted == [("alice@site", -1)]
-    assert pool._ceilings == {} and '"ceilings": {}' in state.read_text()
+    assert sent == [] and pool.ceilings == {"alice@site": 10, "carol@site": 4}
+    # This run holds alice again (now at 9 cores) and not carol: carol gets her own ceiling back.
+    pool._seen.submitters = {"alice": {"alice@site"}}
+    pool._seen.busy = {"alice@site": 9.0}
+    pool.hold(["alice"])
+    assert sorted(sent) == [("alice@site", 9), ("carol@site", 7)]
+    pool.release()
+    assert sent[-1] == ("alice@site", -1) and pool.ceilings == {}
+    assert '"ceilings": {}' in state.read_text()

@@ -75,6 +75,15 @@ def test_once_runs_one_cycle_and_cleans_up():
     assert ("publish", "ok", 2) in pool.calls
 
 
+def test_once_keeps_its_holds_for_the_next_run_when_it_has_a_state_file(tmp_path):
+    daemon, pool, _, _ = make(DaemonSettings(state_file=tmp_path / "state"))
+    assert daemon.run(once=True) == 0
+    assert ("hold", ("a",)) in pool.calls and ("release",) not in pool.calls
+    daemon, pool, _, _ = make(DaemonSettings(state_file=tmp_path / "state"))
+    daemon._on_term(signal.SIGTERM, None)
+    assert daemon.run() == 0 and ("release",) in pool.calls  # a daemon that stops lifts them
+
+
 def test_once_exit_status_says_the_cycle_failed():
     daemon, pool, _, _ = make()
     pool.fail_snapshots = 1

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -53,9 +54,16 @@ def test_owner_gets_its_share_back_from_its_newest_jobs(live: Live):
                                  "-af", "OSEPState", "OSEPVacatesTotal", "OSEPCapacity"]).strip()
 
     live.wait_until(lambda: ad() == "ok 10 20", 20, f"the OSEP ad to show 10 vacates (now {ad()!r})")
-    owners = live.pool.condor(["condor_status", "-any", "-constraint", 'MyType == "OSEP"',
-                               "-af", "OSEPOwners"])
-    assert 'Name = "bob"' in owners and "Running = 10" in owners
+
+    def bob_in_ad() -> str:
+        owners = live.pool.condor(["condor_status", "-any", "-constraint", 'MyType == "OSEP"',
+                                   "-af", "OSEPOwners"])
+        found = re.search(r'\[[^\]]*Name = "bob"[^\]]*\]', owners)
+        return found.group(0) if found else ""
+
+    # The owners' figures are those of the latest cycle's snapshot: wait for one after bob started.
+    live.wait_until(lambda: "Running = 10;" in bob_in_ad(), 3 * INTERVAL + 10,
+                    f"the OSEP ad to show bob running 10 (now {bob_in_ad()!r})")
 
     assert live.stop(daemon) == 0
     live.wait_until(lambda: ad() == "", 20, "the OSEP ad to be withdrawn")
@@ -114,15 +122,27 @@ def test_dry_run_once_and_p(live: Live):
     assert live.history("alice")["evicted"] == [] and live.running("alice") == 20
     assert all(v == -1 for v in live.ceilings().values())
 
-    # One real cycle with p = 3: exactly 3 vacates; a second cycle: 3 more.
+    # One real cycle with p = 3: exactly 3 vacates; a second cycle: 3 more. Between the two runs
+    # (as between cron calls) alice stays held at what she runs, so the freed slots reach bob.
+    alice = f"alice@{live.pool.uid_domain()}"
     for cycle, total in ((1, 3), (2, 6)):
         done = live.once("-p", "3")
         assert done.returncode == 0, done.stderr
         live.wait_until(lambda: len(live.history("alice")["evicted"]) == total, 30,
                         f"{total} vacates after cycle {cycle}")
+        live.wait_until(lambda: live.ceilings().get(alice) == 20 - total, 15,
+                        f"alice held at {20 - total} after cycle {cycle} ({live.ceilings()})")
         time.sleep(3)
         assert len(live.history("alice")["evicted"]) == total
     live.wait_until(lambda: live.running("bob") == 6, 30, "bob to run 6 jobs")
+    assert live.running("alice") == 14
+
+    # When the cron entry goes, `osep release` lifts what the last run kept.
+    done = subprocess.run([sys.executable, "-m", "osep", "release"], env=live.env(),
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert f"lifted the ceiling of {alice} (was 14)" in done.stdout
+    live.wait_until(lambda: set(live.ceilings().values()) <= {-1}, 15, "every ceiling lifted")
 
     # --once against a pool that is not there: the cycle fails and the exit status says so.
     done = live.once("--pool", "127.0.0.1:9")
