@@ -121,10 +121,11 @@ class Actuator:
             return ActionResult(vacate, Outcome.CHANGED, f"job is {state}")
         if current.start_time != vacate.start_time:
             return ActionResult(vacate, Outcome.CHANGED, "job restarted since the snapshot")
-        if current.run_time(now) < self.limits.min_run_time:
+        ran = current.run_time(now)
+        if ran < self.limits.min_run_time:
             return ActionResult(
                 vacate, Outcome.RATE_LIMITED,
-                f"ran {current.run_time(now):.0f} s, less than the minimum {self.limits.min_run_time:g} s",
+                f"ran {ran:.0f} s, less than the minimum {self.limits.min_run_time:g} s",
             )
         history = self._recent.setdefault(vacate.job, deque())
         while history and history[0] <= now - HOUR:

@@ -115,7 +115,7 @@ class _Seen:
     submitters: dict[str, set[str]] = field(default_factory=dict)  # owner -> accounting names
     busy: dict[str, float] = field(default_factory=dict)  # submitter -> cores held, not vacating
     # running job -> (owner, submitter, cores, start of its current run)
-    holding: dict[str, tuple[str, str, float, float | None]] = field(default_factory=dict)
+    placed: dict[str, tuple[str, str, float, float | None]] = field(default_factory=dict)
 
 
 class LivePool:
@@ -240,7 +240,7 @@ class LivePool:
             else:
                 seen.running[owner] = seen.running.get(owner, 0) + 1
                 seen.busy[submitter] = seen.busy.get(submitter, 0.0) + cpus
-                seen.holding[job_id] = (owner, submitter, float(cpus), start)
+                seen.placed[job_id] = (owner, submitter, float(cpus), start)
         elif state is JobState.IDLE:
             seen.idle[owner] = seen.idle.get(owner, 0) + 1
         return Job(job_id, owner, state, submit, slot=slot, start_time=start,
@@ -298,7 +298,7 @@ class LivePool:
         if int(result.get("TotalSuccess", 0)) != 1:
             raise PoolError(f"schedd {schedd_name} did not vacate {job_id}: {dict(result)}")
         # The job no longer counts for its owner: it will not be capped for it, nor counted running.
-        owner, submitter, cores, start = self._seen.holding.pop(job_id, ("", "", 0.0, None))
+        owner, submitter, cores, start = self._seen.placed.pop(job_id, ("", "", 0.0, None))
         self._vacating[job_id] = (start, self.clock())
         if owner:
             self._seen.busy[submitter] = self._seen.busy.get(submitter, 0.0) - cores
@@ -343,16 +343,15 @@ class LivePool:
                 del self._vacating[job_id]
 
     def _expire_reservations(self, now: float) -> None:
-        # Fulfilled reservations go first, oldest first, as the beneficiary's running count grows.
+        # A reservation ends when it times out, when its owner's running count has grown past it
+        # (so the oldest ones end first), or when its owner has no idle job left to put there.
         kept: list[_Reservation] = []
         for res in self._reservations:
             if res.expires < now:
                 self.log.info("reservation_expired", owner=res.owner, slot=res.slot)
-            elif self._seen.running.get(res.owner, 0) >= res.until_running:
-                pass
-            elif self._seen.idle.get(res.owner, 0) == 0:
-                pass
-            else:
+                continue
+            fulfilled = self._seen.running.get(res.owner, 0) >= res.until_running
+            if not fulfilled and self._seen.idle.get(res.owner, 0) > 0:
                 kept.append(res)
         self._reservations = kept
 

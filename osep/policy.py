@@ -14,9 +14,9 @@ One cycle, for a snapshot taken at time ``now``:
 3. Free slots first: a free, unreserved slot that an owner below target can use is claimed for the owner
    with the largest gap. No job is touched for these, and they do not count against ``p``.
 4. Holds: while some owner below its target (counting only running jobs) has idle jobs, every other
-   owner with idle jobs, or losing a job to a vacate, is held at what it runs: it keeps its jobs but gets no new slot, so
-   slots freed by vacates or by jobs ending reach the owners below target. Nothing is held when nobody
-   below target is waiting.
+   owner with idle jobs, or losing a job to a vacate, is held at what it runs: it keeps its jobs but
+   gets no new slot, so slots freed by vacates or by jobs ending reach the owners below target.
+   Nothing is held when nobody below target is waiting.
 5. Then, while fewer than ``p`` vacates are planned: the beneficiary is the owner with the largest gap
    (f > 0) that still has an idle job not yet provided for; the victim owner is the owner with the most
    negative gap that is at least one whole slot above its target (f <= -1), so that a vacate never

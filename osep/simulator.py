@@ -158,7 +158,7 @@ class SimulatedPool:
         self._seq = 0
         self.vacates = 0
         self.completed = 0
-        self.held: dict[str, int] = defaultdict(int)  # slots occupied per owner, for usage
+        self.occupied: dict[str, int] = defaultdict(int)  # slots occupied per owner, for usage
         self.usage: dict[str, float] = dict(settings.initial_usage)
         self._usage_at = 0.0
         self.held_owners: frozenset[str] = frozenset()
@@ -241,9 +241,9 @@ class SimulatedPool:
         """Bring decayed usage up to now (exact for the piecewise-constant occupancy)."""
         elapsed = self.now - self._usage_at
         if elapsed > 0:
-            for owner in set(self.usage) | set(self.held):
+            for owner in set(self.usage) | set(self.occupied):
                 self.usage[owner] = fairshare.decayed(
-                    self.usage.get(owner, 0.0), self.held.get(owner, 0), elapsed,
+                    self.usage.get(owner, 0.0), self.occupied.get(owner, 0), elapsed,
                     self.settings.half_life,
                 )
             self._usage_at = self.now
@@ -263,7 +263,7 @@ class SimulatedPool:
         job.run_id += 1
         slot.job = job
         slot.reserved_for = None
-        self.held[job.spec.owner] += 1
+        self.occupied[job.spec.owner] += 1
         self.schedule(self.now + job.spec.runtime - job.saved, _Event.FINISH, (job.spec.id, job.run_id))
 
     def _leave(self, job: _SimJob, vacated: bool) -> None:
@@ -275,7 +275,7 @@ class SimulatedPool:
         slot.job = None
         job.slot = None
         job.vacate_sent = None
-        self.held[job.spec.owner] -= 1
+        self.occupied[job.spec.owner] -= 1
 
     def finish(self, job_id: str, run_id: int) -> None:
         job = self.jobs[job_id]
