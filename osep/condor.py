@@ -31,7 +31,7 @@ import socket
 import time
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -325,8 +325,11 @@ class LivePool:
         """The ceilings osep has set and not lifted (submitter -> value)."""
         return dict(self._ceilings)
 
-    def release(self) -> None:
-        """Lift every ceiling osep set and forget all reservations (the loop is stopping)."""
+    def release(self, quick: bool = False) -> None:
+        """Lift every ceiling osep set and forget all reservations (the loop is stopping).
+        ``quick``: one attempt per call and no retries, for a stop that must not wait."""
+        if quick:
+            self.settings = replace(self.settings, retries=1)
         self._reservations.clear()
         self._holding = set()
         self._sync_ceilings()

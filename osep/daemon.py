@@ -38,7 +38,7 @@ from osep.policy import PolicySettings
 class LiveLike(Pool, Protocol):
     """What the daemon needs of a pool beyond :class:`osep.pool.Pool`."""
 
-    def release(self) -> None: ...
+    def release(self, quick: bool = False) -> None: ...
     def publish(self, attrs: dict[str, Any]) -> None: ...
     def withdraw(self) -> None: ...
 
@@ -204,16 +204,11 @@ class Daemon:
         return 0
 
     def _shutdown(self, quick: bool, keep_holds: bool = False) -> None:
-        if quick and hasattr(self.pool, "settings"):
-            try:
-                self.pool.settings = replace(self.pool.settings, retries=1)  # type: ignore[attr-defined]
-            except (TypeError, ValueError):
-                pass
         if keep_holds:
             self.log.info("holds_kept", until="the next run", state_file=str(self.loaded.daemon.state_file))
         else:
             try:
-                self.pool.release()
+                self.pool.release(quick=quick)
             except PoolError as exc:
                 self.log.error("release_failed", problem=str(exc))
         if self.loaded.daemon.publish:

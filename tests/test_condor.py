@@ -110,3 +110,13 @@ def test_ceilings_of_an_earlier_run_are_taken_over_then_updated_or_lifted(tmp_pa
     pool.release()
     assert sent[-1] == ("alice@site", -1) and pool.ceilings == {}
     assert '"ceilings": {}' in state.read_text()
+
+
+def test_a_quick_release_makes_one_attempt_only(monkeypatch):
+    sent = []
+    monkeypatch.setattr(LivePool, "_negotiator", lambda self: object())
+    monkeypatch.setattr(LivePool, "_set_ceiling", lambda self, neg, sub, value: sent.append((sub, value)))
+    pool = LivePool(LiveSettings(retries=5))
+    pool._ceilings, pool._original = {"alice@site": 3}, {"alice@site": -1}
+    pool.release(quick=True)
+    assert pool.settings.retries == 1 and sent == [("alice@site", -1)]
