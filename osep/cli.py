@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 import click
 
 from osep import __version__, log
-from osep.config import Table, load_policy, read_toml
+from osep.config import DaemonSettings, Table, load_policy, read_toml
 from osep.errors import OsepError
 from osep.model import Target, VictimOrder
 
@@ -163,6 +163,19 @@ def validate(files: tuple[Path, ...]) -> None:
                        f"{settings.target.value}, victims by {settings.victim_order.value}")
 
 
+def _live_settings(settings: DaemonSettings) -> Any:
+    """The live pool's part of the daemon settings (a condor.LiveSettings)."""
+    from osep import condor
+
+    return condor.LiveSettings(
+        pool=settings.pool,
+        vacate_fast=settings.vacate_fast,
+        reservation_timeout=settings.reservation_timeout,
+        state_file=settings.state_file,
+        **({"name": settings.name} if settings.name else {}),
+    )
+
+
 @cli.command()
 @click.option("--once", is_flag=True, help="Run one cycle and exit; the status says if it succeeded.")
 @click.option("--dry-run/--no-dry-run", default=None,
@@ -187,7 +200,7 @@ def run(ctx: click.Context, once: bool, dry_run: bool | None, pool: str | None,
         vacate_fast: bool | None, min_run_time: float | None, state_file: Path | None) -> None:
     """Enforce owner shares on a live HTCondor pool, every t seconds (or --once)."""
     from osep import condor
-    from osep.config import KNOBS, DaemonSettings
+    from osep.config import KNOBS
     from osep.daemon import Daemon, Loaded, loader
 
     overrides = {
@@ -216,19 +229,10 @@ def run(ctx: click.Context, once: bool, dry_run: bool | None, pool: str | None,
             raise OsepError(f"cannot open the log {settings.log}: {exc.strerror}") from None
     level = given["log_level"] if given.get("log_level_given") else settings.log_level
     log.configure(level, stream)
-    def live_settings(daemon_settings: DaemonSettings) -> condor.LiveSettings:
-        return condor.LiveSettings(
-            pool=daemon_settings.pool,
-            vacate_fast=daemon_settings.vacate_fast,
-            reservation_timeout=daemon_settings.reservation_timeout,
-            state_file=daemon_settings.state_file,
-            **({"name": daemon_settings.name} if daemon_settings.name else {}),
-        )
-
-    live = condor.LivePool(live_settings(settings))
+    live = condor.LivePool(_live_settings(settings))
 
     def on_reload(new: Loaded) -> None:
-        live.settings = live_settings(new.daemon)
+        live.settings = _live_settings(new.daemon)
 
     daemon = Daemon(load, live, initial=loaded, on_reload=on_reload)
     daemon.install_signal_handlers()
@@ -248,7 +252,7 @@ def release(pool: str | None, state_file: Path | None) -> None:
     settings = parse_knobs(condor.knobs(KNOBS), {"pool": pool, "state_file": state_file})
     if settings.state_file is None:
         raise OsepError("no state file: set OSEP_STATE_FILE or pass --state-file")
-    live = condor.LivePool(condor.LiveSettings(pool=settings.pool, state_file=settings.state_file))
+    live = condor.LivePool(_live_settings(settings))
     held = live.ceilings
     live.release()
     if held:
