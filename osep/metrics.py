@@ -1,27 +1,8 @@
-"""The paper's metrics, computed from what happened to each job.
+"""The paper's metrics for a run given as job records (the simulator's output).
 
-Input is a list of job records (submit, run time, finish, and every stay on a slot). The simulator
-produces them and replay of HTCondor event logs will too, so both are measured by this one module.
-All areas are in slot-seconds.
-
-Curves, per owner i:
-- SuR_i(t): slots occupied by owner i's jobs at t, counting a job being vacated until it releases
-  its slot;
-- SuI_i(t): the ideal: fes_i(t), the feasible share (:func:`osep.shares.feasible_shares`) computed from
-  owner i's demand at t (jobs submitted and not yet finished), i.e. every owner holds its feasible
-  share the instant demand appears.
-
-Metrics:
-- PV (Policy Violation) = sum_i integral of max(0, SuI_i - SuR_i) dt: the area where an owner had
-  less than it should, whatever the cause (enforcement latency, negotiation latency, no enforcement).
-- LC (Loss of Capacity) = for every vacated run, the time its slot then stood idle until the next job
-  started on it. This is capacity lost to the enforcement's own actions; gaps that end with no job
-  starting on the slot again are not counted (no demand was waiting for that slot).
-- PC (Policy Cost) = area of SuR summed over owners minus the area of the ideal, which runs every job
-  exactly once: = sum over runs of (run length - work the run kept) = lost work (executed but not
-  checkpointed before the vacate signal) + vacate time (signal to release).
-- US_j = 100 * runtime_j / (finish_j - submit_j): ideal delivery (submit + run time) over real
-  delivery, both measured from submission; A_US_i = mean of US_j over owner i's finished jobs.
+The definitions live in :mod:`osep.meter`, which integrates them from events in time order; this module
+turns a list of :class:`osep.history.JobRecord` into those events, so simulated runs and replayed event
+logs are measured by the same code. :func:`curves` gives the exact step curves for plotting small runs.
 """
 
 from __future__ import annotations
@@ -29,33 +10,13 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from osep.shares import feasible_shares
 from osep.history import JobRecord
+from osep.meter import Meter, Metrics, OwnerMetrics
+from osep.shares import feasible_shares
 
-
-@dataclass(frozen=True, slots=True)
-class OwnerMetrics:
-    owner: str
-    share: float
-    jobs: int
-    finished: int
-    satisfaction: float | None  # A_US, percent; None when no job finished
-    violation: float  # this owner's part of PV
-    vacated: int  # runs of this owner's jobs that ended in a vacate
-    lost_work: float
-
-
-@dataclass(frozen=True, slots=True)
-class Metrics:
-    violation: float  # PV
-    capacity_loss: float  # LC
-    cost: float  # PC
-    vacates: int
-    lost_work: float
-    vacate_time: float
-    makespan: float
-    owners: tuple[OwnerMetrics, ...]
+__all__ = ["Curves", "Metrics", "OwnerMetrics", "compute", "curves", "feed"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,68 +75,48 @@ def violation_by_owner(c: Curves) -> dict[str, float]:
     return out
 
 
-def capacity_loss(records: Sequence[JobRecord]) -> float:
-    by_slot: dict[str, list[tuple[float, float, bool]]] = defaultdict(list)
+def events(records: Sequence[JobRecord]) -> list[tuple[float, int, str, Any]]:
+    """The records as meter events, sorted: at one instant, signals, then ends (so that a slot freed
+    and taken again at the same second counts no idle gap), then submits, then starts."""
+    out: list[tuple[float, int, str, Any]] = []
     for rec in records:
+        out.append((rec.submit, 2, "submit", rec))
         for run in rec.runs:
-            by_slot[run.slot].append((run.start, run.end, run.vacated))
-    loss = 0.0
-    for runs in by_slot.values():
-        runs.sort()
-        for k, (_, end, vacated) in enumerate(runs):
-            if vacated and k + 1 < len(runs):
-                loss += max(0.0, runs[k + 1][0] - end)
-    return loss
+            out.append((run.start, 3, "start", (rec, run)))
+            if run.vacated and run.vacate_sent is not None:
+                out.append((run.vacate_sent, 0, "signal", (rec, run)))
+            if not run.vacated and rec.finish is not None and run.end == rec.finish:
+                out.append((run.end, 1, "finish", (rec, run)))
+            else:
+                out.append((run.end, 1, "end", (rec, run)))
+        if rec.finish is not None and not any(
+            not r.vacated and r.end == rec.finish for r in rec.runs
+        ):
+            out.append((rec.finish, 1, "finish", (rec, None)))
+    out.sort(key=lambda e: (e[0], e[1]))
+    return out
+
+
+def feed(meter: Meter, records: Sequence[JobRecord]) -> Meter:
+    for time, _, kind, data in events(records):
+        if kind == "submit":
+            meter.submit(time, data.id, data.owner)
+            continue
+        rec, run = data
+        if kind == "start":
+            meter.start(time, rec.id, run.slot)
+        elif kind == "signal":
+            meter.signal(time, rec.id)
+        elif kind == "end":
+            meter.end(time, rec.id, evicted=run.vacated, saved=run.useful)
+        else:
+            meter.finish(time, rec.id, runtime=rec.runtime)
+    return meter
 
 
 def compute(
     records: Sequence[JobRecord], capacity: int, shares: Mapping[str, float]
 ) -> Metrics:
-    """All metrics for one run. ``shares`` are resolved owner shares in slots."""
-    c = curves(records, capacity, shares)
-    pv = violation_by_owner(c)
-    lost = vacate_time = 0.0
-    vacates = 0
-    per_owner: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
-    us: dict[str, list[float]] = defaultdict(list)
-    makespan = 0.0
-    for rec in records:
-        stats = per_owner[rec.owner]
-        stats["jobs"] += 1
-        for run in rec.runs:
-            if run.vacated:
-                sent = run.vacate_sent if run.vacate_sent is not None else run.end
-                wasted = max(0.0, sent - run.start - run.useful)
-                lost += wasted
-                vacate_time += run.end - sent
-                vacates += 1
-                stats["vacated"] += 1
-                stats["lost_work"] += wasted
-        if rec.finish is not None:
-            stats["finished"] += 1
-            makespan = max(makespan, rec.finish)
-            elapsed = rec.finish - rec.submit
-            us[rec.owner].append(100.0 if elapsed <= 0 else 100.0 * rec.runtime / elapsed)
-    owners = tuple(
-        OwnerMetrics(
-            owner=o,
-            share=shares.get(o, 0.0),
-            jobs=int(per_owner[o]["jobs"]),
-            finished=int(per_owner[o]["finished"]),
-            satisfaction=(sum(us[o]) / len(us[o])) if us[o] else None,
-            violation=pv.get(o, 0.0),
-            vacated=int(per_owner[o]["vacated"]),
-            lost_work=per_owner[o]["lost_work"],
-        )
-        for o in sorted(set(per_owner) | set(shares))
-    )
-    return Metrics(
-        violation=sum(pv.values()),
-        capacity_loss=capacity_loss(records),
-        cost=lost + vacate_time,
-        vacates=vacates,
-        lost_work=lost,
-        vacate_time=vacate_time,
-        makespan=makespan,
-        owners=owners,
-    )
+    """All metrics for one run, its clock starting at 0. ``shares`` are resolved owner shares in
+    slots."""
+    return feed(Meter(shares, capacity, origin=0.0), records).result()
