@@ -124,8 +124,7 @@ def simulate(
         target=Target(target) if target else None,
         victim_order=VictimOrder(victim_order) if victim_order else None,
     )
-    if plot is not None and plot.suffix.lower() not in (".png", ".svg"):
-        raise click.BadParameter("the plot is written as .png or .svg", param_hint="--plot")
+    _check_plot(plot)
     outcomes = run_scenario(loaded, policies or None, settings)
     doc = render.comparison(loaded, outcomes)
     click.echo(render.RENDERERS[fmt](doc), nl=False)
@@ -260,6 +259,113 @@ def release(pool: str | None, state_file: Path | None) -> None:
             click.echo(f"lifted the ceiling of {submitter} (was {held[submitter]})")
     else:
         click.echo("no ceiling set by osep")
+
+
+class Warnings:
+    """Prints warnings about the logs read on stderr: the first ``limit`` in full, then a count, so
+    that a badly damaged log cannot flood the terminal."""
+
+    def __init__(self, limit: int = 20) -> None:
+        self.limit = limit
+        self.count = 0
+
+    def __call__(self, text: str) -> None:
+        self.count += 1
+        if self.count <= self.limit:
+            click.echo(f"osep: warning: {text}", err=True)
+
+    def close(self) -> None:
+        if self.count > self.limit:
+            click.echo(f"osep: warning: {self.count - self.limit} more warnings not shown",
+                       err=True)
+
+
+def progress_reporter() -> Callable[[int, float], None] | None:
+    """A progress line on a terminal, nothing when stderr is a file or a pipe."""
+    if not sys.stderr.isatty():
+        return None
+    import datetime
+
+    def report(events: int, when: float) -> None:
+        stamp = datetime.datetime.fromtimestamp(when, datetime.timezone.utc)
+        click.echo(f"\r{events:,} events, log time {stamp:%Y-%m-%d %H:%M} UTC", err=True, nl=False)
+
+    return report
+
+
+def _check_plot(plot: Path | None) -> None:
+    if plot is not None and plot.suffix.lower() not in (".png", ".svg"):
+        raise click.BadParameter("the plot is written as .png or .svg", param_hint="--plot")
+
+
+@cli.command()
+@click.argument("logs", nargs=-1, required=True, metavar="[OWNER=]LOG...")
+@click.option("--policy", "policy_file", required=True,
+              type=click.Path(dir_okay=False, path_type=Path),
+              help="Policy file with the owners' shares the history is measured against.")
+@click.option("--decisions", type=click.Path(dir_okay=False, path_type=Path),
+              help="osep's JSON log for the same period: dates vacate signals, tells osep's "
+                   "evictions from others', and gives the pool's size.")
+@click.option("--slots", type=click.IntRange(min=1),
+              help="Slots in the pool (default: the largest the decision log saw).")
+@click.option("--what-if", "what_if", multiple=True,
+              type=click.Choice(["none", "fairshare", "osep", "osep-ckpt"]),
+              help="Also simulate the recorded workload under this policy; repeat for several.")
+@click.option("--negotiation-interval", type=click.FloatRange(min=0, min_open=True),
+              default=60.0, show_default=True, help="Negotiation cycle of the what-if pool (s).")
+@click.option("--vacate-delay", type=click.FloatRange(min=0), default=10.0, show_default=True,
+              help="Seconds a vacated job holds its slot in the what-if pool.")
+@click.option("-p", "--max-vacates", type=click.IntRange(min=0),
+              help="p for the what-if osep runs (default: the policy file's).")
+@click.option("-t", "--interval", type=click.FloatRange(min=0, min_open=True),
+              help="t for the what-if osep runs (default: the policy file's).")
+@format_option
+@click.option("--plot", type=click.Path(dir_okay=False, path_type=Path),
+              help="Also draw running slots per owner over time, ideal against real (PNG or SVG).")
+@fails_cleanly
+def replay(logs: tuple[str, ...], policy_file: Path, decisions: Path | None, slots: int | None,
+           what_if: tuple[str, ...], negotiation_interval: float, vacate_delay: float,
+           max_vacates: int | None, interval: float | None, fmt: str, plot: Path | None) -> None:
+    """Measure what HTCondor job event LOGs recorded: the paper's metrics against the ideal for the
+    recorded demand, and, with --what-if, the same workload under other policies.
+
+    A LOG is a user log or a schedd's EVENT_LOG. Give OWNER=LOG when its events do not name the
+    owner (EVENT_LOG_JOB_AD_INFORMATION_ATTRS = Owner makes them do so).
+    """
+    from osep import condor, render
+    from osep.analysis import LogSource, WhatIf, study
+    from osep.experiment import with_overrides
+
+    _check_plot(plot)
+    policy = with_overrides(load_policy(policy_file), max_vacates=max_vacates, interval=interval)
+    warn = Warnings()
+    progress = progress_reporter()
+    try:
+        result = study(
+            [LogSource.parse(text) for text in logs],
+            policy,
+            read_log=condor.read_event_log,
+            warn=warn,
+            decisions=decisions,
+            slots=slots,
+            what_if=WhatIf(tuple(dict.fromkeys(what_if)), negotiation_interval, vacate_delay),
+            curves=plot is not None,
+            progress=progress,
+        )
+    finally:
+        if progress is not None:
+            click.echo("", err=True)
+        warn.close()
+    click.echo(render.RENDERERS[fmt](result.document), nl=False)
+    if plot is not None:
+        from osep.plot import draw_series
+
+        try:
+            draw_series(plot, result.document["scenario"]["name"], result.panels(),
+                        origin=result.replay.start)
+        except OSError as exc:
+            raise OsepError(f"cannot write the plot to {plot}: {exc.strerror or exc}") from None
+        click.echo(f"plot written to {plot}", err=True)
 
 
 def main() -> None:

@@ -34,3 +34,10 @@ class ConfigError(OsepError):
 
 class PoolError(OsepError):
     """The pool could not be read or acted on (a daemon down, a query refused)."""
+
+
+class LogError(OsepError):
+    """A log to replay or report on cannot be read at all (missing, unreadable, not a log).
+
+    Problems inside a readable log (a cut-off event, an unknown event type) are warnings, not this.
+    """

@@ -293,9 +293,9 @@ class Meter:
                 self._bins.evicted(t)
         state.slot = state.start = state.signal = None
 
-    def finish(self, t: float, job: str, runtime: float | None = None) -> None:
+    def finish(self, t: float, job: str, runtime: float | None = None) -> float:
         """The job completed. ``runtime`` is its ideal run time; by default the work of its last run
-        plus whatever checkpoints saved before it."""
+        plus whatever checkpoints saved before it. Returns the run time used."""
         state = self._job(job)
         last_start = state.start
         if last_start is not None:
@@ -310,6 +310,7 @@ class Meter:
         stats.us_sum += 100.0 if elapsed <= 0 else min(100.0, 100.0 * runtime / elapsed)
         self.makespan = max(self.makespan, t - (self.origin or 0.0))
         self._leave(job, state)
+        return runtime
 
     def withdraw(self, t: float, job: str) -> None:
         """The job left the queue without finishing (removed)."""
@@ -345,6 +346,14 @@ class Meter:
     def owner_of(self, job: str) -> str | None:
         state = self._jobs.get(job)
         return state.owner if state is not None else None
+
+    def submitted(self, job: str) -> float:
+        return self._job(job).submit
+
+    def started(self, job: str) -> float | None:
+        """When the job's current run began (None when it is not running)."""
+        state = self._jobs.get(job)
+        return None if state is None else state.start
 
     def running(self, job: str) -> bool:
         state = self._jobs.get(job)

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from osep.experiment import Outcome
+from osep.meter import Metrics
 from osep.scenario import Scenario
 
 
@@ -21,53 +22,71 @@ def _num(value: float) -> str:
     return f"{value:.0f}"
 
 
+def column(metrics: Metrics, description: str, settings: dict[str, Any] | None = None,
+           **extra: Any) -> dict[str, Any]:
+    """One policy's (or the recorded history's) figures, as the comparison document holds them."""
+    m = metrics
+    out: dict[str, Any] = {
+        "description": description,
+        "PV": m.violation,
+        "LC": m.capacity_loss,
+        "PC": m.cost,
+        "vacates": m.vacates,
+        "lost_work": m.lost_work,
+        "vacate_time": m.vacate_time,
+        "saved_work": m.saved_work,
+        "makespan": m.makespan,
+        "settings": settings,
+    }
+    out.update(extra)
+    out["owners"] = {
+        o.owner: {
+            "share": o.share,
+            "A_US": o.satisfaction,
+            "jobs": o.jobs,
+            "finished": o.finished,
+            "PV": o.violation,
+            "vacated": o.vacated,
+            "lost_work": o.lost_work,
+            "saved_work": o.saved_work,
+        }
+        for o in m.owners
+    }
+    return out
+
+
+def document(info: Mapping[str, Any], columns: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "scenario": dict(info),
+        "units": {"PV": "slot-seconds", "LC": "slot-seconds", "PC": "slot-seconds",
+                  "lost_work": "slot-seconds", "vacate_time": "slot-seconds",
+                  "saved_work": "slot-seconds", "makespan": "seconds", "A_US": "percent"},
+        "policies": dict(columns),
+    }
+
+
+def outcome_column(out: Outcome, capacity: int) -> dict[str, Any]:
+    settings = None
+    if out.variant.enforce:
+        settings = {
+            "target": out.policy.target.value,
+            "victim_order": out.policy.victim_order.value,
+            "max_vacates": out.policy.vacate_budget(capacity),
+            "interval": out.policy.interval,
+        }
+    return column(out.metrics, out.variant.description, settings)
+
+
 def comparison(scenario: Scenario, outcomes: Mapping[str, Outcome]) -> dict[str, Any]:
     """The JSON document for a side-by-side run (also the source of the table and CSV)."""
-    policies: dict[str, Any] = {}
-    for name, out in outcomes.items():
-        m = out.metrics
-        policies[name] = {
-            "description": out.variant.description,
-            "PV": m.violation,
-            "LC": m.capacity_loss,
-            "PC": m.cost,
-            "vacates": m.vacates,
-            "lost_work": m.lost_work,
-            "vacate_time": m.vacate_time,
-            "makespan": m.makespan,
-            "settings": {
-                "target": out.policy.target.value,
-                "victim_order": out.policy.victim_order.value,
-                "max_vacates": out.policy.vacate_budget(scenario.capacity),
-                "interval": out.policy.interval,
-            }
-            if out.variant.enforce
-            else None,
-            "owners": {
-                o.owner: {
-                    "share": o.share,
-                    "A_US": o.satisfaction,
-                    "jobs": o.jobs,
-                    "finished": o.finished,
-                    "PV": o.violation,
-                    "vacated": o.vacated,
-                    "lost_work": o.lost_work,
-                }
-                for o in m.owners
-            },
-        }
-    return {
-        "scenario": {
-            "name": scenario.name,
-            "file": scenario.path,
-            "description": scenario.description,
-            "slots": scenario.capacity,
-            "jobs": len(scenario.jobs),
-        },
-        "units": {"PV": "slot-seconds", "LC": "slot-seconds", "PC": "slot-seconds",
-                  "A_US": "percent"},
-        "policies": policies,
+    info = {
+        "name": scenario.name,
+        "file": scenario.path,
+        "description": scenario.description,
+        "slots": scenario.capacity,
+        "jobs": len(scenario.jobs),
     }
+    return document(info, {n: outcome_column(o, scenario.capacity) for n, o in outcomes.items()})
 
 
 def as_json(doc: Mapping[str, Any]) -> str:
@@ -75,31 +94,47 @@ def as_json(doc: Mapping[str, Any]) -> str:
 
 
 def as_table(doc: Mapping[str, Any]) -> str:
-    """The paper's layout: one column per policy, one row per metric and per owner's A_US."""
+    """The paper's layout: one column per policy, one row per metric, then each owner's A_US and
+    PV. Rows only some documents have (evictions osep asked for, jobs left unfinished) show when
+    any column has them."""
     scenario = doc["scenario"]
     policies = doc["policies"]
     names = list(policies)
-    owners: list[tuple[str, float]] = []
+    owners: dict[str, float] = {}
     for pol in policies.values():
         for owner, data in pol["owners"].items():
-            if owner not in dict(owners):
-                owners.append((owner, data["share"]))
+            owners.setdefault(owner, data["share"])
+
+    def row(label: str, key: str, fmt: Any = _num) -> tuple[str, list[str]]:
+        return label, [fmt(policies[n][key]) if key in policies[n] else "-" for n in names]
+
     rows: list[tuple[str, list[str]]] = [
-        ("PV (slot-s)", [_num(policies[n]["PV"]) for n in names]),
-        ("LC (slot-s)", [_num(policies[n]["LC"]) for n in names]),
-        ("PC (slot-s)", [_num(policies[n]["PC"]) for n in names]),
-        ("vacates", [str(policies[n]["vacates"]) for n in names]),
-        ("makespan (s)", [_num(policies[n]["makespan"]) for n in names]),
+        row("PV (slot-s)", "PV"),
+        row("LC (slot-s)", "LC"),
+        row("PC (slot-s)", "PC"),
+        row("  work redone (slot-s)", "lost_work"),
+        row("  vacate time (slot-s)", "vacate_time"),
+        row("saved by checkpoints (slot-s)", "saved_work"),
+        row("vacates", "vacates", str),
     ]
-    for owner, share in owners:
-        label = f"A_US {owner} ({share:g} slots)"
-        rows.append((label, [_pct(policies[n]["owners"].get(owner, {}).get("A_US")) for n in names]))
+    if any("evicted_by_osep" in p for p in policies.values()):
+        rows.append(row("  asked for by osep", "evicted_by_osep", str))
+    rows.append(row("makespan (s)", "makespan"))
+    if any("unfinished" in p for p in policies.values()):
+        rows.append(row("jobs left unfinished", "unfinished", str))
+    for owner, share in owners.items():
+        cells = [_pct(policies[n]["owners"].get(owner, {}).get("A_US")) for n in names]
+        rows.append((f"A_US {owner} ({share:g} slots)", cells))
+    for owner in owners:
+        cells = [_num(policies[n]["owners"][owner]["PV"]) if owner in policies[n]["owners"]
+                 else "-" for n in names]
+        rows.append((f"PV {owner} (slot-s)", cells))
     first = max(len(r[0]) for r in rows)
     widths = [max(len(n), *(len(r[1][k]) for r in rows)) for k, n in enumerate(names)]
-    lines = [
-        f"{scenario['name']}: {scenario['slots']} slots, {scenario['jobs']} jobs",
-        "  ".join([" " * first] + [n.rjust(w) for n, w in zip(names, widths)]),
-    ]
+    header = f"{scenario['name']}: {scenario['slots']} slots, {scenario['jobs']} jobs"
+    if scenario.get("span"):
+        header += f", {scenario['span']}"
+    lines = [header, "  ".join([" " * first] + [n.rjust(w) for n, w in zip(names, widths)])]
     for label, cells in rows:
         lines.append("  ".join([label.ljust(first)] + [c.rjust(w) for c, w in zip(cells, widths)]))
     return "\n".join(lines) + "\n"
@@ -109,14 +144,15 @@ def as_csv(doc: Mapping[str, Any]) -> str:
     """One row per policy and owner, plus an ``(all)`` row per policy with the pool-wide figures."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["policy", "owner", "share", "PV", "LC", "PC", "vacates", "lost_work", "A_US"])
+    writer.writerow(["policy", "owner", "share", "PV", "LC", "PC", "vacates", "lost_work",
+                     "saved_work", "A_US"])
     for name, pol in doc["policies"].items():
         writer.writerow([name, "(all)", "", pol["PV"], pol["LC"], pol["PC"], pol["vacates"],
-                         pol["lost_work"], ""])
+                         pol["lost_work"], pol["saved_work"], ""])
         for owner, data in pol["owners"].items():
             a_us = "" if data["A_US"] is None else data["A_US"]
             writer.writerow([name, owner, data["share"], data["PV"], "", "", data["vacated"],
-                             data["lost_work"], a_us])
+                             data["lost_work"], data["saved_work"], a_us])
     return out.getvalue()
 
 

@@ -54,6 +54,9 @@ STARTER_UPDATE_INTERVAL = 2
 # Only osep preempts in the test pool: the negotiator itself never does.
 PREEMPTION_REQUIREMENTS = False
 NEGOTIATOR_CONSIDER_PREEMPTION = False
+# One event log for every job in the pool, naming each job's owner: what osep replay reads.
+EVENT_LOG = $(LOG)/EventLog
+EVENT_LOG_JOB_AD_INFORMATION_ATTRS = Owner, AcctGroup
 """
 
 STATIC = "use FEATURE : StaticSlots\n"
@@ -79,6 +82,11 @@ class TestPool:
     @property
     def token_dir(self) -> Path:
         return self.run / "tokens"
+
+    @property
+    def event_log(self) -> Path:
+        """The pool's event log (every job's events, with its owner), as seen from outside."""
+        return self.root / "var/log/condor/EventLog"
 
     @property
     def pidfile(self) -> Path:

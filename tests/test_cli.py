@@ -49,7 +49,7 @@ def test_simulate_csv(runner):
     result = runner.invoke(cli, ["simulate", JOB_SIZE, "--format", "csv", "--policy", "osep"])
     assert result.exit_code == 0
     lines = result.output.splitlines()
-    assert lines[0] == "policy,owner,share,PV,LC,PC,vacates,lost_work,A_US"
+    assert lines[0] == "policy,owner,share,PV,LC,PC,vacates,lost_work,saved_work,A_US"
     assert lines[1].startswith("osep,(all),,300.0,250.0,1550.0,5,")
     assert len(lines) == 4
 
