@@ -549,7 +549,14 @@ def read_event_log(path: Path, warn: Callable[[str], None]) -> Iterator[LogEvent
     position = 0
     held: LogEvent | None = None  # the last event, until we know no ad information follows it
     while True:
-        for raw in reader.events(0):
+        events = reader.events(0)
+        while True:
+            try:
+                raw = next(events)
+            except StopIteration:
+                break
+            except htcondor.HTCondorException:  # an event it began but could not parse
+                break
             position += 1
             number = int(raw["EventTypeNumber"])
             if number == AD_INFORMATION:
@@ -580,7 +587,7 @@ def read_event_log(path: Path, warn: Callable[[str], None]) -> Iterator[LogEvent
                 )
             except (KeyError, ValueError, TypeError) as exc:
                 warn(f"{name}: event {position}: unreadable {kind.value} event ({exc}), skipped")
-        # The reader stops at the end of the file, or at text it cannot parse.
+        # The reader stops at the end of the file, or at text it cannot parse (silently or not).
         state, offset = reader.__getstate__()  # its pickling support exposes the byte offset
         if offset >= size:
             break

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -124,3 +125,83 @@ def test_json_log_file_has_one_event_per_decision(runner, tmp_path):
     assert {e["owner"] for e in decisions} == {"owner1"}
     assert all(e["policy"] == "osep" and e["cycle"] >= 1 and "job" in e for e in decisions)
     assert sum(1 for e in events if e["event"] == "cycle") > 10
+
+
+# -- replay --------------------------------------------------------------------------------------
+
+DATA = ROOT / "tests" / "data"
+SHARE_BACK = [str(DATA / "share-back.events.log"), "--policy", str(DATA / "share-back.policy.toml"),
+              "--decisions", str(DATA / "share-back.decisions.jsonl")]
+
+
+def test_replay_table_has_the_simulate_layout(runner):
+    result = runner.invoke(cli, ["replay", *SHARE_BACK, "--what-if", "osep", "-t", "2",
+                                 "--negotiation-interval", "2"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0].startswith("share-back.events.log: 4 slots, 6 jobs, 2026-11-22 07:19:48 to")
+    assert lines[1].split() == ["recorded", "osep"]
+    rows = {re.split(r"\s{2,}", line.strip())[0]: line.split()[-2:] for line in lines[2:]}
+    assert rows["PV (slot-s)"][0] == "52"
+    assert rows["asked for by osep"] == ["2", "-"]
+    assert rows["A_US bob (2 slots)"][0] == "80.00%"
+
+
+def test_replay_json_and_csv(runner):
+    result = runner.invoke(cli, ["replay", *SHARE_BACK, "--format", "json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.output)
+    recorded = doc["policies"]["recorded"]
+    assert (recorded["PV"], recorded["LC"], recorded["PC"], recorded["lost_work"]) == (52, 6, 24, 24)
+    assert doc["scenario"]["events"] == 22 and doc["scenario"]["slots"] == 4
+    result = runner.invoke(cli, ["replay", *SHARE_BACK, "--format", "csv"])
+    assert result.output.splitlines()[1].startswith("recorded,(all),,52.0,6.0,24.0,2,24.0,0.0")
+
+
+def test_replay_owner_for_a_user_log(runner, tmp_path):
+    """A user's own log does not name its owner: OWNER=LOG does."""
+    log = tmp_path / "jobs.log"
+    log.write_text(
+        "000 (001.000.000) 2026-11-22 07:00:00 Job submitted from host: <127.0.0.1:9618>\n...\n"
+        "001 (001.000.000) 2026-11-22 07:00:10 Job executing on host: <127.0.0.1:9618>\n...\n"
+        "005 (001.000.000) 2026-11-22 07:00:50 Job terminated.\n"
+        "\t(1) Normal termination (return value 0)\n"
+        + "\t\tUsr 0 00:00:00, Sys 0 00:00:00  -  Run Remote Usage\n" * 4
+        + "\t0  -  Run Bytes Sent By Job\n" * 4 + "...\n"
+    )
+    policy = tmp_path / "p.toml"
+    policy.write_text("[owners]\nalice = 1\n")
+    result = runner.invoke(cli, ["replay", f"alice={log}", "--policy", str(policy), "--slots", "1",
+                                 "--format", "json"])
+    assert result.exit_code == 0, result.output
+    alice = json.loads(result.stdout)["policies"]["recorded"]["owners"]["alice"]
+    assert alice["A_US"] == 80.0 and alice["PV"] == 10.0
+
+
+def test_replay_warns_about_damage_on_stderr_and_goes_on(runner, tmp_path):
+    log = tmp_path / "cut.log"
+    text = (DATA / "share-back.events.log").read_bytes()
+    log.write_bytes(text[: text.rindex(b"\n005 (") + 40])
+    result = runner.invoke(cli, ["replay", str(log), "--policy", str(DATA / "share-back.policy.toml"),
+                                 "--slots", "4"])
+    assert result.exit_code == 0
+    assert f"osep: warning: {log}: byte" in result.stderr
+    assert result.stdout.startswith("cut.log: 4 slots, 6 jobs")
+
+
+@pytest.mark.parametrize("args, message", [
+    (["missing.log", "--slots", "4"], "missing.log"),
+    ([str(DATA / "no-enforcement.events.log")], "--slots N"),
+])
+def test_replay_errors_name_the_problem(runner, args, message):
+    result = runner.invoke(cli, ["replay", *args, "--policy", str(DATA / "share-back.policy.toml")])
+    assert result.exit_code == 2
+    assert message in result.stderr and "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("suffix", ["png", "svg"])
+def test_replay_plot(runner, tmp_path, suffix):
+    plot = tmp_path / f"replay.{suffix}"
+    result = runner.invoke(cli, ["replay", *SHARE_BACK, "--what-if", "none", "--plot", str(plot)])
+    assert result.exit_code == 0, result.output
+    assert plot.stat().st_size > 10_000
