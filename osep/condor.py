@@ -548,6 +548,7 @@ def read_event_log(path: Path, warn: Callable[[str], None]) -> Iterator[LogEvent
         raise LogError(f"cannot read the event log {name}: {exc}") from None
     position = 0
     held: LogEvent | None = None  # the last event, until we know no ad information follows it
+    stuck_at = -1
     while True:
         events = reader.events(0)
         while True:
@@ -556,7 +557,14 @@ def read_event_log(path: Path, warn: Callable[[str], None]) -> Iterator[LogEvent
             except StopIteration:
                 break
             except htcondor.HTCondorException:  # an event it began but could not parse
-                break
+                _, offset = reader.__getstate__()
+                if offset <= stuck_at:
+                    break  # it did not move past the bad text: skip ahead below
+                stuck_at = offset
+                position += 1
+                warn(f"{name}: event {position}, before byte {offset}: not a readable event, "
+                     "skipped")
+                continue
             position += 1
             number = int(raw["EventTypeNumber"])
             if number == AD_INFORMATION:
