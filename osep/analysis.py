@@ -21,6 +21,7 @@ from osep.meter import Meter, Series
 from osep.metrics import feed
 from osep.policy import PolicySettings
 from osep.replay import Replay, merge, replay
+from osep.report import iso
 from osep.scenario import Scenario
 from osep.simulator import Checkpointing, JobSpec, SlotSpec
 
@@ -121,8 +122,8 @@ def study(
         "slots": capacity,
         "jobs": jobs,
         "events": result.events,
-        "start": _iso(result.start),
-        "end": _iso(result.end),
+        "start": iso(result.start),
+        "end": iso(result.end),
         "span": _span(result.start, result.end),
         "decision_log": str(decisions) if decisions is not None else None,
         "warnings": result.warnings,
@@ -160,12 +161,6 @@ def _scenario(sources: Sequence[LogSource], result: Replay, policy: PolicySettin
         policy=policy,
         horizon=None,
     )
-
-
-def _iso(t: float | None) -> str | None:
-    if t is None:
-        return None
-    return datetime.datetime.fromtimestamp(t, datetime.timezone.utc).isoformat(timespec="seconds")
 
 
 def _span(start: float | None, end: float | None) -> str:

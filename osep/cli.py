@@ -261,6 +261,61 @@ def release(pool: str | None, state_file: Path | None) -> None:
         click.echo("no ceiling set by osep")
 
 
+@cli.command()
+@click.option("--pool", metavar="HOST[:PORT]", help="Collector to ask. [knob OSEP_POOL]")
+@click.option("--policy", "policy_file", type=click.Path(dir_okay=False, path_type=Path),
+              help="Policy file (owners and shares). [knob OSEP_POLICY_FILE]")
+@click.option("--sort", type=click.Choice(["owner", "gap", "running"]), default="owner",
+              show_default=True, help="Order of the owners (gap: most over their target first).")
+@click.option("--history", is_flag=True,
+              help="Report what the loop did (from its decision log) instead of the pool now.")
+@click.option("--decisions", type=click.Path(dir_okay=False, path_type=Path),
+              help="The decision log for --history. [knob OSEP_LOG]")
+@click.option("--since", metavar="TIME", help="--history from this time (ISO 8601, UTC unless "
+              "it says otherwise, or seconds since the epoch).")
+@click.option("--until", metavar="TIME", help="--history up to this time (not included).")
+@format_option
+@fails_cleanly
+def report(pool: str | None, policy_file: Path | None, sort: str, history: bool,
+           decisions: Path | None, since: str | None, until: str | None, fmt: str) -> None:
+    """Who is over and under their share now, and what the next cycle would vacate (read-only; any
+    user with READ access to the pool can run it). With --history: what the loop did, to whom and
+    why, between two times."""
+    from osep import condor, render
+    from osep.config import KNOBS, parse_knobs
+    from osep.report import history_report, parse_time, pool_report
+
+    if not history and (decisions or since or until):
+        raise click.UsageError("--decisions, --since and --until go with --history")
+    if history and (pool or policy_file):
+        raise click.UsageError("--pool and --policy do not go with --history")
+    settings = parse_knobs(condor.knobs(KNOBS),
+                           {"pool": pool, "policy_file": policy_file, "log": decisions})
+    if history:
+        from osep.decisions import read_decisions
+
+        if settings.log is None:
+            raise OsepError("no decision log: pass --decisions FILE or set OSEP_LOG")
+        window = []
+        for name, text in (("--since", since), ("--until", until)):
+            try:
+                window.append(parse_time(text) if text is not None else None)
+            except ValueError:
+                raise click.BadParameter(f"not a time: {text!r}", param_hint=name) from None
+        warn = Warnings()
+        log = read_decisions(settings.log, warn, since=window[0], until=window[1])
+        warn.close()
+        doc = history_report(log, window[0], window[1])
+        click.echo(render.HISTORY_RENDERERS[fmt](doc), nl=False)
+        return
+    if settings.policy_file is None:
+        raise OsepError("no policy file: pass --policy FILE or set OSEP_POLICY_FILE")
+    policy = load_policy(settings.policy_file)
+    live = condor.LivePool(condor.LiveSettings(pool=settings.pool, retries=1))
+    doc = pool_report(live.snapshot(), policy, sort)
+    click.echo(render.REPORT_RENDERERS[fmt](doc), nl=False)
+
+
 class Warnings:
     """Prints warnings about the logs read on stderr: the first ``limit`` in full, then a count, so
     that a badly damaged log cannot flood the terminal."""

@@ -1,0 +1,153 @@
+"""Operator reports: the pool now (from a snapshot) and the loop's history (from its decision log)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from osep import render
+from osep.decisions import read_decisions
+from osep.policy import PolicySettings
+from osep.report import history_report, parse_time, pool_report
+from osep.shares import ShareTable
+
+from builders import snap
+
+DATA = Path(__file__).parent / "data"
+
+
+def settings(shares, **kw) -> PolicySettings:
+    return PolicySettings(shares=ShareTable(shares), **kw)
+
+
+def test_pool_report_rows_are_the_policys_figures():
+    # alice runs 6 (started at 0..5), bob owed 3 of his share with 4 idle; p = 2.
+    pool = snap(100.0, running={"alice": [0, 1, 2, 3, 4, 5]}, idle={"bob": 4})
+    doc = pool_report(pool, settings({"alice": 3, "bob": 3}, max_vacates=2))
+    rows = {r["owner"]: r for r in doc["owners"]}
+    alice, bob = rows["alice"], rows["bob"]
+    assert (alice["share"], alice["feasible"], alice["running"], alice["demand"]) == (3, 3, 6, 6)
+    assert alice["gap"] == -3 and bob["gap"] == 3
+    # The next cycle vacates the 2 youngest of alice's jobs (p = 2), with their run times.
+    assert [(v["job"], v["run_time"]) for v in alice["vacate_next"]] == [
+        ("alice.5", 95.0), ("alice.4", 96.0)]
+    assert bob["vacate_next"] == [] and not bob["held"]
+    assert doc["totals"] == {"owners": 2, "share": 6, "feasible": 6, "demand": 10, "running": 6,
+                             "idle": 4, "vacating": 0, "owed": 3, "vacate_next": 2}
+
+
+def test_pool_report_table_is_aligned_with_a_totals_row():
+    pool = snap(100.0, running={"alice": [0, 1, 2, 3, 4, 5]}, idle={"bob": 4})
+    text = render.report_table(pool_report(pool, settings({"alice": 3, "bob": 3}, max_vacates=2)))
+    lines = text.splitlines()
+    header = lines[2]
+    assert header.split()[:7] == ["Owner", "Share", "Feasible", "Demand", "Running", "Idle", "Gap"]
+    alice = next(line for line in lines if line.startswith("alice"))
+    assert "2: 0+00:01:35, 0+00:01:36" in alice
+    total = next(line for line in lines if line.startswith("Total (2 owners)"))
+    # Numbers are right-aligned under their headings.
+    for word in ("Share", "Demand", "Running", "Gap"):
+        end = header.index(word) + len(word)
+        for line in (alice, total):
+            assert line[end - 1] != " " and line[end] == " ", (word, line)
+
+
+def test_pool_report_scales_to_ten_thousand_owners():
+    owners = {f"group{k:05d}.user{k % 97}": 1 for k in range(10_000)}
+    running = {o: [float(k)] for k, o in enumerate(list(owners)[:5_000])}
+    pool = snap(20_000.0, running=running, idle={o: 1 for o in list(owners)[5_000:]}, free=0)
+    doc = pool_report(pool, settings(owners), sort="gap")
+    text = render.report_table(doc)
+    lines = text.splitlines()
+    assert len(lines) == 3 + 1 + 10_000 + 2
+    widths = {len(re.match(r"^\S+\s+\S+", line).group(0)) for line in lines[4:-2]}
+    assert len(widths) == 1  # the share column ends at the same place on every row
+    assert doc["owners"][0]["gap"] <= doc["owners"][-1]["gap"]
+
+
+@pytest.mark.parametrize("fmt", ["json", "csv"])
+def test_pool_report_machine_formats(fmt):
+    pool = snap(100.0, running={"alice": [0, 1]}, idle={"bob": 1})
+    doc = pool_report(pool, settings({"alice": 1, "bob": 1}))
+    text = render.REPORT_RENDERERS[fmt](doc)
+    if fmt == "json":
+        assert json.loads(text)["owners"][0]["owner"] == "alice"
+    else:
+        rows = list(csv.DictReader(io.StringIO(text)))
+        assert [r["owner"] for r in rows] == ["alice", "bob"]
+        assert rows[0]["vacate_next"] == "1" and rows[0]["vacate_next_run_times"] == "99"
+
+
+def test_history_joins_each_action_to_its_reason():
+    log = read_decisions(DATA / "share-back.decisions.jsonl", pytest.fail)
+    doc = history_report(log, None, None)
+    assert doc["cycles"] == 47 and doc["runs"] == 1
+    owners = {r["owner"]: r for r in doc["owners"]}
+    assert (owners["alice"]["vacated"], owners["alice"]["lost_work"]) == (2, 24.0)
+    assert owners["bob"]["gained"] == 2
+    assert [a["job"] for a in doc["actions"]] == ["vm#1.0", "vm#1.1"]
+    assert all(a["reason"].startswith("vacate for the owner furthest below") for a in
+               doc["actions"])
+    assert "beneficiary holds 0 of target 2" in doc["actions"][0]["reason"]
+    assert "beneficiary holds 1 of target 2" in doc["actions"][1]["reason"]
+
+
+def decision_log(tmp_path: Path, lines: list[object]) -> Path:
+    path = tmp_path / "osep.log"
+    path.write_text("\n".join(x if isinstance(x, str) else json.dumps(x) for x in lines) + "\n")
+    return path
+
+
+def vacate(cycle: int, time: float, job: str, outcome: str = "done", **extra):
+    base = {"cycle": cycle, "time": time, "kind": "vacate", "job": job, "owner": "a",
+            "beneficiary": "b", "run_time": 60.0, "lost_work": 60.0}
+    return [{**base, "event": "decision", "reason": f"reason {job}"},
+            {**base, "event": "action", "outcome": outcome, **extra}]
+
+
+def test_history_keeps_daemon_runs_apart_and_windows_by_time(tmp_path):
+    # Two daemon runs both have a cycle 1 vacating job 1.0: each action gets its own run's reason.
+    path = decision_log(tmp_path, [
+        {"event": "started"},
+        *vacate(1, 100.0, "s#1.0"),
+        {"event": "cycle", "cycle": 1, "time": 100.0, "capacity": 8},
+        "not json at all",
+        {"event": "started"},
+        *vacate(1, 200.0, "s#1.0", outcome="rate-limited", detail="cycle cap of 0 reached"),
+        {"event": "cycle", "cycle": 1, "time": 200.0, "capacity": 10},
+        '{"event": "action", "cut off',
+    ])
+    warnings: list[str] = []
+    log = read_decisions(path, warnings.append)
+    assert [w.split(": ", 1)[1] for w in warnings] == [
+        "line 5: not a JSON log event, skipped", "line 10: not a JSON log event, skipped"]
+    assert all(w.startswith(str(path)) for w in warnings)
+    assert (log.runs, log.cycles, log.capacity) == (2, 2, 10)
+    assert [(a.run, a.outcome, a.reason) for a in log.actions] == [
+        (1, "done", "reason s#1.0"), (2, "rate-limited", "reason s#1.0")]
+    assert log.vacates_sent() == {"1.0": [100.0]}
+    later = history_report(read_decisions(path, warnings.append, since=150.0), 150.0, None)
+    assert later["totals"]["vacated"] == 0 and later["totals"]["not_done"] == 1
+    assert later["actions"][0]["detail"] == "cycle cap of 0 reached"
+
+
+def test_history_of_a_missing_log_is_an_error(tmp_path):
+    from osep.errors import LogError
+
+    with pytest.raises(LogError, match="nope.log"):
+        read_decisions(tmp_path / "nope.log", print)
+
+
+@pytest.mark.parametrize("text, seconds", [
+    ("1795331988", 1795331988.0),
+    ("2026-11-22T07:19:48", 1795331988.0),
+    ("2026-11-22T08:19:48+01:00", 1795331988.0),
+    ("2026-11-22 07:19:48Z", 1795331988.0),
+])
+def test_times_are_iso_or_epoch(text, seconds):
+    assert parse_time(text) == seconds
