@@ -209,7 +209,7 @@ def report_table(doc: Mapping[str, Any]) -> str:
     ]
     t = doc["totals"]
     footer = [f"Total ({t['owners']} owners)", f"{t['share']:.1f}", f"{t['feasible']:.1f}",
-              str(t["demand"]), str(t["running"]), str(t["idle"]), f"{t['owed']:.1f} owed", "",
+              str(t["demand"]), str(t["running"]), str(t["idle"]), f"{t['owed']:+.1f}", "",
               f"{t['vacate_next']} at most {doc['max_vacates']} per cycle"]
     lines = [
         f"osep report at {doc['time']}: {doc['slots']} slots; target: {doc['target']} share; "

@@ -23,14 +23,14 @@ def pytest_collection_modifyitems(items):
 @pytest.fixture
 def live(request, tmp_path) -> Live:
     """A fresh pool; ``param`` is its slot layout, or a dict of keyword arguments for
-    TestPool.start (layout, binds, extra_config)."""
+    TestPool.start (layout, cpus, binds, extra_config)."""
     param = getattr(request, "param", "static")
-    options = param if isinstance(param, dict) else {"layout": param}
+    options = {"cpus": 20, **(param if isinstance(param, dict) else {"layout": param})}
     pool = TestPool()
     if os.geteuid() != 0:
         pytest.fail("the live tests need root (chroot and mount for the test pool)")
     try:
-        pool.start(cpus=20, **options)
+        pool.start(**options)
     except (TestPoolError, OSError, subprocess.SubprocessError) as exc:
         pytest.fail(f"the HTCondor test pool could not be started: {exc}")
     harness = Live(pool, tmp_path)
