@@ -103,11 +103,12 @@ class Actuator:
             try:
                 self.pool.hold(plan.holds)
             except PoolError as exc:
-                log.error("action", kind="hold", owners=list(plan.holds), outcome="failed",
-                          detail=str(exc))
+                log.error("action", kind="hold", owners=list(plan.holds),
+                          allowance=dict(plan.holds), outcome="failed", detail=str(exc))
             else:
                 if plan.holds or self._held:
-                    log.info("action", kind="hold", owners=list(plan.holds), outcome="done")
+                    log.info("action", kind="hold", owners=list(plan.holds),
+                             allowance=dict(plan.holds), outcome="done")
                 self._held = bool(plan.holds)
         return results
 

@@ -9,8 +9,9 @@ Keeping a freed slot for its beneficiary: a vacate releases the claim and the sl
 negotiation with no reservation, so an over-share owner with a better user priority would simply get it
 back (and the loop would vacate again: thrashing). The plan's holds (:attr:`osep.model.Plan.holds`)
 prevent that: every submitter of a held owner gets a negotiator ceiling equal to what it runs right
-after the cycle's vacates (in SlotWeight, cores by default). It keeps every job it has but is matched
-nothing new, so slots freed by vacates or by jobs ending can only go to the owners below their share.
+after the cycle's vacates (in SlotWeight, cores by default), plus the plan's allowance for it (the free
+slots the owners below their share cannot use). It keeps every job it has and is matched no more than
+that, so slots freed by vacates or by jobs ending go to the owners below their share.
 Each cycle sets the holds anew; when nobody below target waits the plan holds nobody and every ceiling
 goes back to what it was before osep touched it. Ceilings are also lifted when the daemon stops, and a
 daemon that died without lifting them finds them in its state file at the next start.
@@ -32,7 +33,7 @@ import re
 import socket
 import time
 from collections import defaultdict
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
@@ -135,7 +136,7 @@ class LivePool:
         self._original: dict[str, int] = {}  # submitter -> ceiling before osep
         self._seen = _Seen()
         self._cycle_reserved: dict[str, int] = defaultdict(int)
-        self._holding: set[str] = set()
+        self._holding: dict[str, int] = {}  # owner -> new slots (cores) it may still be given
         self._restore_state()
 
     # -- retries --------------------------------------------------------------------------------
@@ -318,8 +319,8 @@ class LivePool:
             )
         )
 
-    def hold(self, owners: Collection[str]) -> None:
-        self._holding = set(owners)
+    def hold(self, holds: Mapping[str, int]) -> None:
+        self._holding = dict(holds)
         self._sync_ceilings()
 
     @property
@@ -333,7 +334,7 @@ class LivePool:
         if quick:
             self.settings = replace(self.settings, retries=1)
         self._reservations.clear()
-        self._holding = set()
+        self._holding = {}
         self._sync_ceilings()
 
     # -- reservations and ceilings -------------------------------------------------------------
@@ -385,9 +386,12 @@ class LivePool:
 
     def _desired_ceilings(self) -> dict[str, int]:
         out = {}
-        for owner in self._holding:
-            for submitter in self._seen.submitters.get(owner, ()):
-                cap = max(0, int(self._seen.busy.get(submitter, 0.0)))
+        for owner, allowance in self._holding.items():
+            submitters = sorted(self._seen.submitters.get(owner, ()))
+            for k, submitter in enumerate(submitters):
+                # The owner's allowance, split over its submitters (the first take the remainder).
+                extra = allowance // len(submitters) + (1 if k < allowance % len(submitters) else 0)
+                cap = max(0, int(self._seen.busy.get(submitter, 0.0))) + extra
                 before = self._original.get(submitter, NO_CEILING)
                 # An administrator's own, lower ceiling is never raised.
                 out[submitter] = cap if before < 0 else min(cap, before)

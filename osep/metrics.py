@@ -75,30 +75,40 @@ def violation_by_owner(c: Curves) -> dict[str, float]:
     return out
 
 
-def events(records: Sequence[JobRecord]) -> list[tuple[float, int, str, Any]]:
-    """The records as meter events, sorted: at one instant, signals, then ends (so that a slot freed
-    and taken again at the same second counts no idle gap), then submits, then starts."""
-    out: list[tuple[float, int, str, Any]] = []
+def events(records: Sequence[JobRecord]) -> list[tuple[float, int, int, str, Any]]:
+    """The records as meter events, sorted by time. At one instant: submits, then runs ending by
+    eviction (so that a slot freed and taken again in the same second counts no idle gap), then
+    other ends, then starts; a job's own events keep their order (a run of zero length ends after
+    it starts)."""
+    out: list[tuple[float, int, int, str, Any]] = []
     for rec in records:
-        out.append((rec.submit, 2, "submit", rec))
+        seq = 0
+
+        def add(time: float, rank: int, kind: str, data: Any) -> None:
+            nonlocal seq
+            out.append((time, rank, seq, kind, data))
+            seq += 1
+
+        add(rec.submit, 0, "submit", rec)
+        finished = False
         for run in rec.runs:
-            out.append((run.start, 3, "start", (rec, run)))
+            add(run.start, 3, "start", (rec, run))
             if run.vacated and run.vacate_sent is not None:
-                out.append((run.vacate_sent, 0, "signal", (rec, run)))
+                add(run.vacate_sent, 3, "signal", (rec, run))
+            empty = run.end <= run.start
             if not run.vacated and rec.finish is not None and run.end == rec.finish:
-                out.append((run.end, 1, "finish", (rec, run)))
+                add(run.end, 3 if empty else 2, "finish", (rec, run))
+                finished = True
             else:
-                out.append((run.end, 1, "end", (rec, run)))
-        if rec.finish is not None and not any(
-            not r.vacated and r.end == rec.finish for r in rec.runs
-        ):
-            out.append((rec.finish, 1, "finish", (rec, None)))
-    out.sort(key=lambda e: (e[0], e[1]))
+                add(run.end, 3 if empty else (1 if run.vacated else 2), "end", (rec, run))
+        if rec.finish is not None and not finished:
+            add(rec.finish, 2, "finish", (rec, None))
+    out.sort(key=lambda e: (e[0], e[1], e[2]))
     return out
 
 
 def feed(meter: Meter, records: Sequence[JobRecord]) -> Meter:
-    for time, _, kind, data in events(records):
+    for time, _, _, kind, data in events(records):
         if kind == "submit":
             meter.submit(time, data.id, data.owner)
             continue

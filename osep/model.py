@@ -11,6 +11,7 @@ cores or memory can be added later without changing the shape of a snapshot.
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 
@@ -188,9 +189,11 @@ class Claim:
 class Plan:
     """The outcome of one decision: what to do and the figures it was decided on.
 
-    ``holds`` names the owners that must not be given any new slot until the next cycle: everyone at
-    or above target with idle jobs, for as long as some owner below target has idle jobs. They keep
-    what they run; slots that free up meanwhile (a vacate, a job ending) go to the owners below target.
+    ``holds`` maps the owners to hold until the next cycle (everyone at or above target with idle
+    jobs, for as long as some owner below target has idle jobs) to how many new slots each may still
+    be given. They keep what they run; slots that free up meanwhile (a vacate, a job ending) go to the
+    owners below target. The allowance is the free capacity beyond what the waiting owners can use,
+    split among the held owners, so that a hold never leaves slots idle that nobody waiting wants.
     """
 
     time: float
@@ -199,5 +202,5 @@ class Plan:
     owners: tuple[OwnerView, ...]
     vacates: tuple[Vacate, ...] = ()
     claims: tuple[Claim, ...] = ()
-    holds: tuple[str, ...] = ()
+    holds: Mapping[str, int] = field(default_factory=dict)
     notes: tuple[str, ...] = field(default=())

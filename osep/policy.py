@@ -228,7 +228,7 @@ def decide(snapshot: Snapshot, settings: PolicySettings) -> Plan:
             budget, wants, gap, views, running, slots, settings, now
         )
 
-    holds = _holds(views, {v.owner for v in vacates})
+    holds = _holds(views, {v.owner for v in vacates}, len(free), len(vacates))
 
     notes: list[str] = []
     if unplaced:
@@ -245,19 +245,37 @@ def decide(snapshot: Snapshot, settings: PolicySettings) -> Plan:
     )
 
 
-def _holds(views: dict[str, OwnerView], losing: set[str]) -> tuple[str, ...]:
-    """Owners to keep from growing while someone below target waits (names in order). Owners that
-    lose a job in this plan are among them: the vacated job is idle again within seconds."""
+def _holds(views: dict[str, OwnerView], losing: set[str], free: int, vacated: int
+           ) -> dict[str, int]:
+    """Owners to keep from growing while someone below target waits, each with the number of new
+    slots it may still be given (owners in name order). Owners that lose a job in this plan are
+    among them: the vacated job is idle again within seconds.
+
+    The allowance: the free slots beyond what the waiting owners can still take (their idle jobs,
+    up to their target, less the slots already reserved for them and those this plan's vacates
+    free), split evenly among the held owners with idle jobs. Without it a hold would leave free
+    slots idle for a whole cycle whenever the owners below target wanted fewer than were free.
+    """
 
     def waiting(v: OwnerView) -> bool:
         return v.idle > 0 and v.target - v.running > EPS
 
     if not any(waiting(v) for v in views.values()):
-        return ()
-    return tuple(
-        o for o, v in views.items()
-        if not waiting(v) and (v.idle > 0 or v.vacating > 0 or o in losing)
+        return {}
+    held = [o for o, v in views.items()
+            if not waiting(v) and (v.idle > 0 or v.vacating > 0 or o in losing)]
+    need = sum(
+        max(0, min(v.idle - v.reserved, math.ceil(v.gap - EPS)))
+        for v in views.values() if waiting(v)
     )
+    spare = max(0, free - max(0, need - vacated))
+    allowance = dict.fromkeys(held, 0)
+    hungry = sorted((views[o].idle, o) for o in held if views[o].idle > 0)
+    for index, (idle, owner) in enumerate(hungry):
+        portion = spare // (len(hungry) - index)
+        allowance[owner] = min(idle, portion)
+        spare -= allowance[owner]
+    return allowance
 
 
 def _beneficiary_heap(wants: dict[str, _Wants], gap: dict[str, float]) -> list[tuple[float, str]]:

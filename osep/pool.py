@@ -3,7 +3,7 @@ behind the bindings later. The enforcement loop and the actuator know nothing el
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Mapping
 from typing import Protocol
 
 from osep.model import Job, Snapshot
@@ -26,7 +26,7 @@ class Pool(Protocol):
         """Keep ``slot`` for ``owner`` until one of its jobs starts there (or the reservation lapses)."""
         ...
 
-    def hold(self, owners: Collection[str]) -> None:
-        """Until the next call, give none of ``owners`` a new slot (they keep what they run);
-        everyone else is free again. An empty collection lifts every hold."""
+    def hold(self, holds: Mapping[str, int]) -> None:
+        """Until the next call, give each owner in ``holds`` at most that many new slots (they keep
+        what they run); everyone else is free again. An empty mapping lifts every hold."""
         ...

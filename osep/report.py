@@ -44,6 +44,7 @@ def plan_report(plan: Plan, settings: PolicySettings, sort: str = "owner") -> di
             "vacating": view.vacating,
             "gap": view.gap,
             "held": view.owner in plan.holds,
+            "allowance": plan.holds.get(view.owner),
             "vacate_next": victims.get(view.owner, []),
         }
         for view in plan.owners

@@ -11,7 +11,8 @@ against a live pool. What it models, and what it leaves out:
   its submit time, as HTCondor keeps QDate) and the slot is free for the next negotiation;
 - reservations: a reserved free slot goes only to its owner's jobs at the next negotiation, and lapses
   after ``reservation_timeout`` seconds or as soon as the owner has no idle job that fits it;
-- holds: an owner on hold is matched nothing new (what a negotiator ceiling does in a live pool);
+- holds: an owner on hold is matched no more new slots than its allowance (what a negotiator ceiling
+  does in a live pool);
 - checkpointing: none (a vacated job starts over), at vacate time (all work done before the vacate
   signal is kept), or periodic every N seconds of a run (work since the last checkpoint is lost).
 
@@ -25,7 +26,7 @@ import enum
 import heapq
 import math
 from collections import defaultdict
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -161,7 +162,7 @@ class SimulatedPool:
         self.occupied: dict[str, int] = defaultdict(int)  # slots occupied per owner, for usage
         self.usage: dict[str, float] = dict(settings.initial_usage)
         self._usage_at = 0.0
-        self.held_owners: frozenset[str] = frozenset()
+        self.held_owners: dict[str, int] = {}  # owner -> new slots it may still be given
 
     # -- the Pool interface -------------------------------------------------------------------
 
@@ -208,9 +209,9 @@ class SimulatedPool:
         target.reserved_for = owner
         target.reserved_until = self.now + self.settings.reservation_lifetime
 
-    def hold(self, owners: Collection[str]) -> None:
+    def hold(self, holds: Mapping[str, int]) -> None:
         if self.settings.holds:
-            self.held_owners = frozenset(owners)
+            self.held_owners = dict(holds)
 
     # -- internals ----------------------------------------------------------------------------
 
@@ -336,11 +337,14 @@ class SimulatedPool:
                 # Oldest idle job first, whoever owns it: the owner whose queue head is oldest.
                 ranked = [o for _, o in sorted((q[0], o) for o, q in self.idle.items() if q)]
             for candidate in ranked:
-                if candidate in self.held_owners:
+                allowed = self.held_owners.get(candidate)
+                if allowed is not None and allowed <= 0:
                     continue
                 job = self._pop_fitting(candidate, slot)
                 if job is not None:
                     self._start(job, slot)
+                    if allowed is not None:
+                        self.held_owners[candidate] = allowed - 1
                     break
 
     def records(self) -> tuple[JobRecord, ...]:

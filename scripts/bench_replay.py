@@ -3,9 +3,9 @@
 
     scripts/bench_replay.py [--jobs 10000 100000 1000000] [--owners 28] [--slots 2000] [--keep DIR]
 
-For each size it generates a synthetic but well-formed history (Poisson arrivals in daily waves over the owners,
-log-normal run times, first-come-first-served on a fixed pool, 2% of runs evicted and run again) as
-one HTCondor event log per owner, in the format the schedd writes (the bindings' own parser reads it),
+For each size it generates a synthetic but well-formed history (Poisson arrivals in daily waves over
+the owners, log-normal run times, first-come-first-served on a fixed pool, 2% of runs evicted and run
+again) as one HTCondor event log per owner, in the format the schedd writes (the bindings' own parser reads it),
 plus a decision log naming the evictions as osep's. It then runs `osep replay` on it in a child
 process and prints the wall time, events per second and the child's peak resident memory. Peak
 memory should stay flat as the log grows: replay keeps the jobs in flight, not the events.
@@ -18,7 +18,6 @@ import heapq
 import json
 import math
 import random
-import resource
 import shutil
 import subprocess
 import sys

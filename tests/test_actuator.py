@@ -66,7 +66,7 @@ def test_vacates_and_reserves_the_slot_for_the_beneficiary():
 
 def test_dry_run_touches_nothing():
     pool, actuator, plan = setup(dry_run=True)
-    assert plan.holds == ("a",)
+    assert plan.holds == {"a": 0}
     results = actuator.apply(plan)
     assert [r.outcome for r in results] == [Outcome.DRY_RUN] * 2
     assert pool.calls == []  # no vacate, no reservation, no hold

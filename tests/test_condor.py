@@ -105,8 +105,11 @@ def test_ceilings_of_an_earlier_run_are_taken_over_then_updated_or_lifted(tmp_pa
     # This run holds alice again (now at 9 cores) and not carol: carol gets her own ceiling back.
     pool._seen.submitters = {"alice": {"alice@site"}}
     pool._seen.busy = {"alice@site": 9.0}
-    pool.hold(["alice"])
+    pool.hold({"alice": 0})
     assert sorted(sent) == [("alice@site", 9), ("carol@site", 7)]
+    # An allowance raises the ceiling by that much.
+    pool.hold({"alice": 2})
+    assert sent[-1] == ("alice@site", 11)
     pool.release()
     assert sent[-1] == ("alice@site", -1) and pool.ceilings == {}
     assert '"ceilings": {}' in state.read_text()

@@ -71,3 +71,17 @@ def test_unfinished_jobs_have_no_satisfaction_and_still_count_as_demand():
 def test_owner_without_jobs_is_still_reported():
     m = compute(RECORDS, 2, {**SHARES, "idle-owner": 0.0})
     assert "idle-owner" in {o.owner for o in m.owners}
+
+
+def test_zero_length_runs_and_instant_starts_keep_each_jobs_order():
+    """A job that starts the instant it is submitted and runs for no time, and a slot evicted and
+    taken again in the same second, are fed in an order the meter accepts."""
+    records = [
+        JobRecord("z", "a", 5.0, 0.0, 5.0, (Run("s1", 5.0, 5.0, False, 0.0),)),
+        JobRecord("v", "a", 0.0, 10.0, 30.0, (Run("s2", 0.0, 8.0, True, 0.0, vacate_sent=8.0),
+                                              Run("s2", 20.0, 30.0, False, 10.0))),
+        JobRecord("w", "b", 8.0, 4.0, 12.0, (Run("s2", 8.0, 12.0, False, 4.0),)),
+    ]
+    m = compute(records, 2, {"a": 1, "b": 1})
+    assert m.vacates == 1 and m.capacity_loss == 0  # s2 was taken again at once
+    assert {o.owner: o.finished for o in m.owners} == {"a": 2, "b": 1}

@@ -247,18 +247,25 @@ def test_percent_shares_resolve_against_the_snapshot():
     "snapshot, shares, holds",
     [
         # b waits below target: a (losing jobs to the vacates) and non-owner c (idle jobs) are held.
-        (snap(running={"a": [0] * 8, "c": [0, 0]}, idle={"b": 2, "c": 3}), {"a": 5, "b": 5}, ("a", "c")),
+        # No slot is free, so neither may grow.
+        (snap(running={"a": [0] * 8, "c": [0, 0]}, idle={"b": 2, "c": 3}), {"a": 5, "b": 5},
+         {"a": 0, "c": 0}),
         # Nobody below target waits: nothing is held, idle capacity is open to all.
-        (snap(running={"a": [0] * 8}, idle={"a": 5}, free=2), {"a": 5, "b": 5}, ()),
+        (snap(running={"a": [0] * 8}, idle={"a": 5}, free=2), {"a": 5, "b": 5}, {}),
         # b is below target but has nothing queued: nobody is held.
-        (snap(running={"a": [0] * 8, "b": [0]}, idle={"a": 1}), {"a": 5, "b": 5}, ()),
+        (snap(running={"a": [0] * 8, "b": [0]}, idle={"a": 1}), {"a": 5, "b": 5}, {}),
+        # b waits with 1 job and 4 slots are free: the 3 that b cannot use stay open to a.
+        (snap(running={"a": [0] * 5}, idle={"a": 3, "b": 1}, free=4), {"a": 5, "b": 5}, {"a": 3}),
+        # ...split evenly between the held owners, none given more than it has queued.
+        (snap(running={"a": [0] * 5, "c": [0]}, idle={"a": 9, "b": 1, "c": 1}, free=6),
+         {"a": 5, "b": 5}, {"a": 4, "c": 1}),
         # b's reserved slots are not running yet: b still counts as waiting, a stays held.
         (Snapshot(0.0, tuple(Slot(f"s{k}", reserved_for="b" if k < 2 else None) for k in range(4)),
                   (Job("a.0", "a", JobState.RUNNING, slot="s2", start_time=0.0),
                    Job("a.1", "a", JobState.RUNNING, slot="s3", start_time=0.0),
                    Job("a.2", "a", JobState.IDLE),
                    Job("b.0", "b", JobState.IDLE), Job("b.1", "b", JobState.IDLE))),
-         {"a": 2, "b": 2}, ("a",)),
+         {"a": 2, "b": 2}, {"a": 0}),
     ],
 )
 def test_holds(snapshot, shares, holds):
