@@ -116,7 +116,8 @@ def study(
         outcomes = run_scenario(scenario, what_if.policies, policy)
     jobs = sum(o.jobs for o in result.metrics.owners)
     info = {
-        "name": ", ".join(s.path.name for s in sources),
+        "name": ", ".join(s.path.name for s in sources) if len(sources) <= 3
+        else f"{sources[0].path.name} and {len(sources) - 1} more logs",
         "file": [str(s.path) for s in sources],
         "description": "recorded history" + (", with what-if runs" if outcomes else ""),
         "slots": capacity,

@@ -205,3 +205,41 @@ def test_replay_plot(runner, tmp_path, suffix):
     result = runner.invoke(cli, ["replay", *SHARE_BACK, "--what-if", "none", "--plot", str(plot)])
     assert result.exit_code == 0, result.output
     assert plot.stat().st_size > 10_000
+
+
+# -- report --------------------------------------------------------------------------------------
+
+
+def test_report_history_from_the_decision_log(runner):
+    result = runner.invoke(cli, ["report", "--history", "--decisions",
+                                 str(DATA / "share-back.decisions.jsonl")])
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("osep history from") and "47 cycles" in lines[0]
+    alice = next(line for line in lines if line.startswith("alice"))
+    assert alice.split()[:3] == ["alice", "2", "0+00:00:24"]
+    assert sum(1 for line in lines if "vm#1." in line and "done" in line) == 2
+
+
+@pytest.mark.parametrize("args, message", [
+    (["report", "--decisions", "x.jsonl"], "go with --history"),
+    (["report", "--history", "--decisions", "missing.jsonl"], "missing.jsonl"),
+    (["report", "--history", "--decisions", str(DATA / "share-back.decisions.jsonl"),
+      "--since", "yesterday"], "not a time"),
+])
+def test_report_usage_errors(runner, args, message):
+    result = runner.invoke(cli, args)
+    assert result.exit_code == 2
+    assert message in result.output
+
+
+def test_progress_only_on_a_terminal(monkeypatch, capsys):
+    from osep import cli as module
+
+    monkeypatch.setattr("sys.stderr.isatty", lambda: False, raising=False)
+    assert module.progress_reporter() is None
+    monkeypatch.setattr("sys.stderr.isatty", lambda: True, raising=False)
+    report = module.progress_reporter()
+    assert report is not None
+    report(100_000, 1795331988.0)
+    assert capsys.readouterr().err == "\r100,000 events, log time 2026-11-22 07:19 UTC"
