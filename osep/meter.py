@@ -191,6 +191,7 @@ class Meter:
         self._fes: dict[str, float] = {}
         self._fes_stale = True
         self._vacated_at: dict[str, float] = {}  # slot -> end of the evicted run that freed it
+        self._occupant: dict[str, str] = {}  # slot -> the job running there
         self.capacity_loss = 0.0
         self.vacate_time = 0.0
         self.vacates = 0
@@ -258,6 +259,7 @@ class Meter:
         self.advance(t)
         state.slot, state.start, state.signal = slot, t, None
         self._owner(state.owner).running += 1
+        self._occupant[slot] = job
         freed = self._vacated_at.pop(slot, None)
         if freed is not None:
             self.capacity_loss += max(0.0, t - freed)
@@ -287,10 +289,14 @@ class Meter:
             state.saved += kept
             self.vacate_time += t - signal
             self.vacates += 1
-            if state.slot is not None:
+            # The slot is idle from here, unless logs merged from several files already put the
+            # next job there (events of one second in another order).
+            if state.slot is not None and self._occupant.get(state.slot) == job:
                 self._vacated_at[state.slot] = t
             if self._bins is not None:
                 self._bins.evicted(t)
+        if state.slot is not None and self._occupant.get(state.slot) == job:
+            del self._occupant[state.slot]
         state.slot = state.start = state.signal = None
 
     def finish(self, t: float, job: str, runtime: float | None = None) -> float:

@@ -120,3 +120,31 @@ def test_progress_is_reported_every_n_events():
     events = [ev(K.SUBMIT, f"{k}.0", float(k)) for k in range(10)]
     run(events, progress=lambda n, t: calls.append((n, t)), every=4)
     assert calls == [(4, 3.0), (8, 7.0)]
+
+
+def test_a_slot_freed_and_taken_in_one_second_across_logs_is_no_loss():
+    """Per-user logs each keep their own order; between them, the run that ends comes first, and a
+    start already on the slot keeps the eviction from opening an idle gap."""
+    alice = [ev(K.SUBMIT, "1.0", 0, source="a"), ev(K.EXECUTE, "1.0", 0, slot="s", source="a"),
+             ev(K.EVICT, "1.0", 10, source="a"), ev(K.EXECUTE, "1.0", 50, slot="s", source="a")]
+    bob = [ev(K.SUBMIT, "2.0", 5, owner="b", source="b"),
+           ev(K.EXECUTE, "2.0", 10, owner="b", slot="s", source="b"),
+           ev(K.TERMINATE, "2.0", 50, owner="b", source="b")]
+    merged = list(merge([iter(bob), iter(alice)]))
+    assert [(e.job, e.kind) for e in merged if e.time == 10] == [("1.0", K.EVICT), ("2.0", K.EXECUTE)]
+    result, _ = run(merged, capacity=1)
+    assert result.metrics.capacity_loss == 0
+
+
+def test_an_eviction_reported_after_the_next_start_opens_no_gap():
+    from osep.meter import Meter
+
+    m = Meter({}, 1)
+    m.submit(0, "x", "a")
+    m.submit(0, "y", "a")
+    m.start(0, "x", "s")
+    m.start(10, "y", "s")  # y's start arrived before x's eviction, in the same second
+    m.end(10, "x", evicted=True)
+    m.finish(20, "y")
+    m.start(30, "x", "s")
+    assert m.result().capacity_loss == 0
