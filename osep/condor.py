@@ -1,9 +1,10 @@
-"""The live HTCondor pool: the only module that imports the HTCondor bindings.
+"""The live HTCondor pool, and HTCondor's job event logs: the only module that imports the bindings.
 
 It reads a snapshot from the collector (slot ads) and every schedd (job ads), acts on it (vacate), keeps
-freed slots for the owners they were taken for, and publishes the daemon's own ad. HTCondor's states and
-attribute names are mapped to the project's own types by the tables below; everything else in osep
-sees only :mod:`osep.model`.
+freed slots for the owners they were taken for, and publishes the daemon's own ad; for replay it reads
+job event logs (:func:`read_event_log`). HTCondor's states, event types and attribute names are mapped to
+the project's own types by the tables below; everything else in osep sees only :mod:`osep.model` and
+:mod:`osep.events`.
 
 Keeping a freed slot for its beneficiary: a vacate releases the claim and the slot goes back to
 negotiation with no reservation, so an over-share owner with a better user priority would simply get it
