@@ -154,3 +154,20 @@ def test_metrics_of_the_timeline():
     assert (m.lost_work, m.vacate_time, m.vacates) == (120, 10, 1)
     a = next(o for o in m.owners if o.owner == "a")
     assert a.satisfaction == pytest.approx((100 + 100 * 1000 / 1300) / 2)
+
+
+def test_a_held_owner_still_gets_the_slots_nobody_waiting_wants():
+    """Six slots. a (share 2) runs 2 jobs, b (share 2) runs 1; 3 slots are free. At 30 b queues one
+    more job and a three. The cycle at 50 holds a while b waits, but b can use only 1 of the 3 free
+    slots: a may still take the other 2, so the 60 negotiation fills the pool instead of leaving 2
+    slots idle until the hold is lifted."""
+    slots = [SlotSpec(f"slot{k}") for k in range(1, 7)]
+    jobs = [JobSpec("a.0", "a", 0, 1000), JobSpec("a.1", "a", 0, 1000), JobSpec("b.0", "b", 0, 1000),
+            JobSpec("b.1", "b", 30, 1000)] + [JobSpec(f"a.{k}", "a", 30, 1000) for k in (2, 3, 4)]
+    shares = {"a": 2.0, "b": 2.0}
+    settings = PoolSettings(negotiation_interval=60, vacate_delay=10, order=Order.FIFO)
+    result = simulate(slots, jobs, settings, shares,
+                      policy=PolicySettings(ShareTable(shares), interval=50))
+    starts = sorted((r.runs[0].start, r.id) for r in result.jobs)
+    assert starts[3:6] == [(60, "a.2"), (60, "a.3"), (60, "b.1")]
+    assert result.vacates == 0
