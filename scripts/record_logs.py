@@ -25,10 +25,13 @@ from recordings import SCENARIOS, SLOTS, record  # noqa: E402
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("names", nargs="*", choices=[[], *SCENARIOS], default=[],
-                        metavar="NAME", help=f"one of {', '.join(SCENARIOS)}")
+    parser.add_argument("names", nargs="*", metavar="NAME",
+                        help=f"one of {', '.join(SCENARIOS)} (default: all)")
     parser.add_argument("--out", type=Path, default=ROOT / "tests" / "data")
     args = parser.parse_args()
+    unknown = [n for n in args.names if n not in SCENARIOS]
+    if unknown:
+        parser.error(f"no scenario {', '.join(unknown)}; there are {', '.join(SCENARIOS)}")
     for name in args.names or list(SCENARIOS):
         pool = TestPool()
         pool.start(cpus=SLOTS)
