@@ -3,9 +3,21 @@
 from __future__ import annotations
 
 import logging
+import time
+
 import pytest
 import structlog
 
+
+@pytest.fixture(autouse=True)
+def utc(monkeypatch):
+    """The recorded event logs (tests/data/) carry local times from a test pool that ran in UTC, so
+    their absolute dates read the same on every machine only in UTC."""
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
 
 
 @pytest.fixture(autouse=True)
