@@ -121,8 +121,8 @@ def draw_series(path: Path | str, title: str, panels: Mapping[str, tuple[Series,
         if any(series.evictions):
             bars = ax.twinx()
             bars.bar(edges[:-1], series.evictions, width=series.width / scale, align="edge",
-                     color="black", alpha=0.35, label="evictions")
-            bars.set_ylim(0, max(series.evictions) * 4)
+                     color="black", alpha=0.3, label="evictions")
+            bars.set_ylim(0, max(series.evictions) * 6)  # the bottom sixth of the panel
             bars.set_yticks([])
         ax.set_title(
             f"{name}: PV {m.violation:.0f}, LC {m.capacity_loss:.0f}, PC {m.cost:.0f} slot-s, "
