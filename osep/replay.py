@@ -86,7 +86,7 @@ def replay(
     owners = owners or {}
     pending = {job: list(times) for job, times in (signals or {}).items()}
     meter = Meter(shares, capacity, curves=curves)
-    result_osep: dict[str, int] = {}
+    osep_evictions: dict[str, int] = {}
     recorded: list[RecordedJob] = []
     warned_backwards: set[str] = set()
     count = warnings = 0
@@ -149,7 +149,7 @@ def replay(
             if asked is not None:
                 meter.signal(asked, job)
                 owner = meter.owner_of(job) or UNKNOWN_OWNER
-                result_osep[owner] = result_osep.get(owner, 0) + 1
+                osep_evictions[owner] = osep_evictions.get(owner, 0) + 1
             meter.end(t, job, evicted=True, saved=math.inf if event.checkpointed else 0.0)
         elif kind is EventKind.TERMINATE:
             owner = meter.owner_of(job) or UNKNOWN_OWNER
@@ -180,7 +180,7 @@ def replay(
         end=meter.now,
         capacity=capacity,
         unfinished=meter.in_flight,
-        osep_evictions=result_osep,
+        osep_evictions=osep_evictions,
         workload=recorded,
         warnings=warnings,
     )
