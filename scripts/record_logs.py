@@ -40,11 +40,7 @@ def main() -> int:
             try:
                 rec = record(live, name, args.out)
             finally:
-                for proc in live.daemons:
-                    if proc.poll() is None:
-                        proc.kill()
-                        proc.wait(timeout=10)
-                pool.stop()
+                live.close()
         print(f"{name}: {rec.events}" + (f", {rec.decisions}" if rec.decisions else ""))
     return 0
 

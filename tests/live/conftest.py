@@ -37,8 +37,4 @@ def live(request, tmp_path) -> Live:
     try:
         yield harness
     finally:
-        for proc in harness.daemons:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait(timeout=10)
-        pool.stop()
+        harness.close()

@@ -78,6 +78,14 @@ class Live:
         self.daemons.append(proc)
         return proc
 
+    def close(self) -> None:
+        """Kill every daemon this harness started that is still running, then stop the pool."""
+        for proc in self.daemons:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(timeout=10)
+        self.pool.stop()
+
     def stop(self, proc: subprocess.Popen, sig: int = signal.SIGTERM, timeout: float = 60) -> int:
         proc.send_signal(sig)
         return proc.wait(timeout=timeout)
