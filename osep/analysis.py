@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from osep import render
-from osep.decisions import DecisionLog, read_decisions
+from osep.decisions import read_decisions
 from osep.errors import OsepError
 from osep.experiment import Outcome, run_scenario
 from osep.meter import Meter, Series
@@ -53,7 +53,6 @@ class WhatIf:
 class Study:
     document: dict[str, Any]
     replay: Replay
-    decisions: DecisionLog | None
     outcomes: dict[str, Outcome]
     capacity: int
 
@@ -139,7 +138,7 @@ def study(
         extra["evicted_by_osep"] = sum(result.osep_evictions.values())
     columns = {RECORDED: render.column(result.metrics, "what the logs recorded", None, **extra)}
     columns.update({n: render.outcome_column(o, capacity) for n, o in outcomes.items()})
-    return Study(render.document(info, columns), result, log, outcomes, capacity)
+    return Study(render.document(info, columns), result, outcomes, capacity)
 
 
 def _scenario(sources: Sequence[LogSource], result: Replay, policy: PolicySettings,

@@ -553,6 +553,7 @@ def read_event_log(path: Path, warn: Callable[[str], None]) -> Iterator[LogEvent
         raise LogError(f"cannot read the event log {name}: {exc}") from None
     position = 0
     held: LogEvent | None = None  # the last event, until we know no ad information follows it
+    held_id: tuple[int, int] = (-1, -1)  # its (cluster, proc)
     stuck_at = -1
     while True:
         events = reader.events(0)
@@ -573,7 +574,7 @@ def read_event_log(path: Path, warn: Callable[[str], None]) -> Iterator[LogEvent
             position += 1
             number = int(raw["EventTypeNumber"])
             if number == AD_INFORMATION:
-                if held is not None and raw.cluster == _cluster(held) and raw.proc == _proc(held):
+                if held is not None and (raw.cluster, raw.proc) == held_id:
                     try:
                         held = replace(held, owner=owner_of(raw))
                     except KeyError:
@@ -588,9 +589,10 @@ def read_event_log(path: Path, warn: Callable[[str], None]) -> Iterator[LogEvent
                     warn(f"{name}: event {position}: unknown event type {number}, skipped")
                 continue
             try:
+                held_id = (raw.cluster, raw.proc)
                 held = LogEvent(
                     kind=kind,
-                    job=f"{raw.cluster}.{raw.proc}",
+                    job=f"{held_id[0]}.{held_id[1]}",
                     time=_event_time(str(raw["EventTime"])),
                     source=name,
                     position=position,
@@ -615,14 +617,6 @@ def read_event_log(path: Path, warn: Callable[[str], None]) -> Iterator[LogEvent
     if held is not None:
         yield held
     reader.close()
-
-
-def _cluster(event: LogEvent) -> int:
-    return int(event.job.split(".")[0])
-
-
-def _proc(event: LogEvent) -> int:
-    return int(event.job.split(".")[1])
 
 
 def _event_time(text: str) -> float:

@@ -52,7 +52,6 @@ class DecisionLog:
     first: float | None = None
     last: float | None = None
     held_cycles: dict[str, int] = field(default_factory=dict)  # owner -> cycles spent held
-    skipped_lines: int = 0
 
     def vacates_sent(self) -> dict[str, list[float]]:
         """``cluster.proc`` -> times a vacate was sent for it, oldest first."""
@@ -89,7 +88,6 @@ def read_decisions(
                 if not isinstance(event, dict):
                     raise ValueError("not an object")
             except ValueError:
-                log.skipped_lines += 1
                 warn(f"{path}: line {number}: not a JSON log event, skipped")
                 continue
             name = event.get("event")

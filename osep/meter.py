@@ -57,7 +57,6 @@ class Metrics:
     makespan: float
     owners: tuple[OwnerMetrics, ...]
     saved_work: float = 0.0
-    start: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,7 +184,6 @@ class Meter:
         self.origin = origin  # makespan is measured from here; default: the first event
         self.capacity = capacity
         self.now: float | None = None
-        self.first: float | None = None
         self._jobs: dict[str, _Job] = {}
         self._owners: dict[str, _Owner] = {o: _Owner() for o in self.shares}
         self._fes: dict[str, float] = {}
@@ -204,7 +202,7 @@ class Meter:
     def advance(self, t: float) -> None:
         """Integrate the current state up to ``t``."""
         if self.now is None:
-            self.now = self.first = t
+            self.now = t
             if self.origin is None:
                 self.origin = t
             if self._curves:
@@ -391,7 +389,6 @@ class Meter:
             makespan=self.makespan,
             owners=owners,
             saved_work=sum(o.saved_work for o in owners),
-            start=self.origin or 0.0,
         )
 
     def series(self) -> Series | None:

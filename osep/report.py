@@ -10,7 +10,6 @@ vacate it may list again a deficit that is already being filled.
 from __future__ import annotations
 
 import datetime
-from collections.abc import Iterable
 from typing import Any
 
 from osep.decisions import Action, DecisionLog
@@ -99,7 +98,7 @@ def history_report(log: DecisionLog, since: float | None, until: float | None) -
             victim["not_done"] += 1
     for name in log.held_cycles:
         row(name)
-    done = [a for a in log.actions if a.kind == "vacate" and a.outcome == "done"]
+    rows = sorted(owners.values(), key=lambda r: (-r["vacated"], r["owner"]))
     return {
         "log": log.path,
         "since": iso(since),
@@ -109,19 +108,16 @@ def history_report(log: DecisionLog, since: float | None, until: float | None) -
         "runs": log.runs,
         "cycles": log.cycles,
         "failed_cycles": log.failed_cycles,
-        "owners": sorted(owners.values(), key=lambda r: (-r["vacated"], r["owner"])),
+        "owners": rows,
         "totals": {
-            "vacated": len(done),
-            "lost_work": sum(a.lost_work for a in done),
-            "not_done": sum(1 for a in log.actions if a.kind == "vacate" and a.outcome != "done"),
+            # Every vacate is in its victim's row, so the totals are the rows' sums.
+            "vacated": sum(r["vacated"] for r in rows),
+            "lost_work": sum(r["lost_work"] for r in rows),
+            "not_done": sum(r["not_done"] for r in rows),
             "claims": sum(1 for a in log.actions if a.kind == "claim" and a.outcome == "done"),
         },
-        "actions": [_action(a) for a in _vacates(log.actions)],
+        "actions": [_action(a) for a in log.actions if a.kind == "vacate"],
     }
-
-
-def _vacates(actions: Iterable[Action]) -> list[Action]:
-    return [a for a in actions if a.kind == "vacate"]
 
 
 def _action(a: Action) -> dict[str, Any]:
