@@ -1,5 +1,5 @@
 """``python -m osep``: the same as the ``osep`` command."""
 
-from osep.cli import main
+from osep.ui.cli import main
 
 main()

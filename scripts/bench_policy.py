@@ -2,7 +2,7 @@
 """How long one decision takes on a large pool: prints figures, asserts nothing.
 
 Builds a synthetic snapshot (by default 1,000,000 jobs on 100,000 slots for 10,000 owners: every
-slot busy, the rest idle, shares drawn at random and scaled to the pool), then times osep.policy.decide
+slot busy, the rest idle, shares drawn at random and scaled to the pool), then times osep.core.policy.decide
 on it with the process CPU clock. The snapshot is built once and not counted.
 
     .venv/bin/python scripts/bench_policy.py [--jobs N] [--slots N] [--owners N] [--repeat N]
@@ -20,9 +20,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from osep.model import Job, JobState, Slot, Snapshot, Target, VictimOrder  # noqa: E402
-from osep.policy import PolicySettings, decide  # noqa: E402
-from osep.shares import ShareTable  # noqa: E402
+from osep.core.model import Job, JobId, JobState, Slot, Snapshot  # noqa: E402
+
+from osep.core.plan import Target, VictimOrder  # noqa: E402
+from osep.core.policy import PolicySettings, decide  # noqa: E402
+from osep.core.shares import ShareTable  # noqa: E402
 
 
 def build(jobs: int, slots: int, owners: int, seed: int) -> tuple[Snapshot, ShareTable]:
@@ -36,10 +38,10 @@ def build(jobs: int, slots: int, owners: int, seed: int) -> tuple[Snapshot, Shar
     job_list = []
     for k, owner in enumerate(owner_of):
         if k < slots:
-            job_list.append(Job(f"{k}.0", owner, JobState.RUNNING, now - 90_000, slot_list[k].name,
+            job_list.append(Job(JobId("bench", k, 0), owner, JobState.RUNNING, now - 90_000, slot_list[k].name,
                                 start_time=now - rnd.uniform(0, 86_400)))
         else:
-            job_list.append(Job(f"{k}.0", owner, JobState.IDLE, now - rnd.uniform(0, 3_600)))
+            job_list.append(Job(JobId("bench", k, 0), owner, JobState.IDLE, now - rnd.uniform(0, 3_600)))
     raw = [rnd.uniform(0.1, 10.0) for _ in names]
     total = sum(raw)
     shares = ShareTable({n: slots * r / total for n, r in zip(names, raw)})

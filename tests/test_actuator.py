@@ -7,14 +7,16 @@ from dataclasses import replace
 
 from structlog.testing import capture_logs
 
-from osep.actuator import Actuator, Limits, Outcome
-from osep.errors import PoolError
-from osep.loop import Enforcer
-from osep.model import Job, JobState, Snapshot
-from osep.policy import PolicySettings, decide
-from osep.shares import ShareTable
+from osep.enforce.actuator import Actuator, Limits
 
-from builders import snap
+from osep.enforce.decisionlog import Outcome
+from osep.errors import PoolError
+from osep.enforce.loop import Enforcer
+from osep.core.model import Job, JobId, JobState, Snapshot
+from osep.core.policy import PolicySettings, decide
+from osep.core.shares import ShareTable
+
+from builders import jid, name, snap
 
 
 class FakePool:
@@ -30,13 +32,13 @@ class FakePool:
     def snapshot(self) -> Snapshot:
         return self.current
 
-    def job(self, job_id: str) -> Job | None:
+    def job(self, job_id: JobId) -> Job | None:
         return self.jobs.get(job_id)
 
-    def vacate(self, job_id: str) -> None:
-        if job_id in self.fail_on:
+    def vacate(self, job_id: JobId) -> None:
+        if name(job_id) in self.fail_on:
             raise PoolError(f"schedd refused {job_id}")
-        self.calls.append(("vacate", job_id))
+        self.calls.append(("vacate", name(job_id)))
 
     def reserve(self, slot: str, owner: str) -> None:
         self.calls.append(("reserve", slot, owner))
@@ -74,8 +76,8 @@ def test_dry_run_touches_nothing():
 
 def test_recheck_skips_a_job_that_finished_or_restarted():
     pool, actuator, plan = setup()
-    del pool.jobs["a.3"]
-    pool.jobs["a.2"] = replace(pool.jobs["a.2"], start_time=999.0)
+    del pool.jobs[jid("a.3")]
+    pool.jobs[jid("a.2")] = replace(pool.jobs[jid("a.2")], start_time=999.0)
     results = actuator.apply(plan)
     assert [r.outcome for r in results] == [Outcome.CHANGED, Outcome.CHANGED]
     assert "gone" in results[0].detail and "restarted" in results[1].detail
@@ -84,7 +86,7 @@ def test_recheck_skips_a_job_that_finished_or_restarted():
 
 def test_recheck_skips_a_job_no_longer_running():
     pool, actuator, plan = setup()
-    pool.jobs["a.3"] = replace(pool.jobs["a.3"], state=JobState.IDLE)
+    pool.jobs[jid("a.3")] = replace(pool.jobs[jid("a.3")], state=JobState.IDLE)
     assert actuator.apply(plan)[0].outcome is Outcome.CHANGED
 
 
@@ -145,10 +147,10 @@ def test_enforcer_logs_one_event_per_decision_and_action_with_context(verbose_lo
     holds = [e for e in first if e["event"] == "action" and e["kind"] == "hold"]
     assert holds[0]["owners"] == ["a"] and holds[0]["outcome"] == "done"
     assert [(d["job"], d["owner"], d["beneficiary"]) for d in decisions] == [
-        ("a.3", "a", "b"), ("a.2", "a", "b")]
+        ("a#0.3", "a", "b"), ("a#0.2", "a", "b")]
     assert all("lowest wallclock" in d["reason"] for d in decisions)
     assert decisions[0]["run_time"] == 960.0
-    assert [(a["job"], a["outcome"]) for a in actions] == [("a.3", "done"), ("a.2", "done")]
+    assert [(a["job"], a["outcome"]) for a in actions] == [("a#0.3", "done"), ("a#0.2", "done")]
     (summary,) = [e for e in first if e["event"] == "cycle"]
     assert summary["vacated"] == 2 and summary["time"] == 1000.0
     assert any(e.get("cycle") == 2 and e["event"] == "cycle" for e in events)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from osep.cli import cli
+from osep.ui.cli import cli
 
 ROOT = Path(__file__).parent.parent
 JOB_SIZE = str(ROOT / "config" / "scenarios" / "paper-job-size.toml")
@@ -234,7 +234,7 @@ def test_report_usage_errors(runner, args, message):
 
 
 def test_progress_only_on_a_terminal(monkeypatch, capsys):
-    from osep import cli as module
+    from osep.ui import cli as module
 
     monkeypatch.setattr("sys.stderr.isatty", lambda: False, raising=False)
     assert module.progress_reporter() is None

@@ -6,9 +6,9 @@ import dataclasses
 
 import pytest
 
-from osep.config import load_policy
+from osep.config.policy import load_policy
 from osep.errors import ConfigError
-from osep.model import Target, VictimOrder
+from osep.core.plan import Target, VictimOrder
 
 GOOD = """
 [policy]
@@ -30,17 +30,18 @@ def write(tmp_path, text, name="policy.toml"):
 
 
 def test_good_policy_loads(tmp_path):
-    settings = load_policy(write(tmp_path, GOOD))
+    loaded = load_policy(write(tmp_path, GOOD))
+    settings = loaded.settings
     assert settings.target is Target.FEASIBLE
     assert settings.victim_order is VictimOrder.LOST_WORK
-    assert settings.max_vacates == 3 and settings.interval == 120
+    assert settings.max_vacates == 3 and loaded.interval == 120
     assert dict(settings.shares.shares) == {"atlas": 10, "cms": 6}
     with pytest.raises(dataclasses.FrozenInstanceError):
-        settings.interval = 1  # type: ignore[misc]
+        loaded.interval = 1  # type: ignore[misc]
 
 
 def test_defaults_follow_the_paper(tmp_path):
-    settings = load_policy(write(tmp_path, '[owners]\na = "60%"\nb = "40%"\n'))
+    settings = load_policy(write(tmp_path, '[owners]\na = "60%"\nb = "40%"\n')).settings
     assert settings.target is Target.OWNER
     assert settings.victim_order is VictimOrder.WALLCLOCK
     assert settings.max_vacates is None
@@ -50,7 +51,7 @@ def test_defaults_follow_the_paper(tmp_path):
 def test_bundled_policy_example_is_valid():
     from pathlib import Path
 
-    settings = load_policy(Path(__file__).parent.parent / "config" / "policy.toml")
+    settings = load_policy(Path(__file__).parent.parent / "config" / "policy.toml").settings
     assert settings.shares.shares
 
 

@@ -6,11 +6,12 @@ import signal
 
 import pytest
 
-from osep.config import DaemonSettings, parse_knobs
-from osep.daemon import Daemon, Loaded, loader
+from osep.config.knobs import DaemonSettings, Overrides, load_run_settings, parse_knobs, run_settings
+from osep.config.policy import PolicyFile
+from osep.core.policy import PolicySettings
+from osep.core.shares import ShareTable
+from osep.enforce.daemon import Daemon
 from osep.errors import ConfigError, PoolError
-from osep.policy import PolicySettings
-from osep.shares import ShareTable
 
 from builders import snap
 
@@ -48,13 +49,16 @@ class FakeLive:
     def withdraw(self):
         self.calls.append(("withdraw",))
 
+    def reconfigure(self, settings):
+        self.calls.append(("reconfigure", settings))
 
-POLICY = PolicySettings(ShareTable({"a": 2, "b": 2}), interval=60)
+
+POLICY = PolicyFile(PolicySettings(ShareTable({"a": 2, "b": 2})), interval=60)
 
 
 def make(daemon_settings=DaemonSettings(), policy=POLICY, waits=None):
     pool = FakeLive()
-    state = {"loaded": Loaded(daemon_settings, policy)}
+    state = {"loaded": run_settings(daemon_settings, policy)}
     waited: list[float] = []
 
     def wait(seconds):
@@ -128,11 +132,10 @@ def test_sighup_with_a_bad_policy_keeps_the_old_one():
 
 def test_sighup_applies_a_good_policy():
     daemon, pool, state, _ = make(waits=[hup, term])
-    seen = []
-    daemon._on_reload = seen.append
-    state["loaded"] = Loaded(DaemonSettings(max_vacates=1, vacate_fast=True), POLICY)
+    state["loaded"] = run_settings(DaemonSettings(max_vacates=1, vacate_fast=True), POLICY)
     assert daemon.run() == 0
-    assert [s.daemon.vacate_fast for s in seen] == [True]  # the pool's settings are refreshed too
+    seen = [c[1] for c in pool.calls if c[0] == "reconfigure"]
+    assert [s.vacate_fast for s in seen] == [True]  # the pool's settings are refreshed too
     assert daemon.enforcer.settings.max_vacates == 1
     assert daemon.enforcer.actuator.limits.max_vacates_per_cycle == 1
 
@@ -144,16 +147,16 @@ def test_sigquit_leaves_at_once_but_still_tries_to_release():
     assert ("release", "quick") in pool.calls  # one unretried attempt
 
 
-def test_loader_needs_a_policy_file(tmp_path):
-    load = loader(lambda: {}, {}, lambda path: POLICY)
+def test_loading_needs_a_policy_file(tmp_path):
     with pytest.raises(ConfigError, match="OSEP_POLICY_FILE"):
-        load()
+        load_run_settings({}, Overrides())
     policy = tmp_path / "p.toml"
-    load = loader(lambda: {"OSEP_POLICY_FILE": str(policy), "OSEP_INTERVAL": "30"}, {"interval": 10.0},
-                  lambda path: POLICY)
-    loaded = load()
+    policy.write_text("[policy]\ninterval = 45\n[owners]\na = 2\nb = 2\n")
+    loaded = load_run_settings({"OSEP_POLICY_FILE": str(policy), "OSEP_INTERVAL": "30"},
+                               Overrides(interval=10.0))
     assert loaded.daemon.policy_file == policy
-    assert loaded.effective_policy.interval == 10.0  # the command line wins over the knob
+    assert loaded.interval == 10.0  # the command line wins over the knob
+    assert load_run_settings({"OSEP_POLICY_FILE": str(policy)}, Overrides()).interval == 45.0
 
 
 @pytest.mark.parametrize(

@@ -2,7 +2,7 @@ import math
 
 import pytest
 
-from osep import fairshare
+from osep.sim import fairshare
 
 
 @pytest.mark.parametrize(

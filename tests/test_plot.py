@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from osep.meter import Meter
-from osep.plot import LINE_OWNERS, _ranked_owners, draw_series
+from osep.measure.meter import Meter
+from osep.ui.plot import LINE_OWNERS, _ranked_owners, draw_series
 
 
 def busy_meter(owners: int, jobs: int = 200) -> Meter:

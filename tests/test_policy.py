@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from osep.model import Job, JobState, Slot, Snapshot, Target, VictimOrder
-from osep.policy import PolicySettings, decide
-from osep.shares import ShareTable
+from osep.core.model import Job, JobState, Slot, Snapshot
 
-from builders import snap
+from osep.core.plan import Target, VictimOrder
+from osep.core.policy import PolicySettings, decide
+from osep.core.shares import ShareTable
+
+from builders import jid, name, snap
 
 
 def settings(shares, **kw) -> PolicySettings:
@@ -148,7 +150,7 @@ CASES = [
 @pytest.mark.parametrize("snapshot, policy, vacates, claims", CASES)
 def test_decide(snapshot, policy, vacates, claims):
     plan = decide(snapshot, policy)
-    assert [(v.job, v.beneficiary) for v in plan.vacates] == vacates
+    assert [(name(v.job), v.beneficiary) for v in plan.vacates] == vacates
     assert len(plan.claims) == claims
     assert len(plan.vacates) <= plan.max_vacates
 
@@ -164,10 +166,10 @@ def test_reservations_in_flight_prevent_double_vacates():
     cycle must not vacate again for the same deficit."""
     slots = tuple(Slot(f"s{k}", reserved_for="b" if k < 5 else None) for k in range(10))
     jobs = tuple(
-        Job(f"a.{k}", "a", JobState.VACATING if k < 5 else JobState.RUNNING, slot=f"s{k}",
+        Job(jid(f"a.{k}"), "a", JobState.VACATING if k < 5 else JobState.RUNNING, slot=f"s{k}",
             start_time=float(k))
         for k in range(10)
-    ) + tuple(Job(f"b.{k}", "b", JobState.IDLE) for k in range(10))
+    ) + tuple(Job(jid(f"b.{k}"), "b", JobState.IDLE) for k in range(10))
     plan = decide(Snapshot(1000.0, slots, jobs), settings({"a": 5, "b": 5}))
     assert plan.vacates == ()
     b = next(v for v in plan.owners if v.owner == "b")
@@ -178,7 +180,7 @@ def test_reservations_in_flight_prevent_double_vacates():
 
 def test_stale_reservation_for_owner_without_idle_jobs_does_not_count():
     slots = (Slot("s0", reserved_for="b"), Slot("s1"))
-    jobs = (Job("a.0", "a", JobState.RUNNING, slot="s1", start_time=0.0),)
+    jobs = (Job(jid("a.0"), "a", JobState.RUNNING, slot="s1", start_time=0.0),)
     plan = decide(Snapshot(100.0, slots, jobs), settings({"a": 1, "b": 1}))
     b = next(v for v in plan.owners if v.owner == "b")
     assert b.reserved == 0
@@ -188,19 +190,19 @@ def test_lost_work_order_prefers_the_recent_checkpoint():
     slots = tuple(Slot(f"s{k}") for k in range(3))
     jobs = (
         # Started long ago but checkpointed a minute ago: little to lose.
-        Job("a.old", "a", JobState.RUNNING, slot="s0", start_time=0.0, checkpoint_time=940.0),
+        Job(jid("a.0"), "a", JobState.RUNNING, slot="s0", start_time=0.0, checkpoint_time=940.0),
         # Started recently, never checkpointed: the paper's wall clock rule would take this one.
-        Job("a.new", "a", JobState.RUNNING, slot="s1", start_time=800.0),
-        Job("a.mid", "a", JobState.RUNNING, slot="s2", start_time=500.0),
-        Job("b.0", "b", JobState.IDLE),
+        Job(jid("a.1"), "a", JobState.RUNNING, slot="s1", start_time=800.0),
+        Job(jid("a.2"), "a", JobState.RUNNING, slot="s2", start_time=500.0),
+        Job(jid("b.0"), "b", JobState.IDLE),
     )
     snapshot = Snapshot(1000.0, slots, jobs)
     by_wall = decide(snapshot, settings({"a": 1, "b": 2}, max_vacates=1))
     by_loss = decide(
         snapshot, settings({"a": 1, "b": 2}, max_vacates=1, victim_order=VictimOrder.LOST_WORK)
     )
-    assert [v.job for v in by_wall.vacates] == ["a.new"]
-    assert [v.job for v in by_loss.vacates] == ["a.old"]
+    assert [name(v.job) for v in by_wall.vacates] == ["a.1"]
+    assert [name(v.job) for v in by_loss.vacates] == ["a.0"]
     assert by_loss.vacates[0].lost_work == 60.0
     assert by_loss.vacates[0].run_time == 1000.0
 
@@ -208,12 +210,12 @@ def test_lost_work_order_prefers_the_recent_checkpoint():
 def test_running_job_on_unknown_slot_is_never_a_victim():
     slots = (Slot("s0"),)
     jobs = (
-        Job("a.0", "a", JobState.RUNNING, slot="elsewhere", start_time=0.0),
-        Job("a.1", "a", JobState.RUNNING, slot="s0", start_time=0.0),
-        Job("b.0", "b", JobState.IDLE),
+        Job(jid("a.0"), "a", JobState.RUNNING, slot="elsewhere", start_time=0.0),
+        Job(jid("a.1"), "a", JobState.RUNNING, slot="s0", start_time=0.0),
+        Job(jid("b.0"), "b", JobState.IDLE),
     )
     plan = decide(Snapshot(10.0, slots, jobs), settings({"b": 1}))
-    assert [v.job for v in plan.vacates] == ["a.1"]
+    assert [name(v.job) for v in plan.vacates] == ["a.1"]
     assert any("missing from the snapshot" in n for n in plan.notes)
 
 
@@ -228,8 +230,8 @@ def test_every_vacate_says_why():
 
 def test_held_jobs_are_not_demand():
     jobs = (
-        Job("a.0", "a", JobState.RUNNING, slot="s0", start_time=0.0),
-        Job("b.0", "b", JobState.HELD),
+        Job(jid("a.0"), "a", JobState.RUNNING, slot="s0", start_time=0.0),
+        Job(jid("b.0"), "b", JobState.HELD),
     )
     plan = decide(Snapshot(10.0, (Slot("s0"),), jobs), settings({"a": 0, "b": 1}))
     assert plan.vacates == ()
@@ -261,10 +263,10 @@ def test_percent_shares_resolve_against_the_snapshot():
          {"a": 5, "b": 5}, {"a": 4, "c": 1}),
         # b's reserved slots are not running yet: b still counts as waiting, a stays held.
         (Snapshot(0.0, tuple(Slot(f"s{k}", reserved_for="b" if k < 2 else None) for k in range(4)),
-                  (Job("a.0", "a", JobState.RUNNING, slot="s2", start_time=0.0),
-                   Job("a.1", "a", JobState.RUNNING, slot="s3", start_time=0.0),
-                   Job("a.2", "a", JobState.IDLE),
-                   Job("b.0", "b", JobState.IDLE), Job("b.1", "b", JobState.IDLE))),
+                  (Job(jid("a.0"), "a", JobState.RUNNING, slot="s2", start_time=0.0),
+                   Job(jid("a.1"), "a", JobState.RUNNING, slot="s3", start_time=0.0),
+                   Job(jid("a.2"), "a", JobState.IDLE),
+                   Job(jid("b.0"), "b", JobState.IDLE), Job(jid("b.1"), "b", JobState.IDLE))),
          {"a": 2, "b": 2}, {"a": 0}),
     ],
 )

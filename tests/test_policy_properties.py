@@ -8,9 +8,12 @@ from collections import Counter
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from osep.model import Job, JobState, Slot, Snapshot, Target, VictimOrder
-from osep.policy import EPS, PolicySettings, decide
-from osep.shares import ShareTable
+from osep.core.model import Job, JobId, JobState, Slot, Snapshot
+
+from osep.core.plan import Target, VictimOrder
+from osep.core.model import EPS
+from osep.core.policy import PolicySettings, decide
+from osep.core.shares import ShareTable
 
 OWNERS = ["a", "b", "c", "d", "e"]
 
@@ -31,15 +34,15 @@ def pools(draw):
             start = draw(st.floats(0, now, allow_nan=False))
             ckpt = draw(st.one_of(st.none(), st.floats(0, now, allow_nan=False)))
             state = JobState.RUNNING if occupant == "run" else JobState.VACATING
-            jobs.append(Job(f"{owner}.r{k}", owner, state, slot=f"s{k}", start_time=start,
+            jobs.append(Job(JobId(owner, 0, k), owner, state, slot=f"s{k}", start_time=start,
                             checkpoint_time=ckpt))
     for owner in OWNERS:
         for k in range(draw(st.integers(0, 8))):
-            jobs.append(Job(f"{owner}.i{k}", owner, JobState.IDLE,
+            jobs.append(Job(JobId(owner, 1, k), owner, JobState.IDLE,
                             cpus=draw(st.sampled_from([1, 1, 2, 4])),
                             memory=draw(st.sampled_from([0, 1024, 3000]))))
         if draw(st.booleans()):
-            jobs.append(Job(f"{owner}.h", owner, JobState.HELD))
+            jobs.append(Job(JobId(owner, 2, 0), owner, JobState.HELD))
     percent = draw(st.booleans())
     if percent:
         weights = draw(st.lists(st.integers(0, 40), min_size=len(OWNERS), max_size=len(OWNERS)))
@@ -92,7 +95,7 @@ def test_plan_invariants(case):
         assert v.owner == job.owner != v.beneficiary
         # The freed slot can run one of the beneficiary's idle jobs.
         assert any(
-            j.owner == v.beneficiary and j.state is JobState.IDLE and slots[v.slot].fits(j)
+            j.owner == v.beneficiary and j.state is JobState.IDLE and slots[v.slot].fits(j.shape)
             for j in snapshot.jobs
         )
         assert v.job not in seen_jobs and v.slot not in seen_slots

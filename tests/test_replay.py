@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from osep.events import EventKind, LogEvent
-from osep.replay import UNKNOWN_OWNER, merge, replay
+from osep.replay.events import EventKind, LogEvent
+from osep.replay.history import UNKNOWN_OWNER, merge, replay
 
 K = EventKind
 
@@ -137,7 +137,7 @@ def test_a_slot_freed_and_taken_in_one_second_across_logs_is_no_loss():
 
 
 def test_an_eviction_reported_after_the_next_start_opens_no_gap():
-    from osep.meter import Meter
+    from osep.measure.meter import Meter
 
     m = Meter({}, 1)
     m.submit(0, "x", "a")

@@ -11,11 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from osep.analysis import LogSource, WhatIf, study
-from osep.condor import read_event_log
-from osep.config import load_policy
+from osep.replay.study import LogSource, WhatIf, study
+from osep.htcondor.eventlog import read_event_log
+from osep.config.policy import load_policy
 from osep.errors import LogError, OsepError
-from osep.experiment import with_overrides
 
 DATA = Path(__file__).parent / "data"
 
@@ -24,9 +23,11 @@ def replay_file(name: str, decisions: bool = True, slots: int | None = None,
                 interval: float | None = None, **kwargs):
     warnings: list[str] = []
     log = DATA / f"{name}.decisions.jsonl"
+    policy = load_policy(DATA / f"{name}.policy.toml")
     result = study(
         [LogSource(DATA / f"{name}.events.log")],
-        with_overrides(load_policy(DATA / f"{name}.policy.toml"), interval=interval),
+        policy.settings,
+        interval=interval if interval is not None else policy.interval,
         read_log=read_event_log,
         warn=warnings.append,
         decisions=log if decisions and log.exists() else None,
@@ -166,7 +167,8 @@ def test_a_job_with_no_submit_event_is_reported_and_counted(damaged):
     end = text.index("...\n", text.index("028 (002.000.000)", start)) + 4
     damaged.write_text(text[:start] + text[end:])
     warnings: list[str] = []
-    result = study([LogSource(damaged)], load_policy(DATA / "share-back.policy.toml"),
+    policy = load_policy(DATA / "share-back.policy.toml")
+    result = study([LogSource(damaged)], policy.settings, interval=policy.interval,
                    read_log=read_event_log, warn=warnings.append, slots=4)
     assert len(warnings) == 1
     assert f"{damaged}: event" in warnings[0] and "(job 2.0): no submit event" in warnings[0]
@@ -211,5 +213,5 @@ def test_an_event_the_bindings_cannot_parse_is_skipped(tmp_path):
         "000 (002.000.000) 2026-11-22 07:01:00 Job submitted from host: <127.0.0.1:9618>\n...\n"
     )
     events, warnings = read(path)
-    assert [e.job for e in events] == ["1.0", "2.0"]
+    assert [str(e.job) for e in events] == ["1.0", "2.0"]
     assert warnings == [f"{path}: event 2, before byte 183: not a readable event, skipped"]

@@ -10,11 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from osep import render
-from osep.decisions import read_decisions
-from osep.policy import PolicySettings
-from osep.report import history_report, parse_time, pool_report
-from osep.shares import ShareTable
+from osep.core.model import JobId
+from osep.enforce.decisionlog import Outcome
+from osep.ui import render
+from osep.enforce.decisionlog import read_decisions
+from osep.core.policy import PolicySettings
+from osep.ui.reports import history_report, parse_time, pool_report
+from osep.core.shares import ShareTable
 
 from builders import snap
 
@@ -35,7 +37,7 @@ def test_pool_report_rows_are_the_policys_figures():
     assert alice["gap"] == -3 and bob["gap"] == 3
     # The next cycle vacates the 2 youngest of alice's jobs (p = 2), with their run times.
     assert [(v["job"], v["run_time"]) for v in alice["vacate_next"]] == [
-        ("alice.5", 95.0), ("alice.4", 96.0)]
+        ("alice#0.5", 95.0), ("alice#0.4", 96.0)]
     assert bob["vacate_next"] == [] and not bob["held"]
     assert doc["totals"] == {"owners": 2, "share": 6, "feasible": 6, "demand": 10, "running": 6,
                              "idle": 4, "vacating": 0, "owed": 3, "vacate_next": 2}
@@ -118,7 +120,8 @@ def test_history_keeps_daemon_runs_apart_and_windows_by_time(tmp_path):
         {"event": "cycle", "cycle": 1, "time": 100.0, "capacity": 8},
         "not json at all",
         {"event": "started"},
-        *vacate(1, 200.0, "s#1.0", outcome="rate-limited", detail="cycle cap of 0 reached"),
+        *vacate(1, 200.0, "s#1.0", outcome="skipped-rate-limit",
+                detail="cycle cap of 0 reached"),
         {"event": "cycle", "cycle": 1, "time": 200.0, "capacity": 10},
         '{"event": "action", "cut off',
     ])
@@ -129,11 +132,20 @@ def test_history_keeps_daemon_runs_apart_and_windows_by_time(tmp_path):
     assert all(w.startswith(str(path)) for w in warnings)
     assert (log.runs, log.cycles, log.capacity) == (2, 2, 10)
     assert [(a.run, a.outcome, a.reason) for a in log.actions] == [
-        (1, "done", "reason s#1.0"), (2, "rate-limited", "reason s#1.0")]
-    assert log.vacates_sent() == {"1.0": [100.0]}
+        (1, Outcome.DONE, "reason s#1.0"), (2, Outcome.RATE_LIMITED, "reason s#1.0")]
+    assert log.vacates_sent() == {JobId("", 1, 0): [100.0]}
     later = history_report(read_decisions(path, warnings.append, since=150.0), 150.0, None)
     assert later["totals"]["vacated"] == 0 and later["totals"]["not_done"] == 1
     assert later["actions"][0]["detail"] == "cycle cap of 0 reached"
+
+
+def test_an_action_the_schema_does_not_know_is_a_warning(tmp_path):
+    path = decision_log(tmp_path, [*vacate(1, 100.0, "s#1.0", outcome="exploded"),
+                                   *vacate(1, 100.0, "not an id")])
+    warnings: list[str] = []
+    assert read_decisions(path, warnings.append).actions == []
+    assert [w.split(": ", 2)[1] for w in warnings] == ["line 2", "line 4"]
+    assert "'exploded' is not a valid Outcome" in warnings[0] and "not a job id" in warnings[1]
 
 
 def test_history_of_a_missing_log_is_an_error(tmp_path):

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from osep.errors import ConfigError
-from osep.scenario import load_scenario
-from osep.simulator import Checkpointing
+from osep.config.scenario import load_scenario
+from osep.sim.specs import Checkpointing
 
 ROOT = Path(__file__).parent.parent
 BASE = """
@@ -34,7 +34,7 @@ def write(tmp_path, text):
 def test_bundled_scenarios_load(name):
     scenario = load_scenario(ROOT / "config" / "scenarios" / f"{name}.toml")
     assert scenario.policies == ("none", "fairshare", "osep", "osep-ckpt")
-    assert scenario.checkpointing is Checkpointing.ON_VACATE
+    assert scenario.pool.checkpointing is Checkpointing.ON_VACATE
 
 
 def test_paper_general_matches_the_paper():
@@ -48,8 +48,8 @@ def test_paper_general_matches_the_paper():
 
 def test_minimal_scenario_defaults(tmp_path):
     s = load_scenario(write(tmp_path, BASE))
-    assert [j.id for j in s.jobs] == ["a.0", "a.1"]
-    assert s.negotiation_interval == 60 and s.vacate_delay == 10
+    assert [str(j.id) for j in s.jobs] == ["a#0.0", "a#0.1"]
+    assert s.pool.negotiation_interval == 60 and s.pool.vacate_delay == 10
     assert s.policies == ("none", "fairshare", "osep", "osep-ckpt")
 
 

@@ -1,6 +1,6 @@
 import pytest
 
-from osep.shares import ShareTable, feasible_shares
+from osep.core.shares import ShareTable, feasible_shares
 
 
 @pytest.mark.parametrize(

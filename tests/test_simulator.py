@@ -11,22 +11,25 @@ from __future__ import annotations
 
 import pytest
 
-from osep.metrics import compute
-from osep.model import Target
-from osep.policy import PolicySettings
-from osep.shares import ShareTable
-from osep.simulator import Checkpointing, JobSpec, Order, PoolSettings, SlotSpec, simulate
+from osep.measure.records import compute
+from osep.core.plan import Target
+from osep.core.policy import PolicySettings
+from osep.core.shares import ShareTable
+from osep.sim.driver import simulate
+from osep.sim.specs import Checkpointing, JobSpec, Order, PoolSettings, SlotSpec
+
+from builders import jid, name
 
 SLOTS = [SlotSpec("slot1"), SlotSpec("slot2")]
-JOBS = [JobSpec("a.0", "a", 0, 1000), JobSpec("a.1", "a", 0, 1000), JobSpec("b.0", "b", 100, 100)]
+JOBS = [JobSpec(jid("a.0"), "a", 0, 1000), JobSpec(jid("a.1"), "a", 0, 1000), JobSpec(jid("b.0"), "b", 100, 100)]
 SHARES = {"a": 1.0, "b": 1.0}
-POLICY = PolicySettings(ShareTable(SHARES), interval=60)
+POLICY = PolicySettings(ShareTable(SHARES))
 
 
-def run(policy=POLICY, jobs=JOBS, **pool):
+def run(policy=POLICY, jobs=JOBS, interval=60, **pool):
     settings = PoolSettings(**{"negotiation_interval": 60, "vacate_delay": 10, **pool})
-    result = simulate(SLOTS, jobs, settings, SHARES, policy=policy)
-    return result, {r.id: r for r in result.jobs}
+    result = simulate(SLOTS, jobs, settings, SHARES, policy=policy, interval=interval)
+    return result, {name(r.id): r for r in result.jobs}
 
 
 def spans(record):
@@ -86,8 +89,7 @@ def test_without_reservation_or_hold_the_loop_thrashes():
     that ignores holds: the slot is negotiated with nothing kept for b, a FIFO negotiator hands it
     back to the older a.0, and the next cycle vacates again. This is the failure reservations and
     holds exist to prevent."""
-    policy = PolicySettings(ShareTable(SHARES), interval=90)
-    result, jobs = run(policy=policy, order=Order.FIFO, reservation_timeout=5, holds=False)
+    result, jobs = run(interval=90, order=Order.FIFO, reservation_timeout=5, holds=False)
     assert result.vacates >= 5
     assert jobs["b.0"].runs[0].start > 500
 
@@ -95,38 +97,37 @@ def test_without_reservation_or_hold_the_loop_thrashes():
 def test_a_hold_alone_stops_the_thrash():
     """The same, but the pool honours holds: a is held at what it runs while b waits, so the slot
     can only go to b, lapsed reservation or not."""
-    policy = PolicySettings(ShareTable(SHARES), interval=90)
-    result, jobs = run(policy=policy, order=Order.FIFO, reservation_timeout=5)
+    result, jobs = run(interval=90, order=Order.FIFO, reservation_timeout=5)
     assert result.vacates == 1
     assert jobs["b.0"].runs[0].start == 240  # vacate at 180, free at 190, next negotiation 240
 
 
 def test_negotiation_latency():
-    _, jobs = run(policy=None, jobs=[JobSpec("x.0", "x", 30, 10)])
+    _, jobs = run(policy=None, jobs=[JobSpec(jid("x.0"), "x", 30, 10)])
     assert spans(jobs["x.0"]) == [("slot1", 60, 70, False)]
 
 
 def test_fairshare_order_prefers_the_light_user():
     settings = PoolSettings(order=Order.FAIRSHARE, initial_usage={"a": 1e6})
-    jobs = [JobSpec("a.0", "a", 0, 100), JobSpec("b.0", "b", 0, 100)]
+    jobs = [JobSpec(jid("a.0"), "a", 0, 100), JobSpec(jid("b.0"), "b", 0, 100)]
     result = simulate([SlotSpec("only")], jobs, settings, SHARES)
-    starts = {r.id: r.runs[0].start for r in result.jobs}
+    starts = {name(r.id): r.runs[0].start for r in result.jobs}
     assert starts == {"b.0": 0, "a.0": 120}  # b.0 ends at 100, a.0 waits for the 120 negotiation
 
 
 def test_fifo_order_is_submit_order_across_owners():
-    jobs = [JobSpec("b.0", "b", 5, 100), JobSpec("a.0", "a", 0, 100)]
+    jobs = [JobSpec(jid("b.0"), "b", 5, 100), JobSpec(jid("a.0"), "a", 0, 100)]
     result = simulate([SlotSpec("only")], jobs, PoolSettings(), SHARES)
-    starts = {r.id: r.runs[0].start for r in result.jobs}
+    starts = {name(r.id): r.runs[0].start for r in result.jobs}
     # Arrivals at an instant are seen before its negotiation: a.0 starts at once, b.0 at 120.
     assert starts == {"a.0": 0, "b.0": 120}
 
 
 def test_jobs_only_run_where_they_fit():
     slots = [SlotSpec("small", cpus=1, memory=1000), SlotSpec("big", cpus=8, memory=16000)]
-    jobs = [JobSpec("x.0", "x", 0, 100, cpus=4), JobSpec("x.1", "x", 0, 100, memory=20000)]
+    jobs = [JobSpec(jid("x.0"), "x", 0, 100, cpus=4), JobSpec(jid("x.1"), "x", 0, 100, memory=20000)]
     result = simulate(slots, jobs, PoolSettings(horizon=1000), {})
-    by_id = {r.id: r for r in result.jobs}
+    by_id = {name(r.id): r for r in result.jobs}
     assert by_id["x.0"].runs[0].slot == "big"
     assert by_id["x.1"].finish is None and by_id["x.1"].runs == ()  # fits nowhere
 
@@ -137,7 +138,7 @@ def test_horizon_stops_the_clock():
 
 
 def test_feasible_target_runs_in_the_simulator_too():
-    policy = PolicySettings(ShareTable({"a": 0, "b": 0}), target=Target.FEASIBLE, interval=60,
+    policy = PolicySettings(ShareTable({"a": 0, "b": 0}), target=Target.FEASIBLE,
                             max_vacates=2)
     result, jobs = run(policy=policy)
     assert result.vacates == 1 and jobs["b.0"].runs[0].start == 180
@@ -162,12 +163,12 @@ def test_a_held_owner_still_gets_the_slots_nobody_waiting_wants():
     slots: a may still take the other 2, so the 60 negotiation fills the pool instead of leaving 2
     slots idle until the hold is lifted."""
     slots = [SlotSpec(f"slot{k}") for k in range(1, 7)]
-    jobs = [JobSpec("a.0", "a", 0, 1000), JobSpec("a.1", "a", 0, 1000), JobSpec("b.0", "b", 0, 1000),
-            JobSpec("b.1", "b", 30, 1000)] + [JobSpec(f"a.{k}", "a", 30, 1000) for k in (2, 3, 4)]
+    jobs = [JobSpec(jid("a.0"), "a", 0, 1000), JobSpec(jid("a.1"), "a", 0, 1000), JobSpec(jid("b.0"), "b", 0, 1000),
+            JobSpec(jid("b.1"), "b", 30, 1000)] + [JobSpec(jid(f"a.{k}"), "a", 30, 1000) for k in (2, 3, 4)]
     shares = {"a": 2.0, "b": 2.0}
     settings = PoolSettings(negotiation_interval=60, vacate_delay=10, order=Order.FIFO)
     result = simulate(slots, jobs, settings, shares,
-                      policy=PolicySettings(ShareTable(shares), interval=50))
-    starts = sorted((r.runs[0].start, r.id) for r in result.jobs)
+                      policy=PolicySettings(ShareTable(shares)), interval=50)
+    starts = sorted((r.runs[0].start, name(r.id)) for r in result.jobs)
     assert starts[3:6] == [(60, "a.2"), (60, "a.3"), (60, "b.1")]
     assert result.vacates == 0

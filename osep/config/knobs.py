@@ -1,0 +1,183 @@
+"""The daemon's HTCondor configuration knobs (``OSEP_*``), and the settings built from them.
+
+Knob values come as HTCondor gives them (strings); command-line options win over them
+(:class:`Overrides`). :func:`run_settings` is the one place where knobs and the policy file become
+the loop's, the actuator's and the live pool's settings.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from osep.config.policy import PolicyFile, load_policy
+from osep.core.policy import PolicySettings
+from osep.enforce.actuator import Limits
+from osep.errors import ConfigError
+from osep.htcondor.settings import LiveSettings, default_name
+from osep.log import LEVELS
+
+KNOB_SOURCE = "HTCondor configuration"
+
+# knob -> (field, kind). Every knob the daemon reads; README's table lists the same.
+KNOBS: dict[str, tuple[str, str]] = {
+    "OSEP_POLICY_FILE": ("policy_file", "path"),
+    "OSEP_INTERVAL": ("interval", "seconds"),
+    "OSEP_MAX_VACATES": ("max_vacates", "count"),
+    "OSEP_DRY_RUN": ("dry_run", "bool"),
+    "OSEP_LOG": ("log", "path"),
+    "OSEP_LOG_LEVEL": ("log_level", "level"),
+    "OSEP_VACATE_FAST": ("vacate_fast", "bool"),
+    "OSEP_MIN_RUN_TIME": ("min_run_time", "seconds0"),
+    "OSEP_MAX_VACATES_PER_JOB_PER_HOUR": ("max_vacates_per_job_per_hour", "count"),
+    "OSEP_RESERVATION_TIMEOUT": ("reservation_timeout", "seconds"),
+    "OSEP_STATE_FILE": ("state_file", "path"),
+    "OSEP_POOL": ("pool", "text"),
+    "OSEP_NAME": ("name", "text"),
+    "OSEP_PUBLISH": ("publish", "bool"),
+}
+_TRUE = {"true", "yes", "1", "on"}
+_FALSE = {"false", "no", "0", "off"}
+
+
+@dataclass(frozen=True, slots=True)
+class DaemonSettings:
+    """How the daemon runs, as opposed to what the policy decides (that is the policy file)."""
+
+    policy_file: Path | None = None
+    interval: float | None = None  # None: the policy file's interval
+    max_vacates: int | None = None  # None: the policy file's (or the largest share)
+    dry_run: bool = False
+    log: Path | None = None
+    log_level: str = "info"
+    vacate_fast: bool = False
+    min_run_time: float = 0.0
+    max_vacates_per_job_per_hour: int | None = None
+    reservation_timeout: float = 600.0
+    state_file: Path | None = None
+    pool: str | None = None
+    name: str | None = None
+    publish: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Overrides:
+    """Command-line options that stand in for knobs; None: not given, the knob (or default) holds."""
+
+    policy_file: Path | None = None
+    interval: float | None = None
+    max_vacates: int | None = None
+    dry_run: bool | None = None
+    log: Path | None = None
+    vacate_fast: bool | None = None
+    min_run_time: float | None = None
+    state_file: Path | None = None
+    pool: str | None = None
+
+
+def parse_knobs(values: Mapping[str, str], overrides: Overrides = Overrides()) -> DaemonSettings:
+    """Validate knob values (strings, as HTCondor gives them); ``overrides`` win over knobs."""
+    fields: dict[str, Any] = {}
+    for knob, raw in values.items():
+        if knob not in KNOBS:
+            continue
+        name, kind = KNOBS[knob]
+        fields[name] = _knob_value(knob, kind, raw.strip())
+    for f in dataclasses.fields(overrides):
+        value = getattr(overrides, f.name)
+        if value is not None:
+            fields[f.name] = value
+    return DaemonSettings(**fields)
+
+
+@dataclass(frozen=True, slots=True)
+class RunSettings:
+    """Everything ``osep run`` needs, built in one place from the knobs and the policy file: the
+    policy the loop decides with and how often, the actuator's limits and the live pool's settings."""
+
+    daemon: DaemonSettings
+    policy: PolicySettings
+    interval: float
+    limits: Limits
+    live: LiveSettings
+
+
+def live_settings(daemon: DaemonSettings, retries: int = 3) -> LiveSettings:
+    return LiveSettings(
+        pool=daemon.pool,
+        vacate_fast=daemon.vacate_fast,
+        reservation_timeout=daemon.reservation_timeout,
+        retries=retries,
+        state_file=daemon.state_file,
+        name=daemon.name or default_name(),
+    )
+
+
+def run_settings(daemon: DaemonSettings, policy_file: PolicyFile) -> RunSettings:
+    """The knobs (and options) on top of the policy file: ``OSEP_INTERVAL`` replaces its interval and
+    ``OSEP_MAX_VACATES`` its p, which the actuator also enforces as its cycle cap."""
+    policy = policy_file.settings
+    if daemon.max_vacates is not None:
+        policy = replace(policy, max_vacates=daemon.max_vacates)
+    return RunSettings(
+        daemon=daemon,
+        policy=policy,
+        interval=daemon.interval if daemon.interval is not None else policy_file.interval,
+        limits=Limits(
+            dry_run=daemon.dry_run,
+            max_vacates_per_cycle=policy.max_vacates,
+            max_vacates_per_job_per_hour=daemon.max_vacates_per_job_per_hour,
+            min_run_time=daemon.min_run_time,
+        ),
+        live=live_settings(daemon),
+    )
+
+
+def load_run_settings(knobs: Mapping[str, str], overrides: Overrides) -> RunSettings:
+    """Validate the knobs and load the policy file they name (start-up and every SIGHUP)."""
+    daemon = parse_knobs(knobs, overrides)
+    if daemon.policy_file is None:
+        raise ConfigError(KNOB_SOURCE, "OSEP_POLICY_FILE",
+                          "no policy file: set OSEP_POLICY_FILE or pass --policy-file")
+    return run_settings(daemon, load_policy(daemon.policy_file))
+
+
+def _knob_value(knob: str, kind: str, raw: str) -> Any:
+    def fail(reason: str) -> ConfigError:
+        return ConfigError(KNOB_SOURCE, knob, reason)
+
+    if kind == "bool":
+        if raw.lower() in _TRUE:
+            return True
+        if raw.lower() in _FALSE:
+            return False
+        raise fail(f"expected true or false, got {raw!r}")
+    if kind in ("seconds", "seconds0"):
+        try:
+            value = float(raw)
+        except ValueError:
+            raise fail(f"expected a number of seconds, got {raw!r}") from None
+        if not math.isfinite(value) or value < 0 or (kind == "seconds" and value == 0):
+            raise fail(f"must be {'at least 0' if kind == 'seconds0' else 'greater than 0'}, got {raw}")
+        return value
+    if kind == "count":
+        try:
+            value = int(raw)
+        except ValueError:
+            raise fail(f"expected a whole number, got {raw!r}") from None
+        if value < 0:
+            raise fail(f"must be at least 0, got {value}")
+        return value
+    if kind == "level":
+        if raw.lower() not in LEVELS:
+            raise fail(f"expected one of {', '.join(LEVELS)}, got {raw!r}")
+        return raw.lower()
+    if kind == "path":
+        if not raw:
+            raise fail("is empty")
+        return Path(raw)
+    return raw or None

@@ -1,0 +1,33 @@
+"""The narrow interface every pool adapter implements: the simulated pool (:mod:`osep.sim`) and the
+live HTCondor pool (:mod:`osep.htcondor`). The enforcement loop and the actuator know nothing else
+about a pool."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Protocol
+
+from osep.core.model import Job, JobId, Snapshot
+
+
+class Pool(Protocol):
+    def snapshot(self) -> Snapshot:
+        """A consistent view of slots and jobs, stamped with the pool's own notion of now."""
+        ...
+
+    def job(self, job_id: JobId) -> Job | None:
+        """A fresh look at one job (for the re-check just before acting); None if it is gone."""
+        ...
+
+    def vacate(self, job_id: JobId) -> None:
+        """Ask the job to leave its slot gracefully; it goes back to the queue, it is never removed."""
+        ...
+
+    def reserve(self, slot: str, owner: str) -> None:
+        """Keep ``slot`` for ``owner`` until one of its jobs starts there (or the reservation lapses)."""
+        ...
+
+    def hold(self, holds: Mapping[str, int]) -> None:
+        """Until the next call, give each owner in ``holds`` at most that many new slots (they keep
+        what they run); everyone else is free again. An empty mapping lifts every hold."""
+        ...

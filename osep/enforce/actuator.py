@@ -1,0 +1,128 @@
+"""Where plans become actions, and so where every safety rule lives.
+
+The policy may plan whatever it likes; only this module touches a pool, and it refuses to act when:
+
+- the loop runs observe-only (dry run): everything is logged, nothing is sent;
+- the cycle's vacate cap is reached (a second guard behind the policy's own ``p``);
+- the victim changed since the snapshot (no longer running, or restarted: another start time);
+- the victim has run for less than the minimum run time (it is left alone; as it ages it becomes
+  eligible, so this delays enforcement by at most that minimum);
+- the job was already vacated too often within the last hour.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+
+import structlog
+
+from osep.core.model import JobId, JobState
+from osep.core.plan import Claim, Plan, Vacate
+from osep.core.pool import Pool
+from osep.enforce.decisionlog import Outcome, Recorder
+from osep.errors import PoolError
+
+HOUR = 3600.0
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    dry_run: bool = False
+    # None: the plan's own budget is the only cap.
+    max_vacates_per_cycle: int | None = None
+    max_vacates_per_job_per_hour: int | None = None
+    min_run_time: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class ActionResult:
+    action: Vacate | Claim
+    outcome: Outcome
+    detail: str = ""
+
+
+class Actuator:
+    """Applies plans to one pool. Keeps the little state safety needs (recent vacates per job)."""
+
+    def __init__(self, pool: Pool, limits: Limits = Limits()) -> None:
+        self.pool = pool
+        self.limits = limits
+        self._recent: dict[JobId, deque[float]] = {}
+        self._held = False
+
+    def apply(self, plan: Plan, record: Recorder | None = None) -> list[ActionResult]:
+        record = record if record is not None else Recorder(structlog.get_logger("osep"))
+        now = plan.time
+        results: list[ActionResult] = []
+        cap = plan.max_vacates
+        if self.limits.max_vacates_per_cycle is not None:
+            cap = min(cap, self.limits.max_vacates_per_cycle)
+        sent = 0
+        for vacate in plan.vacates:
+            if sent >= cap:
+                result = ActionResult(vacate, Outcome.RATE_LIMITED, f"cycle cap of {cap} reached")
+            else:
+                result = self._vacate(vacate, now)
+                if result.outcome in (Outcome.DONE, Outcome.DRY_RUN):
+                    sent += 1
+            results.append(result)
+            record.action(vacate, result.outcome, result.detail)
+        for claim in plan.claims:
+            result = self._claim(claim)
+            results.append(result)
+            record.action(claim, result.outcome, result.detail)
+        # Last, so that an owner just vacated is held at what it runs after the vacate.
+        if not self.limits.dry_run:
+            try:
+                self.pool.hold(plan.holds)
+            except PoolError as exc:
+                record.hold(plan.holds, Outcome.FAILED, str(exc))
+            else:
+                if plan.holds or self._held:
+                    record.hold(plan.holds, Outcome.DONE)
+                self._held = bool(plan.holds)
+        return results
+
+    def _vacate(self, vacate: Vacate, now: float) -> ActionResult:
+        try:
+            current = self.pool.job(vacate.job)
+        except PoolError as exc:
+            return ActionResult(vacate, Outcome.FAILED, f"re-check failed: {exc}")
+        if current is None or current.state is not JobState.RUNNING:
+            state = "gone" if current is None else current.state.value
+            return ActionResult(vacate, Outcome.CHANGED, f"job is {state}")
+        if current.start_time != vacate.start_time:
+            return ActionResult(vacate, Outcome.CHANGED, "job restarted since the snapshot")
+        ran = current.run_time(now)
+        if ran < self.limits.min_run_time:
+            return ActionResult(
+                vacate, Outcome.RATE_LIMITED,
+                f"ran {ran:.0f} s, less than the minimum {self.limits.min_run_time:g} s",
+            )
+        history = self._recent.setdefault(vacate.job, deque())
+        while history and history[0] <= now - HOUR:
+            history.popleft()
+        per_hour = self.limits.max_vacates_per_job_per_hour
+        if per_hour is not None and len(history) >= per_hour:
+            return ActionResult(
+                vacate, Outcome.RATE_LIMITED, f"already vacated {len(history)} time(s) this hour"
+            )
+        if self.limits.dry_run:
+            return ActionResult(vacate, Outcome.DRY_RUN)
+        try:
+            self.pool.vacate(vacate.job)
+            self.pool.reserve(vacate.slot, vacate.beneficiary)
+        except PoolError as exc:
+            return ActionResult(vacate, Outcome.FAILED, str(exc))
+        history.append(now)
+        return ActionResult(vacate, Outcome.DONE)
+
+    def _claim(self, claim: Claim) -> ActionResult:
+        if self.limits.dry_run:
+            return ActionResult(claim, Outcome.DRY_RUN)
+        try:
+            self.pool.reserve(claim.slot, claim.beneficiary)
+        except PoolError as exc:
+            return ActionResult(claim, Outcome.FAILED, str(exc))
+        return ActionResult(claim, Outcome.DONE)

@@ -1,0 +1,190 @@
+"""The enforcement daemon: the loop every ``t`` seconds against one pool, and its signals.
+
+Under condor_master (a ``DAEMON_LIST`` entry) or from cron with ``--once``:
+
+- SIGHUP: re-read the HTCondor configuration and the policy file. A bad new configuration is
+  rejected with one log line and the old one stays in force.
+- SIGTERM: finish the cycle in progress, lift the ceilings osep set, withdraw the ad, exit 0.
+- SIGQUIT: stop at once; only a single, unretried attempt to lift the ceilings is made.
+
+``--once`` (cron) keeps its holds when it exits, if there is a state file to hand them to the next run:
+lifting them would free the held owners exactly while the slots just vacated are negotiated.
+``osep release`` lifts them for good (when the cron entry goes away).
+
+A cycle that fails (a daemon down, a query refused after retries) is logged and skipped; the loop goes
+on. With ``--once`` the exit status says whether the one cycle succeeded.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+from collections.abc import Callable, Mapping
+from types import FrameType
+from typing import Any, Protocol
+
+import structlog
+
+from osep.config.knobs import RunSettings
+from osep.core.pool import Pool
+from osep.enforce.actuator import Actuator
+from osep.enforce.decisionlog import Recorder
+from osep.enforce.loop import CycleReport, Enforcer
+from osep.errors import OsepError, PoolError
+from osep.htcondor.settings import LiveSettings
+
+
+class LiveLike(Pool, Protocol):
+    """What the daemon needs of a pool beyond :class:`osep.core.pool.Pool`."""
+
+    def reconfigure(self, settings: LiveSettings) -> None: ...
+    def release(self, quick: bool = False) -> None: ...
+    def publish(self, attrs: Mapping[str, Any]) -> None: ...
+    def withdraw(self) -> None: ...
+
+
+class _Quit(Exception):
+    """Raised from the SIGQUIT handler to leave whatever the loop is doing."""
+
+
+class Daemon:
+    def __init__(
+        self,
+        load: Callable[[], RunSettings],
+        pool: LiveLike,
+        logger: Any = None,
+        wait: Callable[[float], None] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        initial: RunSettings | None = None,
+    ) -> None:
+        self._load = load
+        self.loaded = initial if initial is not None else load()
+        self.pool = pool
+        self.log = logger if logger is not None else structlog.get_logger("osep")
+        self.record = Recorder(self.log)
+        self.enforcer = Enforcer(self.loaded.policy, Actuator(pool, self.loaded.limits), self.log)
+        self._wake = threading.Event()
+        self._wait = wait if wait is not None else self._sleep
+        self._clock = clock
+        self.stopping = False
+        self.reload_requested = False
+        self.last_ok: bool | None = None
+
+    # -- signals --------------------------------------------------------------------------------
+
+    def install_signal_handlers(self) -> None:
+        signal.signal(signal.SIGHUP, self._on_hup)
+        signal.signal(signal.SIGTERM, self._on_term)
+        signal.signal(signal.SIGQUIT, self._on_quit)
+
+    def _on_hup(self, signum: int, frame: FrameType | None) -> None:
+        self.reload_requested = True
+        self._wake.set()
+
+    def _on_term(self, signum: int, frame: FrameType | None) -> None:
+        self.stopping = True
+        self._wake.set()
+
+    def _on_quit(self, signum: int, frame: FrameType | None) -> None:
+        raise _Quit()
+
+    def _sleep(self, seconds: float) -> None:
+        self._wake.wait(max(0.0, seconds))
+        self._wake.clear()
+
+    # -- the loop -------------------------------------------------------------------------------
+
+    def reload(self) -> bool:
+        """Swap in the new configuration, or keep the old one if the new one is bad."""
+        self.reload_requested = False
+        try:
+            loaded = self._load()
+        except OsepError as exc:
+            self.log.error("reload_rejected", problem=str(exc), kept="previous configuration")
+            return False
+        self.loaded = loaded
+        self.enforcer.reconfigure(loaded.policy, loaded.limits)
+        self.pool.reconfigure(loaded.live)
+        self.log.info("reloaded", policy_file=str(loaded.daemon.policy_file),
+                      interval=loaded.interval, dry_run=loaded.daemon.dry_run)
+        return True
+
+    def cycle(self) -> CycleReport | None:
+        try:
+            report = self.enforcer.run_cycle(self.pool)
+        except PoolError as exc:
+            self.last_ok = False
+            self.record.cycle_failed(self.enforcer.cycles, str(exc))
+            return None
+        self.last_ok = True
+        return report
+
+    def publish(self, report: CycleReport | None) -> None:
+        if not self.loaded.daemon.publish:
+            return
+        metrics = self.enforcer.metrics
+        attrs: dict[str, Any] = {
+            "OSEPState": "ok" if self.last_ok else "failing",
+            "OSEPDryRun": self.loaded.daemon.dry_run,
+            "OSEPCycles": self.enforcer.cycles,
+            "OSEPInterval": self.loaded.interval,
+            "OSEPVacatesTotal": metrics.vacates,
+            "OSEPPolicyViolation": metrics.violation,
+            "OSEPLossOfCapacity": metrics.capacity_loss,
+            "OSEPPolicyCost": metrics.cost,
+        }
+        if report is not None:
+            plan = report.plan
+            attrs["OSEPLastCycleTime"] = int(plan.time)
+            attrs["OSEPCapacity"] = plan.capacity
+            attrs["OSEPLastVacates"] = report.vacated
+            attrs["OSEPOwners"] = [
+                {"Name": v.owner, "Share": v.share, "Target": v.target, "Feasible": v.feasible,
+                 "Running": v.running, "Idle": v.idle, "Reserved": v.reserved, "Gap": v.gap}
+                for v in plan.owners
+            ]
+        try:
+            self.pool.publish(attrs)
+        except PoolError as exc:
+            self.log.warning("publish_failed", problem=str(exc))
+
+    def run(self, once: bool = False) -> int:
+        self.record.started(once=once, dry_run=self.loaded.daemon.dry_run,
+                            interval=self.loaded.interval)
+        quick = False
+        try:
+            while True:
+                if self.reload_requested:
+                    self.reload()
+                began = self._clock()
+                report = self.cycle()
+                self.publish(report)
+                if once or self.stopping:
+                    break
+                self._wait(self.loaded.interval - (self._clock() - began))
+                if self.stopping:
+                    break
+        except _Quit:
+            quick = True
+            self.log.warning("quit", reason="SIGQUIT")
+        finally:
+            self._shutdown(quick, keep_holds=once and self.loaded.daemon.state_file is not None)
+        if once:
+            return 0 if self.last_ok else 1
+        return 0
+
+    def _shutdown(self, quick: bool, keep_holds: bool = False) -> None:
+        if keep_holds:
+            self.log.info("holds_kept", until="the next run", state_file=str(self.loaded.daemon.state_file))
+        else:
+            try:
+                self.pool.release(quick=quick)
+            except PoolError as exc:
+                self.log.error("release_failed", problem=str(exc))
+        if self.loaded.daemon.publish:
+            try:
+                self.pool.withdraw()
+            except PoolError as exc:
+                self.log.warning("withdraw_failed", problem=str(exc))
+        self.log.info("stopped", cycles=self.enforcer.cycles, vacates=self.enforcer.metrics.vacates)

@@ -1,0 +1,305 @@
+"""The live HTCondor pool behind the :class:`osep.core.pool.Pool` face: the only stateful part of the
+adapter, and with :mod:`osep.htcondor.eventlog` the only code that imports the bindings.
+
+It reads a snapshot from the collector (slot ads) and every schedd (job ads), translated by
+:mod:`osep.htcondor.ads`; vacates jobs on the schedd that holds them; keeps freed slots for the owners
+they were taken for in the reservation book every pool keeps (:mod:`osep.core.reservations`); turns
+holds into negotiator ceilings (:mod:`osep.htcondor.ceilings`); and publishes the daemon's own ad.
+
+One clock: the pool's time is the schedd's ``ServerTime`` of the last snapshot (the local clock only
+when no job ad carries it), and reservations, vacate times and their timeouts are all measured on it.
+
+Network and daemon errors are retried with backoff here (tenacity), and nowhere else; what still fails
+becomes a :class:`osep.errors.PoolError` for the caller to log and survive.
+"""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
+from typing import Any, TypeVar
+
+import classad2
+import htcondor2 as htcondor
+import structlog
+from tenacity import (
+    RetryError,
+    Retrying,
+    retry_if_exception_type,
+    stop_after_attempt,
+    wait_exponential,
+)
+
+from osep.core.model import Job, JobId, JobState, Slot, Snapshot
+from osep.core.reservations import ReservationBook
+from osep.errors import PoolError
+from osep.htcondor.ads import (
+    JOB_ATTRS,
+    JOB_CONSTRAINT,
+    SLOT_ATTRS,
+    Accounts,
+    BadAd,
+    JobAd,
+    ad_id,
+    check_complete,
+    to_job,
+    to_slots,
+)
+from osep.htcondor.ceilings import NO_CEILING, Ceilings
+from osep.htcondor.settings import LiveSettings
+
+T = TypeVar("T")
+
+VACATE_TIMEOUT = 600.0  # after this a vacate that never took effect is forgotten (and logged)
+
+
+def knobs(names: Iterable[str]) -> dict[str, str]:
+    """The values of HTCondor configuration knobs that are set (re-read after a reload)."""
+    return {n: str(htcondor.param[n]) for n in names if n in htcondor.param}
+
+
+def reload_config() -> None:
+    htcondor.reload_config()
+
+
+class _Negotiator:
+    """The :class:`osep.htcondor.ceilings.NegotiatorLink` of a real negotiator."""
+
+    def __init__(self, pool: LivePool, ad: Any) -> None:
+        self._pool = pool
+        self._daemon = htcondor.Negotiator(ad)
+        self.name = str(ad.get("Name", ""))
+
+    def ceilings(self) -> dict[str, int]:
+        ads = self._pool.call("reading submitter ceilings", self._daemon.getPriorities)
+        out = {}
+        for ad in ads:
+            name, ceiling = ad.get("Name"), ad.get("Ceiling")
+            if isinstance(name, str) and isinstance(ceiling, int):
+                out[name] = ceiling
+        return out
+
+    def set_ceiling(self, submitter: str, value: int) -> None:
+        negotiator = self._daemon
+        if value >= 0:
+            self._pool.call(f"setting the ceiling of {submitter}",
+                            lambda: negotiator.setCeiling(submitter, value))
+            return
+        # "No ceiling" is -1 on the wire, which Negotiator.setCeiling refuses to send (it checks
+        # for > -1); the negotiator itself accepts it, so send the command the method would send.
+        from htcondor2 import _negotiator as wire
+
+        self._pool.call(
+            f"lifting the ceiling of {submitter}",
+            lambda: wire._negotiator_command_user_value(
+                negotiator._addr, negotiator._SET_CEILING, submitter, NO_CEILING),
+        )
+
+
+class LivePool:
+    """A :class:`osep.core.pool.Pool` backed by a real HTCondor pool."""
+
+    def __init__(self, settings: LiveSettings = LiveSettings(), logger: Any = None,
+                 clock: Callable[[], float] = time.time) -> None:
+        self.settings = settings
+        self.log = logger if logger is not None else structlog.get_logger("osep")
+        self.clock = clock
+        self.now = clock()
+        self.book = ReservationBook(settings.reservation_timeout)
+        self._vacating: dict[JobId, tuple[float | None, float]] = {}  # job -> (its start, sent at)
+        self._schedds: dict[str, Any] = {}  # name -> the schedd's ad, from the last snapshot
+        self._accounts = Accounts()
+        self.ceilings = Ceilings(settings.state_file, self.log)
+
+    def reconfigure(self, settings: LiveSettings) -> None:
+        """New settings after a reload; what the pool keeps (reservations, ceilings) stays."""
+        self.settings = settings
+        self.book.lifetime = settings.reservation_timeout
+        self.ceilings.state_file = settings.state_file
+
+    # -- retries --------------------------------------------------------------------------------
+
+    def call(self, what: str, func: Callable[[], T]) -> T:
+        """``func()``, retried with backoff on network and daemon errors; a PoolError if it fails."""
+        retrying = Retrying(
+            stop=stop_after_attempt(max(1, self.settings.retries)),
+            wait=wait_exponential(multiplier=self.settings.retry_wait, max=30),
+            retry=retry_if_exception_type((htcondor.HTCondorException, OSError)),
+            reraise=False,
+        )
+        try:
+            return retrying(func)
+        except RetryError as exc:
+            cause = exc.last_attempt.exception()
+            raise PoolError(f"{what}: {cause}") from cause
+        except (htcondor.HTCondorException, OSError, ValueError) as exc:
+            raise PoolError(f"{what}: {exc}") from exc
+
+    def _collector(self) -> Any:
+        return htcondor.Collector(self.settings.pool) if self.settings.pool else htcondor.Collector()
+
+    # -- reading the pool -----------------------------------------------------------------------
+
+    def snapshot(self) -> Snapshot:
+        collector = self._collector()
+        schedds = self.call("locating schedds",
+                            lambda: collector.locateAll(htcondor.DaemonType.Schedd))
+        slot_ads = self.call(
+            "querying slots",
+            lambda: collector.query(htcondor.AdTypes.Startd, projection=SLOT_ATTRS),
+        )
+        job_ads: list[tuple[str, Any]] = []
+        located: dict[str, Any] = {}
+        for schedd_ad in schedds:
+            name = str(schedd_ad.get("Name", "schedd"))
+            located[name] = schedd_ad
+            schedd = htcondor.Schedd(schedd_ad)
+            ads = self.call(
+                f"querying schedd {name}",
+                lambda s=schedd: s.query(constraint=JOB_CONSTRAINT, projection=JOB_ATTRS),
+            )
+            job_ads.extend((name, ad) for ad in ads)
+        now = self.clock()
+        for _, ad in job_ads:
+            server_time = ad.get("ServerTime")
+            if isinstance(server_time, int):
+                now = float(server_time)
+                break
+        jobs: list[Job] = []
+        accounts = Accounts()
+        for schedd_name, ad in job_ads:
+            entry = self._translate(schedd_name, ad)
+            if entry is not None:
+                jobs.append(entry.job)
+                accounts.add(entry)
+        slots: list[Slot] = []
+        for item in to_slots(slot_ads):
+            if isinstance(item, BadAd):
+                self.log.warning("bad_slot_ad", problem=str(item))
+            else:
+                slots.append(item)
+        check_complete(slot_ads, jobs, len(schedds))
+        self.now = now
+        self._schedds = located
+        self._forget_finished_vacates(jobs)
+        self._accounts = accounts
+        for res in self.book.expire(now, accounts.running, accounts.idle):
+            self.log.info("reservation_expired", owner=res.owner, slot=res.slot)
+        occupied = {j.slot for j in jobs if j.state is JobState.RUNNING and j.slot is not None}
+        return Snapshot(time=now, slots=tuple(self.book.mark(slots, occupied)), jobs=tuple(jobs))
+
+    def _translate(self, schedd: str, ad: Any) -> JobAd | None:
+        """One job ad, as this pool sees it (a job it is vacating is VACATING); a bad ad is logged
+        and skipped, never fatal."""
+        try:
+            entry = to_job(schedd, ad)
+        except BadAd as exc:
+            self.log.warning("bad_job_ad", schedd=schedd, job=ad_id(ad), problem=str(exc))
+            return None
+        job = entry.job
+        if job.state is JobState.RUNNING:
+            sent = self._vacating.get(job.id)
+            if sent is not None and sent[0] == job.start_time:
+                return replace(entry, job=replace(job, state=JobState.VACATING))
+        return entry
+
+    def _schedd(self, job_id: JobId) -> Any:
+        """The schedd that holds ``job_id``, from the ad the last snapshot located it by (never by a
+        name given to the collector as a constraint)."""
+        ad = self._schedds.get(job_id.schedd)
+        if ad is None:
+            raise PoolError(f"schedd {job_id.schedd!r} was not in the last snapshot")
+        return htcondor.Schedd(ad)
+
+    def job(self, job_id: JobId) -> Job | None:
+        schedd = self._schedd(job_id)
+        ads = self.call(
+            f"querying job {job_id}",
+            lambda: schedd.query(
+                constraint=f"ClusterId == {job_id.cluster} && ProcId == {job_id.proc}",
+                projection=JOB_ATTRS),
+        )
+        if not ads:
+            return None
+        entry = self._translate(job_id.schedd, ads[0])
+        return entry.job if entry is not None else None
+
+    # -- acting ---------------------------------------------------------------------------------
+
+    def vacate(self, job_id: JobId) -> None:
+        schedd = self._schedd(job_id)
+        action = htcondor.JobAction.VacateFast if self.settings.vacate_fast else htcondor.JobAction.Vacate
+        result = self.call(f"vacating {job_id}", lambda: schedd.act(action, [job_id.local]))
+        if int(result.get("TotalSuccess", 0)) != 1:
+            raise PoolError(f"schedd {job_id.schedd} did not vacate {job_id}: {dict(result)}")
+        # The job no longer counts for its owner: it will not be capped for it, nor counted running.
+        self._vacating[job_id] = (self._accounts.vacated(job_id), self.now)
+
+    def reserve(self, slot: str, owner: str) -> None:
+        self.book.reserve(slot, owner, self.now, self._accounts.running.get(owner, 0))
+
+    def hold(self, holds: Mapping[str, int]) -> None:
+        self.book.hold(holds)
+        self._sync_ceilings()
+
+    def release(self, quick: bool = False) -> None:
+        """Lift every ceiling osep set and forget all reservations (the loop is stopping).
+        ``quick``: one attempt per call and no retries, for a stop that must not wait."""
+        if quick:
+            self.settings = replace(self.settings, retries=1)
+        self.book.clear()
+        self._sync_ceilings()
+
+    def _sync_ceilings(self) -> None:
+        holding = self.book.holds
+        if not holding and not self.ceilings.set:
+            return
+        collector = self._collector()
+        ad = self.call("locating the negotiator",
+                       lambda: collector.locate(htcondor.DaemonType.Negotiator))
+        self.ceilings.sync(_Negotiator(self, ad), holding, self._accounts)
+
+    def _forget_finished_vacates(self, jobs: list[Job]) -> None:
+        still = {j.id for j in jobs if j.state is JobState.VACATING}
+        for job_id, (_, sent) in list(self._vacating.items()):
+            if job_id not in still:
+                del self._vacating[job_id]
+            elif self.now - sent > VACATE_TIMEOUT:
+                self.log.warning("vacate_not_done", job=str(job_id), seconds=self.now - sent)
+                del self._vacating[job_id]
+
+    # -- the daemon's own ad -------------------------------------------------------------------
+
+    def publish(self, attrs: Mapping[str, Any]) -> None:
+        """Advertise (or refresh) the daemon's ad: ``condor_status -any -constraint 'MyType ==
+        "OSEP"'`` shows it."""
+        ad = classad2.ClassAd()
+        ad["MyType"] = "OSEP"
+        ad["Name"] = self.settings.name
+        ad["Machine"] = socket.getfqdn()
+        for key, value in attrs.items():
+            ad[key] = _to_classad_value(value)
+        collector = self._collector()
+        self.call("publishing the OSEP ad", lambda: collector.advertise([ad], "UPDATE_AD_GENERIC"))
+
+    def withdraw(self) -> None:
+        ad = classad2.ClassAd()
+        ad["MyType"] = "Query"
+        ad["TargetType"] = "OSEP"
+        ad["Requirements"] = classad2.ExprTree(f'Name == "{self.settings.name}"')
+        collector = self._collector()
+        self.call("withdrawing the OSEP ad",
+                  lambda: collector.advertise([ad], "INVALIDATE_ADS_GENERIC"))
+
+
+def _to_classad_value(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        inner = classad2.ClassAd()
+        for k, v in value.items():
+            inner[k] = _to_classad_value(v)
+        return inner
+    if isinstance(value, (list, tuple)):
+        return [_to_classad_value(v) for v in value]
+    return value

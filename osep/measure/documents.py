@@ -1,0 +1,60 @@
+"""The comparison document: one column of figures per policy (or for a recorded history), as
+``osep simulate`` and ``osep replay`` produce it. :mod:`osep.ui.render` turns it into a table, JSON or
+CSV."""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Mapping
+from typing import Any
+
+from osep.measure.meter import Metrics
+
+
+def column(metrics: Metrics, description: str, settings: dict[str, Any] | None = None,
+           **extra: Any) -> dict[str, Any]:
+    """One policy's (or the recorded history's) figures, as the comparison document holds them."""
+    m = metrics
+    out: dict[str, Any] = {
+        "description": description,
+        "PV": m.violation,
+        "LC": m.capacity_loss,
+        "PC": m.cost,
+        "vacates": m.vacates,
+        "lost_work": m.lost_work,
+        "vacate_time": m.vacate_time,
+        "saved_work": m.saved_work,
+        "makespan": m.makespan,
+        "settings": settings,
+    }
+    out.update(extra)
+    out["owners"] = {
+        o.owner: {
+            "share": o.share,
+            "A_US": o.satisfaction,
+            "jobs": o.jobs,
+            "finished": o.finished,
+            "PV": o.violation,
+            "vacated": o.vacated,
+            "lost_work": o.lost_work,
+            "saved_work": o.saved_work,
+        }
+        for o in m.owners
+    }
+    return out
+
+
+def document(info: Mapping[str, Any], columns: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "scenario": dict(info),
+        "units": {"PV": "slot-seconds", "LC": "slot-seconds", "PC": "slot-seconds",
+                  "lost_work": "slot-seconds", "vacate_time": "slot-seconds",
+                  "saved_work": "slot-seconds", "makespan": "seconds", "A_US": "percent"},
+        "policies": dict(columns),
+    }
+
+
+def iso(t: float | None) -> str | None:
+    if t is None:
+        return None
+    return datetime.datetime.fromtimestamp(t, datetime.timezone.utc).isoformat(timespec="seconds")

@@ -1,0 +1,437 @@
+"""The paper's metrics, integrated as events arrive in time order: the one implementation of them.
+
+Replay of a million-job event log cannot keep a record per job, so the metrics are accrued on the fly:
+the meter keeps only the jobs in flight, one number per slot for the capacity loss, and a bounded,
+self-coarsening series of the curves for plotting. :func:`osep.measure.records.compute` feeds the
+simulator's job records through the same meter, so simulated and replayed runs are measured by one
+piece of code; for small runs it can also keep the exact step curves (``steps``).
+
+Definitions (all areas in slot-seconds), per owner i:
+
+- SuR_i(t): slots occupied by owner i's jobs at t (a job being vacated counts until it releases its
+  slot);
+- SuI_i(t): the ideal: fes_i(t), the feasible share (:func:`osep.core.shares.feasible_shares`) for owner i's
+  demand at t, the jobs submitted and not yet finished, removed or held;
+- PV = sum_i integral of max(0, SuI_i - SuR_i) dt: time an owner had less than it should have had,
+  whatever the cause (enforcement latency, negotiation latency, or no enforcement at all);
+- LC = for every run that ended in an eviction, the time its slot then stood idle until the next job
+  started on it (a slot never used again adds nothing: no demand was waiting for it);
+- PC = sum over evicted runs of (work redone + vacate time): the work executed but not saved by a
+  checkpoint before the vacate signal, plus the time from the signal to the slot's release. Work a
+  checkpoint saved is reported beside it (``saved_work``) and is not a cost;
+- US_j = 100 * runtime_j / (finish_j - submit_j) and A_US_i = the mean of US_j over owner i's
+  finished jobs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass, field
+
+from osep.core.shares import feasible_shares
+from osep.errors import OsepError
+
+MAX_BINS = 2048
+
+
+@dataclass(frozen=True, slots=True)
+class OwnerMetrics:
+    owner: str
+    share: float
+    jobs: int
+    finished: int
+    satisfaction: float | None  # A_US, percent; None when no job finished
+    violation: float  # this owner's part of PV
+    vacated: int  # runs of this owner's jobs that ended in an eviction
+    lost_work: float  # work redone
+    saved_work: float = 0.0  # work a checkpoint kept across an eviction
+
+
+@dataclass(frozen=True, slots=True)
+class Metrics:
+    violation: float  # PV
+    capacity_loss: float  # LC
+    cost: float  # PC = lost_work + vacate_time
+    vacates: int
+    lost_work: float
+    vacate_time: float
+    makespan: float
+    owners: tuple[OwnerMetrics, ...]
+    saved_work: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Series:
+    """Time-weighted means of SuR_i and SuI_i over equal bins, and the evictions in each bin.
+
+    Bin k covers [start + k * width, start + (k + 1) * width). The meter doubles the width whenever
+    the bins would exceed their bound, so a series of any length stays small enough to plot.
+    """
+
+    start: float
+    width: float
+    real: Mapping[str, tuple[float, ...]]
+    ideal: Mapping[str, tuple[float, ...]]
+    evictions: tuple[int, ...]
+
+    @property
+    def times(self) -> tuple[float, ...]:
+        """The left edge of every bin."""
+        return tuple(self.start + k * self.width for k in range(len(self.evictions)))
+
+
+@dataclass(frozen=True, slots=True)
+class Curves:
+    """Exact step curves (each value holds from times[k] until times[k+1])."""
+
+    times: tuple[float, ...]
+    real: Mapping[str, tuple[int, ...]]
+    ideal: Mapping[str, tuple[float, ...]]
+
+
+class MeterError(OsepError):
+    """Events that contradict each other (a job started twice, time running backwards)."""
+
+
+@dataclass(slots=True)
+class _Job:
+    owner: str
+    submit: float
+    counted: bool = True  # part of demand (not held)
+    slot: str | None = None
+    start: float | None = None
+    signal: float | None = None  # vacate signal for the current run
+    saved: float = 0.0  # work checkpoints kept from earlier runs
+
+
+@dataclass(slots=True)
+class _Owner:
+    running: int = 0
+    demand: int = 0
+    jobs: int = 0
+    finished: int = 0
+    us_sum: float = 0.0
+    violation: float = 0.0
+    vacated: int = 0
+    lost_work: float = 0.0
+    saved_work: float = 0.0
+
+
+@dataclass(slots=True)
+class _Bins:
+    """Accumulated areas per bin; ``width`` doubles (pairs merged) when the bins run out."""
+
+    start: float
+    width: float = 1.0
+    real: dict[str, list[float]] = field(default_factory=dict)
+    ideal: dict[str, list[float]] = field(default_factory=dict)
+    evictions: list[int] = field(default_factory=list)
+
+    def _grow(self, index: int) -> int:
+        while index >= MAX_BINS:
+            self.width *= 2
+            for series in (*self.real.values(), *self.ideal.values()):
+                series[:] = [sum(series[k:k + 2]) for k in range(0, len(series), 2)]
+            self.evictions[:] = [
+                sum(self.evictions[k:k + 2]) for k in range(0, len(self.evictions), 2)
+            ]
+            index //= 2
+        need = index + 1 - len(self.evictions)
+        if need > 0:
+            for series in (*self.real.values(), *self.ideal.values()):
+                series.extend([0.0] * need)
+            self.evictions.extend([0] * need)
+        return index
+
+    def _series(self, table: dict[str, list[float]], owner: str) -> list[float]:
+        series = table.get(owner)
+        if series is None:
+            series = table[owner] = [0.0] * len(self.evictions)
+        return series
+
+    def add(self, owner: str, t0: float, t1: float, real: float, ideal: float) -> None:
+        """Spread value * time over the bins that [t0, t1) covers."""
+        if real == 0 and ideal == 0:
+            return
+        self._grow(int((t1 - self.start) / self.width) if t1 > self.start else 0)
+        r, i = self._series(self.real, owner), self._series(self.ideal, owner)
+        t = t0
+        while t < t1:
+            k = int((t - self.start) / self.width)
+            edge = min(t1, self.start + (k + 1) * self.width)
+            if edge <= t:  # rounding at a bin edge
+                edge = min(t1, t + self.width * 1e-9 + 1e-12)
+            r[k] += real * (edge - t)
+            i[k] += ideal * (edge - t)
+            t = edge
+
+    def evicted(self, t: float) -> None:
+        k = self._grow(int((t - self.start) / self.width))
+        self.evictions[k] += 1
+
+    def series(self, owners: list[str]) -> Series:
+        n = len(self.evictions)
+        empty = [0.0] * n
+
+        def means(table: dict[str, list[float]]) -> dict[str, tuple[float, ...]]:
+            return {o: tuple(v / self.width for v in table.get(o, empty)) for o in owners}
+
+        return Series(self.start, self.width, means(self.real), means(self.ideal),
+                      tuple(self.evictions))
+
+
+class Meter:
+    """Accrues PV, LC, PC and satisfaction from job events given in time order.
+
+    ``shares`` are resolved owner shares in slots (:meth:`osep.core.shares.ShareTable.resolve`). Events with
+    the same time may come in any order; an event earlier than the last one is an error, since the
+    areas already integrated cannot be taken back.
+    """
+
+    def __init__(self, shares: Mapping[str, float], capacity: int, *, curves: bool = False,
+                 steps: bool = False, origin: float | None = None) -> None:
+        self.shares = dict(shares)
+        self.origin = origin  # makespan is measured from here; default: the first event
+        self.capacity = capacity
+        self.now: float | None = None
+        self._jobs: dict[Hashable, _Job] = {}
+        self._owners: dict[str, _Owner] = {o: _Owner() for o in self.shares}
+        self._fes: dict[str, float] = {}
+        self._fes_stale = True
+        self._vacated_at: dict[str, float] = {}  # slot -> end of the evicted run that freed it
+        self._occupant: dict[str, Hashable] = {}  # slot -> the job running there
+        self.capacity_loss = 0.0
+        self.vacate_time = 0.0
+        self.vacates = 0
+        self.makespan = 0.0
+        self._bins: _Bins | None = None
+        self._curves = curves
+        # With ``steps``: (time, running per owner, ideal per owner) at every change.
+        self._steps: list[tuple[float, dict[str, int], dict[str, float]]] | None = (
+            [] if steps else None)
+
+    # -- time ------------------------------------------------------------------------------------
+
+    def advance(self, t: float) -> None:
+        """Integrate the current state up to ``t``."""
+        if self.now is None:
+            self.now = t
+            if self.origin is None:
+                self.origin = t
+            if self._curves:
+                self._bins = _Bins(start=t)
+            return
+        if t < self.now:
+            raise MeterError(f"event at {t} comes after one at {self.now}: time ran backwards")
+        if t == self.now:
+            return
+        self._refresh()
+        if self._steps is not None:
+            self._step()
+        dt = t - self.now
+        for owner, stats in self._owners.items():
+            fes = self._fes.get(owner, 0.0)
+            short = fes - stats.running
+            if short > 0:
+                stats.violation += short * dt
+            if self._bins is not None:
+                self._bins.add(owner, self.now, t, stats.running, fes)
+        self.now = t
+
+    def _refresh(self) -> None:
+        if self._fes_stale:
+            demand = {o: s.demand for o, s in self._owners.items() if s.demand}
+            self._fes = feasible_shares(self.shares, demand, self.capacity)
+            self._fes_stale = False
+
+    def _step(self) -> None:
+        assert self._steps is not None and self.now is not None
+        self._steps.append((self.now, {o: s.running for o, s in self._owners.items()},
+                            {o: self._fes.get(o, 0.0) for o in self._owners}))
+
+    def _owner(self, name: str) -> _Owner:
+        stats = self._owners.get(name)
+        if stats is None:
+            stats = self._owners[name] = _Owner()
+        return stats
+
+    def _job(self, job: Hashable) -> _Job:
+        state = self._jobs.get(job)
+        if state is None:
+            raise MeterError(f"job {job} was never submitted")
+        return state
+
+    # -- events ----------------------------------------------------------------------------------
+
+    def submit(self, t: float, job: Hashable, owner: str) -> None:
+        if job in self._jobs:
+            raise MeterError(f"job {job} submitted twice")
+        self.advance(t)
+        self._jobs[job] = _Job(owner, t)
+        stats = self._owner(owner)
+        stats.jobs += 1
+        stats.demand += 1
+        self._fes_stale = True
+
+    def start(self, t: float, job: Hashable, slot: str) -> None:
+        state = self._job(job)
+        if state.start is not None:
+            raise MeterError(f"job {job} started on {slot} while running on {state.slot}")
+        self.advance(t)
+        state.slot, state.start, state.signal = slot, t, None
+        self._owner(state.owner).running += 1
+        self._occupant[slot] = job
+        freed = self._vacated_at.pop(slot, None)
+        if freed is not None:
+            self.capacity_loss += max(0.0, t - freed)
+
+    def signal(self, t: float, job: Hashable) -> None:
+        """The vacate signal was sent for the job's current run (it still holds its slot)."""
+        state = self._jobs.get(job)
+        if state is not None and state.start is not None and state.signal is None:
+            state.signal = max(t, state.start)
+
+    def end(self, t: float, job: Hashable, *, evicted: bool, saved: float = 0.0) -> None:
+        """The current run ended and the slot is free. ``saved``: the run's work a checkpoint kept,
+        which counts only for an eviction (a run that completes kept all of it)."""
+        state = self._job(job)
+        if state.start is None:
+            return
+        self.advance(t)
+        stats = self._owner(state.owner)
+        stats.running -= 1
+        if evicted:
+            signal = state.signal if state.signal is not None else t
+            worked = max(0.0, signal - state.start)
+            kept = min(max(0.0, saved), worked)
+            stats.vacated += 1
+            stats.lost_work += worked - kept
+            stats.saved_work += kept
+            state.saved += kept
+            self.vacate_time += t - signal
+            self.vacates += 1
+            # The slot is idle from here, unless logs merged from several files already put the
+            # next job there (events of one second in another order).
+            if state.slot is not None and self._occupant.get(state.slot) == job:
+                self._vacated_at[state.slot] = t
+            if self._bins is not None:
+                self._bins.evicted(t)
+        if state.slot is not None and self._occupant.get(state.slot) == job:
+            del self._occupant[state.slot]
+        state.slot = state.start = state.signal = None
+
+    def finish(self, t: float, job: Hashable, runtime: float | None = None) -> float:
+        """The job completed. ``runtime`` is its ideal run time; by default the work of its last run
+        plus whatever checkpoints saved before it. Returns the run time used."""
+        state = self._job(job)
+        last_start = state.start
+        if last_start is not None:
+            self.end(t, job, evicted=False)
+        else:
+            self.advance(t)
+        if runtime is None:
+            runtime = state.saved + (t - last_start if last_start is not None else 0.0)
+        stats = self._owner(state.owner)
+        stats.finished += 1
+        elapsed = t - state.submit
+        stats.us_sum += 100.0 if elapsed <= 0 else min(100.0, 100.0 * runtime / elapsed)
+        self.makespan = max(self.makespan, t - (self.origin or 0.0))
+        self._leave(job, state)
+        return runtime
+
+    def withdraw(self, t: float, job: Hashable) -> None:
+        """The job left the queue without finishing (removed)."""
+        state = self._job(job)
+        if state.start is not None:
+            self.end(t, job, evicted=False)
+        else:
+            self.advance(t)
+        self._leave(job, state)
+
+    def hold(self, t: float, job: Hashable, held: bool) -> None:
+        """A held job is not demand until it is released."""
+        state = self._job(job)
+        if state.counted == (not held):
+            return
+        self.advance(t)
+        state.counted = not held
+        self._owner(state.owner).demand += -1 if held else 1
+        self._fes_stale = True
+
+    def _leave(self, job: Hashable, state: _Job) -> None:
+        if state.counted:
+            self._owner(state.owner).demand -= 1
+            self._fes_stale = True
+        del self._jobs[job]
+
+    # -- results ---------------------------------------------------------------------------------
+
+    @property
+    def in_flight(self) -> int:
+        return len(self._jobs)
+
+    def owner_of(self, job: Hashable) -> str | None:
+        state = self._jobs.get(job)
+        return state.owner if state is not None else None
+
+    def submitted(self, job: Hashable) -> float:
+        return self._job(job).submit
+
+    def started(self, job: Hashable) -> float | None:
+        """When the job's current run began (None when it is not running)."""
+        state = self._jobs.get(job)
+        return None if state is None else state.start
+
+    def running(self, job: Hashable) -> bool:
+        state = self._jobs.get(job)
+        return state is not None and state.start is not None
+
+    def result(self) -> Metrics:
+        owners = tuple(
+            OwnerMetrics(
+                owner=o,
+                share=self.shares.get(o, 0.0),
+                jobs=s.jobs,
+                finished=s.finished,
+                satisfaction=(s.us_sum / s.finished) if s.finished else None,
+                violation=s.violation,
+                vacated=s.vacated,
+                lost_work=s.lost_work,
+                saved_work=s.saved_work,
+            )
+            for o, s in sorted(self._owners.items())
+        )
+        lost = sum(o.lost_work for o in owners)
+        return Metrics(
+            violation=sum(o.violation for o in owners),
+            capacity_loss=self.capacity_loss,
+            cost=lost + self.vacate_time,
+            vacates=self.vacates,
+            lost_work=lost,
+            vacate_time=self.vacate_time,
+            makespan=self.makespan,
+            owners=owners,
+            saved_work=sum(o.saved_work for o in owners),
+        )
+
+    def steps(self) -> Curves:
+        """The exact curves up to the last event (a meter made with ``steps=True``)."""
+        if self._steps is None:
+            raise ValueError("this meter keeps no step curves")
+        points = list(self._steps)
+        if self.now is not None:
+            self._refresh()
+            self._step()
+            points = list(self._steps)
+            self._steps.pop()
+        names = sorted(self._owners)
+        return Curves(
+            times=tuple(t for t, _, _ in points),
+            real={o: tuple(real.get(o, 0) for _, real, _ in points) for o in names},
+            ideal={o: tuple(ideal.get(o, 0.0) for _, _, ideal in points) for o in names},
+        )
+
+    def series(self) -> Series | None:
+        if self._bins is None:
+            return None
+        return self._bins.series(sorted(self._owners))

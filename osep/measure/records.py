@@ -1,0 +1,105 @@
+"""What happened to each job, as run records: the simulator's output, measured by the meter.
+
+:class:`JobRecord` and :class:`Run` are the common currency of the simulator and the metrics;
+:func:`feed` turns records into the meter's events (:mod:`osep.measure.meter`), so simulated runs and
+replayed event logs are measured by the same code, and :func:`curves` asks the same meter for the exact
+step curves of a small run, for plotting.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass
+
+from osep.measure.meter import Curves, Meter, Metrics
+
+__all__ = ["Curves", "JobRecord", "Run", "compute", "curves", "feed"]
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """One stay of a job on a slot. ``useful`` is the work it kept (all of it for a run that
+    completed; what a checkpoint saved for one that was vacated)."""
+
+    slot: str
+    start: float
+    end: float
+    vacated: bool
+    useful: float
+    vacate_sent: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class JobRecord:
+    id: Hashable
+    owner: str
+    submit: float
+    runtime: float
+    finish: float | None
+    runs: tuple[Run, ...]
+
+
+# The order of a record's events at one instant (see :func:`_events`).
+_SUBMIT, _EVICTED, _ENDED, _STARTED = 0, 1, 2, 3
+
+
+def _events(records: Sequence[JobRecord]) -> list[tuple[float, int, int, str, JobRecord, Run | None]]:
+    """The records as meter events, sorted by time. At one instant: submits, then runs ending by
+    eviction (so that a slot freed and taken again in the same second counts no idle gap), then
+    other ends, then starts; a job's own events keep their order (a run of zero length ends after
+    it starts)."""
+    out: list[tuple[float, int, int, str, JobRecord, Run | None]] = []
+    for rec in records:
+        seq = 0
+
+        def add(time: float, rank: int, kind: str, run: Run | None) -> None:
+            nonlocal seq
+            out.append((time, rank, seq, kind, rec, run))
+            seq += 1
+
+        add(rec.submit, _SUBMIT, "submit", None)
+        finished = False
+        for run in rec.runs:
+            add(run.start, _STARTED, "start", run)
+            if run.vacated and run.vacate_sent is not None:
+                add(run.vacate_sent, _STARTED, "signal", run)
+            empty = run.end <= run.start
+            if not run.vacated and rec.finish is not None and run.end == rec.finish:
+                add(run.end, _STARTED if empty else _ENDED, "finish", run)
+                finished = True
+            else:
+                add(run.end, _STARTED if empty else (_EVICTED if run.vacated else _ENDED), "end",
+                    run)
+        if rec.finish is not None and not finished:
+            add(rec.finish, _ENDED, "finish", None)
+    out.sort(key=lambda e: (e[0], e[1], e[2]))
+    return out
+
+
+def feed(meter: Meter, records: Sequence[JobRecord]) -> Meter:
+    for time, _, _, kind, rec, run in _events(records):
+        if kind == "submit":
+            meter.submit(time, rec.id, rec.owner)
+        elif kind == "finish":
+            meter.finish(time, rec.id, runtime=rec.runtime)
+        elif run is None:
+            continue
+        elif kind == "start":
+            meter.start(time, rec.id, run.slot)
+        elif kind == "signal":
+            meter.signal(time, rec.id)
+        else:
+            meter.end(time, rec.id, evicted=run.vacated, saved=run.useful)
+    return meter
+
+
+def compute(records: Sequence[JobRecord], capacity: int, shares: Mapping[str, float]) -> Metrics:
+    """All metrics for one run, its clock starting at 0. ``shares`` are resolved owner shares in
+    slots."""
+    return feed(Meter(shares, capacity, origin=0.0), records).result()
+
+
+def curves(records: Sequence[JobRecord], capacity: int, shares: Mapping[str, float]) -> Curves:
+    """SuR_i and SuI_i at every instant where any of them changes, as the meter integrates them."""
+    meter = feed(Meter(shares, capacity, origin=0.0, steps=True), records)
+    return meter.steps()

@@ -1,0 +1,204 @@
+"""Rebuilding a pool's history from job event logs, and measuring it.
+
+Each owner's running-slot curve comes from the logs' submit, execute, evict and terminate events; the
+meter (:mod:`osep.measure.meter`) integrates the paper's metrics against the ideal for the recorded demand as
+the events stream past, so memory holds the jobs in flight and nothing else. Several logs (one per
+user, or a schedd's event log) are merged by time.
+
+What the logs cannot tell is filled in from elsewhere:
+- the owner of a job: from ad information events (``EVENT_LOG_JOB_AD_INFORMATION_ATTRS = Owner``)
+  or, for a user's own log, from the ``OWNER=FILE`` form of the argument;
+- when a vacate was asked for (so that PC splits into lost work and vacate time), and which evictions
+  were osep's: from the daemon's decision log, joined on ``cluster.proc``;
+- the pool's size: from the decision log, or given.
+
+A job counts as one slot whatever it requested.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+
+from osep.core.model import JobId
+from osep.measure.meter import Meter, Metrics, Series
+from osep.replay.events import EventKind, LogEvent
+
+UNKNOWN_OWNER = "(unknown)"
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedJob:
+    """A finished job's arrival and run time, as the simulator needs them for a what-if run."""
+
+    id: JobId
+    owner: str
+    submit: float  # seconds after the start of the log
+    runtime: float
+
+
+@dataclass(slots=True)
+class Replay:
+    metrics: Metrics
+    series: Series | None
+    events: int
+    start: float | None
+    end: float | None
+    capacity: int
+    unfinished: int  # jobs still queued or running when the logs end
+    osep_evictions: dict[str, int] = field(default_factory=dict)  # owner -> evictions osep asked for
+    workload: list[RecordedJob] = field(default_factory=list)
+    warnings: int = 0
+
+
+# At one instant, across logs: runs end before runs start (a slot freed and taken in the same second).
+_RANK = {EventKind.EVICT: 0, EventKind.TERMINATE: 0, EventKind.ABORT: 0, EventKind.HOLD: 0,
+         EventKind.RUN_FAILED: 0}
+
+
+def merge(streams: Iterable[Iterator[LogEvent]]) -> Iterator[LogEvent]:
+    """One stream in time order. Each log keeps its own order; between logs, events of the same
+    second that end a run come before the others."""
+    return heapq.merge(*streams, key=lambda e: (e.time, _RANK.get(e.kind, 1)))
+
+
+def replay(
+    events: Iterable[LogEvent],
+    shares: Mapping[str, float],
+    capacity: int,
+    *,
+    warn: Callable[[str], None],
+    owners: Mapping[str, str] | None = None,
+    signals: Mapping[JobId, list[float]] | None = None,
+    curves: bool = False,
+    workload: bool = False,
+    progress: Callable[[int, float], None] | None = None,
+    every: int = 100_000,
+) -> Replay:
+    """Measure the history the ``events`` (in time order) describe.
+
+    ``owners``: file -> owner, for logs that do not name owners. ``signals``: the job (as the log names it) ->
+    times osep sent a vacate for the job (from the decision log). ``workload``: also keep every
+    finished job's arrival and run time (memory then grows with the jobs, for what-if runs only).
+    ``progress`` is called every ``every`` events with the count and the log time reached.
+    """
+    owners = owners or {}
+    pending = {job: list(times) for job, times in (signals or {}).items()}
+    meter = Meter(shares, capacity, curves=curves)
+    osep_evictions: dict[str, int] = {}
+    recorded: list[RecordedJob] = []
+    warned_backwards: set[str] = set()
+    count = warnings = 0
+    start: float | None = None
+    unknown_owner_files: set[str] = set()
+
+    def note(text: str) -> None:
+        nonlocal warnings
+        warnings += 1
+        warn(text)
+
+    def owner_for(event: LogEvent) -> str:
+        if event.owner:
+            return event.owner
+        owner = owners.get(event.source)
+        if owner:
+            return owner
+        if event.source not in unknown_owner_files:
+            unknown_owner_files.add(event.source)
+            note(f"{event.source}: jobs with no owner (give the file as OWNER=FILE, or log Owner "
+                 f"with EVENT_LOG_JOB_AD_INFORMATION_ATTRS); counted as {UNKNOWN_OWNER}")
+        return UNKNOWN_OWNER
+
+    for event in events:
+        count += 1
+        if progress is not None and count % every == 0:
+            progress(count, event.time)
+        t = event.time
+        if start is None:
+            start = t
+        if meter.now is not None and t < meter.now:
+            if event.source not in warned_backwards:
+                warned_backwards.add(event.source)
+                note(f"{event.where}: earlier than an event already replayed; taken as "
+                     "happening then (further ones in this file are not reported)")
+            t = meter.now
+        job, kind = event.job, event.kind
+        known = meter.owner_of(job) is not None
+        if kind is EventKind.SUBMIT:
+            if known:
+                note(f"{event.where}: submitted again while still in the queue, skipped")
+            else:
+                meter.submit(t, job, owner_for(event))
+            continue
+        if not known:
+            if kind is not EventKind.EXECUTE:
+                continue  # the rest of a job whose submission is not in these logs
+            note(f"{event.where}: no submit event for this job; it counts from this event")
+            meter.submit(t, job, owner_for(event))
+        if kind is EventKind.EXECUTE:
+            if meter.running(job):
+                note(f"{event.where}: runs again with no event ending its last run; that run "
+                     "ends here")
+                meter.end(t, job, evicted=False)
+            meter.start(t, job, event.slot or "?")
+        elif kind is EventKind.EVICT:
+            if not meter.running(job):
+                continue
+            asked = _signal_for(pending, job, meter, t)
+            if asked is not None:
+                meter.signal(asked, job)
+                owner = meter.owner_of(job) or UNKNOWN_OWNER
+                osep_evictions[owner] = osep_evictions.get(owner, 0) + 1
+            meter.end(t, job, evicted=True, saved=math.inf if event.checkpointed else 0.0)
+        elif kind is EventKind.TERMINATE:
+            owner = meter.owner_of(job) or UNKNOWN_OWNER
+            submitted = meter.submitted(job)
+            runtime = meter.finish(t, job)
+            if workload:
+                recorded.append(RecordedJob(job, owner, submitted, runtime))
+        elif kind is EventKind.ABORT:
+            meter.withdraw(t, job)
+        elif kind is EventKind.HOLD:
+            if meter.running(job):
+                meter.end(t, job, evicted=False)
+            meter.hold(t, job, True)
+        elif kind is EventKind.RELEASE:
+            meter.hold(t, job, False)
+        elif kind is EventKind.RUN_FAILED:
+            if meter.running(job):
+                meter.end(t, job, evicted=False)
+    if start is not None:
+        recorded = [
+            RecordedJob(r.id, r.owner, r.submit - start, r.runtime) for r in recorded
+        ]
+    return Replay(
+        metrics=meter.result(),
+        series=meter.series(),
+        events=count,
+        start=start,
+        end=meter.now,
+        capacity=capacity,
+        unfinished=meter.in_flight,
+        osep_evictions=osep_evictions,
+        workload=recorded,
+        warnings=warnings,
+    )
+
+
+def _signal_for(pending: dict[JobId, list[float]], job: JobId, meter: Meter, t: float
+                ) -> float | None:
+    """The vacate osep sent for this run, if any: the latest one after the run started."""
+    times = pending.get(job)
+    if not times:
+        return None
+    started = meter.started(job)
+    chosen = None
+    while times and times[0] <= t:
+        sent = times.pop(0)
+        if started is None or sent >= started - 1.0:  # log times are whole seconds
+            chosen = sent
+    if not times:
+        del pending[job]
+    return chosen

@@ -1,0 +1,171 @@
+"""``osep replay`` end to end: logs in, the comparison document (and what the plot needs) out.
+
+The pieces are elsewhere (reading logs in :mod:`osep.htcondor.eventlog` and
+:mod:`osep.enforce.decisionlog`, rebuilding the history in :mod:`osep.replay.history`, what-if runs
+in :mod:`osep.sim.experiment`); this module only wires them, so that the CLI stays a shell and tests
+can run the whole path without it.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from osep.config.scenario import Scenario
+from osep.core.policy import PolicySettings
+from osep.enforce.decisionlog import read_decisions
+from osep.errors import OsepError
+from osep.measure.documents import column, document, iso
+from osep.measure.meter import Meter, Series
+from osep.measure.records import feed
+from osep.replay.history import Replay, merge, replay
+from osep.sim.experiment import Outcome, outcome_column, run_scenario
+from osep.sim.specs import Checkpointing, JobSpec, PoolSettings, SlotSpec
+
+RECORDED = "recorded"
+
+
+@dataclass(frozen=True, slots=True)
+class LogSource:
+    path: Path
+    owner: str | None = None  # every job in this log belongs to this owner
+
+    @classmethod
+    def parse(cls, text: str) -> "LogSource":
+        """``FILE`` or ``OWNER=FILE`` (an owner name has no slash, a path may have an equals sign)."""
+        owner, sep, rest = text.partition("=")
+        if sep and owner and "/" not in owner and rest:
+            return cls(Path(rest), owner)
+        return cls(Path(text))
+
+
+@dataclass(frozen=True, slots=True)
+class WhatIf:
+    policies: tuple[str, ...] = ()
+    negotiation_interval: float = 60.0
+    vacate_delay: float = 10.0
+
+
+@dataclass(frozen=True, slots=True)
+class Study:
+    document: dict[str, Any]
+    replay: Replay
+    outcomes: dict[str, Outcome]
+    capacity: int
+
+    def panels(self) -> dict[str, tuple[Series, Any, int]]:
+        """What :func:`osep.ui.plot.draw_series` draws: the recorded history, then each what-if run."""
+        out: dict[str, tuple[Series, Any, int]] = {}
+        if self.replay.series is not None:
+            out[RECORDED] = (self.replay.series, self.replay.metrics, self.capacity)
+        for name, outcome in self.outcomes.items():
+            meter = feed(Meter(outcome.shares, self.capacity, curves=True, origin=0.0),
+                         outcome.result.jobs)
+            series = meter.series()
+            if series is not None:
+                # The simulation's clock starts at the log's first event.
+                start = (self.replay.start or 0.0) + series.start
+                out[name] = (Series(start, series.width, series.real, series.ideal,
+                                    series.evictions), outcome.metrics, self.capacity)
+        return out
+
+
+def study(
+    sources: Sequence[LogSource],
+    policy: PolicySettings,
+    *,
+    interval: float,
+    read_log: Callable[[Path, Callable[[str], None]], Any],
+    warn: Callable[[str], None],
+    decisions: Path | None = None,
+    slots: int | None = None,
+    what_if: WhatIf = WhatIf(),
+    curves: bool = False,
+    progress: Callable[[int, float], None] | None = None,
+) -> Study:
+    """Replay ``sources`` (``read_log`` turns a path into its events: :func:`osep.htcondor.
+    eventlog.read_event_log`) and run each what-if policy on the recorded workload."""
+    log = read_decisions(decisions, warn) if decisions is not None else None
+    capacity = slots if slots is not None else (log.capacity if log is not None else None)
+    if capacity is None or capacity <= 0:
+        raise OsepError(
+            "the pool's size is unknown: pass --slots N (or a decision log whose cycles record it)"
+        )
+    shares = policy.shares.resolve(capacity)
+    streams = [read_log(s.path, warn) for s in sources]
+    owners = {str(s.path): s.owner for s in sources if s.owner}
+    result = replay(
+        merge(streams),
+        shares,
+        capacity,
+        warn=warn,
+        owners=owners,
+        signals=log.vacates_sent() if log is not None else None,
+        curves=curves,
+        workload=bool(what_if.policies),
+        progress=progress,
+    )
+    if result.events == 0:
+        raise OsepError("no job events in " + ", ".join(str(s.path) for s in sources))
+    outcomes: dict[str, Outcome] = {}
+    if what_if.policies:
+        scenario = _scenario(sources, result, policy, interval, capacity, what_if)
+        outcomes = run_scenario(scenario, what_if.policies, policy, interval)
+    jobs = sum(o.jobs for o in result.metrics.owners)
+    info = {
+        "name": ", ".join(s.path.name for s in sources) if len(sources) <= 3
+        else f"{sources[0].path.name} and {len(sources) - 1} more logs",
+        "file": [str(s.path) for s in sources],
+        "description": "recorded history" + (", with what-if runs" if outcomes else ""),
+        "slots": capacity,
+        "jobs": jobs,
+        "events": result.events,
+        "start": iso(result.start),
+        "end": iso(result.end),
+        "span": _span(result.start, result.end),
+        "decision_log": str(decisions) if decisions is not None else None,
+        "warnings": result.warnings,
+    }
+    if outcomes:
+        info["what_if_jobs"] = len(result.workload)
+        info["what_if_left_out"] = jobs - len(result.workload)  # not finished in the logs
+        info["what_if"] = {"negotiation_interval": what_if.negotiation_interval,
+                           "vacate_delay": what_if.vacate_delay}
+    extra: dict[str, Any] = {"unfinished": result.unfinished}
+    if log is not None:  # only the decision log tells osep's evictions from anybody else's
+        extra["evicted_by_osep"] = sum(result.osep_evictions.values())
+    columns = {RECORDED: column(result.metrics, "what the logs recorded", None, **extra)}
+    columns.update({n: outcome_column(o, capacity) for n, o in outcomes.items()})
+    return Study(document(info, columns), result, outcomes, capacity)
+
+
+def _scenario(sources: Sequence[LogSource], result: Replay, policy: PolicySettings,
+              interval: float, capacity: int, what_if: WhatIf) -> Scenario:
+    """The recorded workload (finished jobs: their arrival and run time) as a scenario."""
+    return Scenario(
+        path=str(sources[0].path),
+        name="what-if",
+        description="the recorded workload on a simulated pool",
+        policies=what_if.policies,
+        slots=tuple(SlotSpec(f"slot{k + 1}") for k in range(capacity)),
+        jobs=tuple(JobSpec(j.id, j.owner, j.submit, j.runtime) for j in result.workload),
+        pool=PoolSettings(
+            negotiation_interval=what_if.negotiation_interval,
+            vacate_delay=what_if.vacate_delay,
+            checkpointing=Checkpointing.ON_VACATE,
+        ),
+        policy=policy,
+        interval=interval,
+    )
+
+
+def _span(start: float | None, end: float | None) -> str:
+    if start is None or end is None:
+        return ""
+    first = datetime.datetime.fromtimestamp(start, datetime.timezone.utc)
+    last = datetime.datetime.fromtimestamp(end, datetime.timezone.utc)
+    fmt = "%H:%M:%S" if first.date() == last.date() else "%Y-%m-%d %H:%M:%S"
+    return f"{first:%Y-%m-%d %H:%M:%S} to {last.strftime(fmt)} UTC ({end - start:.0f} s)"

@@ -1,0 +1,103 @@
+"""Running a scenario under several policies (:mod:`osep.sim.variants`), side by side."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+import structlog
+
+from osep.config.scenario import Scenario
+from osep.core.policy import PolicySettings
+from osep.measure.documents import column, document
+from osep.measure.meter import Metrics
+from osep.measure.records import compute
+from osep.sim.driver import simulate
+from osep.sim.specs import Checkpointing, PoolSettings, SimResult
+from osep.sim.variants import VARIANTS, Variant
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    variant: Variant
+    policy: PolicySettings
+    interval: float
+    shares: dict[str, float]
+    result: SimResult
+    metrics: Metrics
+
+
+def pool_settings(scenario: Scenario, variant: Variant) -> PoolSettings:
+    """The scenario's pool with the variant's negotiator, and checkpointing only where it has it."""
+    return replace(
+        scenario.pool,
+        order=variant.order,
+        checkpointing=scenario.pool.checkpointing if variant.checkpoint else Checkpointing.NONE,
+    )
+
+
+def run_policy(
+    scenario: Scenario, name: str, policy: PolicySettings | None = None,
+    interval: float | None = None, logger: Any = None,
+) -> Outcome:
+    """Simulate ``scenario`` under the policy called ``name``.
+
+    ``policy`` and ``interval`` replace the scenario's own (the CLI uses them for option overrides).
+    """
+    variant = VARIANTS[name]
+    settings = policy if policy is not None else scenario.policy
+    shares = settings.shares.resolve(scenario.capacity)
+    log = logger if logger is not None else structlog.get_logger("osep")
+    interval = interval if interval is not None else scenario.interval
+    result = simulate(
+        scenario.slots,
+        scenario.jobs,
+        pool_settings(scenario, variant),
+        shares,
+        policy=settings if variant.enforce else None,
+        interval=interval,
+        logger=log.bind(policy=name, scenario=scenario.name),
+    )
+    return Outcome(variant, settings, interval, shares, result,
+                   compute(result.jobs, result.capacity, shares))
+
+
+def run_scenario(
+    scenario: Scenario,
+    names: tuple[str, ...] | None = None,
+    policy: PolicySettings | None = None,
+    interval: float | None = None,
+    logger: Any = None,
+) -> dict[str, Outcome]:
+    return {n: run_policy(scenario, n, policy, interval, logger)
+            for n in (names or scenario.policies)}
+
+
+def with_overrides(settings: PolicySettings, **changes: Any) -> PolicySettings:
+    """``settings`` with every change that is not None applied."""
+    return replace(settings, **{k: v for k, v in changes.items() if v is not None})
+
+
+def outcome_column(out: Outcome, capacity: int) -> dict[str, Any]:
+    settings = None
+    if out.variant.enforce:
+        settings = {
+            "target": out.policy.target.value,
+            "victim_order": out.policy.victim_order.value,
+            "max_vacates": out.policy.vacate_budget(capacity),
+            "interval": out.interval,
+        }
+    return column(out.metrics, out.variant.description, settings)
+
+
+def comparison(scenario: Scenario, outcomes: Mapping[str, Outcome]) -> dict[str, Any]:
+    """The JSON document for a side-by-side run (also the source of the table and CSV)."""
+    info = {
+        "name": scenario.name,
+        "file": scenario.path,
+        "description": scenario.description,
+        "slots": scenario.capacity,
+        "jobs": len(scenario.jobs),
+    }
+    return document(info, {n: outcome_column(o, scenario.capacity) for n, o in outcomes.items()})

@@ -1,0 +1,63 @@
+"""The Fair-Share baseline (Kay and Lauder's Share; Slurm's classic algorithm, flat): usage decays
+with a half-life, and an owner's priority factor is F = 2^(-U/S), with U its share of the pool's
+decayed usage and S its normalized share. F = 0.5 means an owner used exactly its share; above 0.5 it
+is owed, below it has had more than its share. Matching favours the highest F; nothing is preempted.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+
+def decayed(usage: float, rate: float, elapsed: float, half_life: float) -> float:
+    """Decayed usage after ``elapsed`` seconds in which the owner held ``rate`` slots.
+
+    Exact for a constant rate: old usage decays by 2^(-elapsed/half_life) and the new usage is the
+    integral of ``rate`` under the same decay, rate * h / ln 2 * (1 - 2^(-elapsed/h)).
+    """
+    if elapsed <= 0:
+        return usage
+    factor = 2.0 ** (-elapsed / half_life)
+    return usage * factor + rate * half_life / math.log(2) * (1.0 - factor)
+
+
+def factor(usage: float, share: float, dampening: float = 1.0) -> float:
+    """Priority factor 2^(-U/S/d) from normalized usage U and normalized share S (both 0..1).
+
+    An owner with no share (a non-owner) gets 0: it comes after every owner.
+    """
+    if share <= 0:
+        return 0.0
+    return 2.0 ** (-usage / share / dampening)
+
+
+def factors(usage: Mapping[str, float], shares: Mapping[str, float]) -> dict[str, float]:
+    """Priority factor per owner from raw decayed usage and raw shares."""
+    owners = set(usage) | set(shares)
+    total_usage = sum(usage.values())
+    total_share = sum(shares.values())
+    out = {}
+    for owner in owners:
+        u = usage.get(owner, 0.0) / total_usage if total_usage > 0 else 0.0
+        s = shares.get(owner, 0.0) / total_share if total_share > 0 else 0.0
+        out[owner] = factor(u, s)
+    return out
+
+
+class Accountant:
+    """Decayed usage per owner, kept exact by accruing whenever what an owner occupies changes."""
+
+    def __init__(self, half_life: float, initial: Mapping[str, float]) -> None:
+        self.half_life = half_life
+        self.usage: dict[str, float] = dict(initial)
+        self._at = 0.0
+
+    def accrue(self, now: float, occupied: Mapping[str, int]) -> None:
+        """Bring usage up to ``now``, ``occupied`` having held since the last call."""
+        elapsed = now - self._at
+        if elapsed > 0:
+            for owner in set(self.usage) | set(occupied):
+                self.usage[owner] = decayed(self.usage.get(owner, 0.0), occupied.get(owner, 0),
+                                            elapsed, self.half_life)
+            self._at = now

@@ -1,0 +1,45 @@
+"""The simulated negotiator: one negotiation cycle hands free slots to idle jobs.
+
+A reserved slot goes first to its owner (:meth:`osep.core.reservations.ReservationBook.take`); every
+other free slot goes to the first owner in rank order that is not held to its allowance and has an
+idle job that fits. Ranks: first come first served (``fifo``: the owner whose oldest idle job is
+oldest) or the Fair-Share priority factor (``fairshare``, ranked once per cycle; HTCondor's
+negotiator divides a cycle into per-submitter portions instead).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from osep.sim import fairshare
+from osep.sim.pool import SimulatedPool
+from osep.sim.specs import Order
+
+
+def negotiate(pool: SimulatedPool, shares: Mapping[str, float]) -> None:
+    """One negotiation cycle at ``pool.now``. ``shares`` (resolved) feed the Fair-Share ranks."""
+    pool.accountant.accrue(pool.now, pool.running)
+    book = pool.book
+    ranked: list[str] = []
+    if pool.settings.order is Order.FAIRSHARE:
+        prio = fairshare.factors(pool.accountant.usage, shares)
+        ranked = sorted(pool.idle, key=lambda o: (-prio.get(o, 0.0), o))
+    for slot in pool.slots.values():
+        if slot.job is not None:
+            continue
+        owner = book.take(slot.spec.name, pool.now)
+        if owner is not None:
+            job = pool.pop_fitting(owner, slot)
+            if job is not None:
+                pool.start(job, slot)
+                continue
+        if pool.settings.order is Order.FIFO:
+            ranked = [o for _, o in sorted((q[0], o) for o, q in pool.idle.items() if q)]
+        for candidate in ranked:
+            if not book.may_match(candidate):
+                continue
+            job = pool.pop_fitting(candidate, slot)
+            if job is not None:
+                pool.start(job, slot)
+                book.matched(candidate)
+                break

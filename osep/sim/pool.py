@@ -1,0 +1,225 @@
+"""The simulated pool's state, on virtual time, behind the same :class:`osep.core.pool.Pool` face as
+the live pool.
+
+What it models, and what it leaves out:
+
+- static slots (cpus, memory) that run one job each; a job fits a slot by the one fit check of
+  :mod:`osep.core.model`;
+- job arrivals at their submit time, and run times; a job's run lasts ``runtime - saved work``;
+- a vacate: the job keeps its slot for ``vacate_delay`` seconds, then goes back to the queue (keeping
+  its submit time, as HTCondor keeps QDate) and the slot is free for the next negotiation;
+- reservations and holds, in the same book and under the same rules as the live pool
+  (:mod:`osep.core.reservations`); the negotiator (:mod:`osep.sim.negotiator`) hands a reserved
+  slot to its owner and respects the holds as a negotiator's submitter ceilings would;
+- checkpointing: none (a vacated job starts over), at vacate time (all work done before the vacate
+  signal is kept), or periodic every N seconds of a run (work since the last checkpoint is lost).
+
+Not modelled: matchmaking by arbitrary Requirements, partitionable slots, claim reuse between jobs of
+the same owner, network transfer times and schedd limits.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+
+from osep.core.model import Job, JobId, JobState, Slot, Snapshot, fits
+from osep.core.reservations import ReservationBook
+from osep.errors import PoolError
+from osep.measure.records import JobRecord, Run
+from osep.sim.fairshare import Accountant
+from osep.sim.specs import Checkpointing, JobSpec, PoolSettings, SlotSpec
+
+
+class SimJob:
+    __slots__ = ("spec", "seq", "state", "slot", "start", "saved", "runs", "finish", "run_id",
+                 "vacate_sent", "gain")
+
+    def __init__(self, spec: JobSpec, seq: int) -> None:
+        self.spec = spec
+        self.seq = seq
+        self.state = JobState.IDLE
+        self.slot: SimSlot | None = None
+        self.start = 0.0
+        self.saved = 0.0
+        self.runs: list[Run] = []
+        self.finish: float | None = None
+        self.run_id = 0
+        self.vacate_sent: float | None = None
+        self.gain = 0.0
+
+
+class SimSlot:
+    __slots__ = ("spec", "job")
+
+    def __init__(self, spec: SlotSpec) -> None:
+        self.spec = spec
+        self.job: SimJob | None = None
+
+    def fits(self, spec: JobSpec) -> bool:
+        return fits(spec.shape, self.spec.cpus, self.spec.memory)
+
+
+# What the pool asks its driver to do later: (time, kind, data).
+Later = tuple[float, str, tuple[JobId, int]]
+
+
+class SimulatedPool:
+    """Slots, jobs and the reservation book; :mod:`osep.sim.driver` moves it through time."""
+
+    def __init__(self, slots: Iterable[SlotSpec], settings: PoolSettings) -> None:
+        self.now = 0.0
+        self.settings = settings
+        self.slots = {s.name: SimSlot(s) for s in slots}
+        self.jobs: dict[JobId, SimJob] = {}
+        self.idle: dict[str, list[tuple[float, int, JobId]]] = defaultdict(list)
+        self.book = ReservationBook(settings.reservation_lifetime)
+        self.later: list[Later] = []  # collected by the driver after every call
+        self.vacates = 0
+        self.completed = 0
+        self.running: dict[str, int] = defaultdict(int)  # owner -> slots its jobs occupy
+        self.accountant = Accountant(settings.half_life, settings.initial_usage)
+
+    # -- the Pool interface -------------------------------------------------------------------
+
+    def snapshot(self) -> Snapshot:
+        jobs = tuple(self._view(j) for j in self.jobs.values() if j.finish is None)
+        idle = {o: len(q) for o, q in self.idle.items() if q}
+        running = {o: n for o, n in self.running.items() if n}
+        self.book.expire(self.now, running, idle)
+        slots = [Slot(s.spec.name, s.spec.cpus, s.spec.memory) for s in self.slots.values()]
+        occupied = {s.spec.name for s in self.slots.values()
+                    if s.job is not None and s.job.state is JobState.RUNNING}
+        return Snapshot(time=self.now, slots=tuple(self.book.mark(slots, occupied)), jobs=jobs)
+
+    def job(self, job_id: JobId) -> Job | None:
+        job = self.jobs.get(job_id)
+        if job is None or job.finish is not None:
+            return None
+        return self._view(job)
+
+    def vacate(self, job_id: JobId) -> None:
+        job = self.jobs.get(job_id)
+        if job is None or job.state is not JobState.RUNNING:
+            raise PoolError(f"job {job_id} is not running")
+        executed = self.now - job.start
+        mode = self.settings.checkpointing
+        if mode is Checkpointing.ON_VACATE:
+            job.gain = executed
+        elif mode is Checkpointing.PERIODIC:
+            job.gain = _last_checkpoint(executed, self.settings.checkpoint_interval)
+        else:
+            job.gain = 0.0
+        job.state = JobState.VACATING
+        job.vacate_sent = self.now
+        self.later.append((self.now + self.settings.vacate_delay, "release",
+                           (job.spec.id, job.run_id)))
+
+    def reserve(self, slot: str, owner: str) -> None:
+        if slot not in self.slots:
+            raise PoolError(f"no slot {slot}")
+        self.book.reserve(slot, owner, self.now, self.running.get(owner, 0))
+
+    def hold(self, holds: Mapping[str, int]) -> None:
+        if self.settings.holds:
+            self.book.hold(holds)
+
+    # -- what happens to jobs -------------------------------------------------------------------
+
+    def _view(self, job: SimJob) -> Job:
+        spec = job.spec
+        if job.state is JobState.IDLE:
+            return Job(spec.id, spec.owner, JobState.IDLE, spec.submit, cpus=spec.cpus,
+                       memory=spec.memory)
+        checkpoint = None
+        if self.settings.checkpointing is Checkpointing.PERIODIC:
+            done = _last_checkpoint(self.now - job.start, self.settings.checkpoint_interval)
+            if done > 0:
+                checkpoint = job.start + done
+        return Job(
+            spec.id, spec.owner, job.state, spec.submit,
+            slot=job.slot.spec.name if job.slot else None,
+            start_time=job.start, checkpoint_time=checkpoint, cpus=spec.cpus, memory=spec.memory,
+        )
+
+    def arrive(self, spec: JobSpec) -> None:
+        if spec.id in self.jobs:
+            raise PoolError(f"duplicate job id {spec.id}")
+        job = SimJob(spec, len(self.jobs))
+        self.jobs[spec.id] = job
+        heapq.heappush(self.idle[spec.owner], (spec.submit, job.seq, spec.id))
+
+    def start(self, job: SimJob, slot: SimSlot) -> None:
+        self.accountant.accrue(self.now, self.running)
+        job.state = JobState.RUNNING
+        job.start = self.now
+        job.slot = slot
+        job.run_id += 1
+        slot.job = job
+        self.running[job.spec.owner] += 1
+        self.later.append((self.now + job.spec.runtime - job.saved, "finish",
+                           (job.spec.id, job.run_id)))
+
+    def _leave(self, job: SimJob, vacated: bool) -> None:
+        self.accountant.accrue(self.now, self.running)
+        slot = job.slot
+        assert slot is not None
+        useful = job.gain if vacated else self.now - job.start
+        job.runs.append(Run(slot.spec.name, job.start, self.now, vacated, useful, job.vacate_sent))
+        slot.job = None
+        job.slot = None
+        job.vacate_sent = None
+        self.running[job.spec.owner] -= 1
+
+    def finish(self, job_id: JobId, run_id: int) -> None:
+        job = self.jobs[job_id]
+        if job.run_id != run_id or job.state not in (JobState.RUNNING, JobState.VACATING):
+            return  # a stale event of an earlier run
+        self._leave(job, vacated=False)
+        job.state = JobState.COMPLETED
+        job.finish = self.now
+        self.completed += 1
+
+    def release(self, job_id: JobId, run_id: int) -> None:
+        job = self.jobs[job_id]
+        if job.run_id != run_id or job.state is not JobState.VACATING:
+            return  # finished during its vacate
+        self._leave(job, vacated=True)
+        job.saved += job.gain
+        job.gain = 0.0
+        job.state = JobState.IDLE
+        heapq.heappush(self.idle[job.spec.owner], (job.spec.submit, job.seq, job.spec.id))
+        self.vacates += 1
+
+    def pop_fitting(self, owner: str, slot: SimSlot) -> SimJob | None:
+        """The owner's oldest idle job that fits ``slot``, taken off its queue; None if none fits."""
+        queue = self.idle.get(owner)
+        if not queue:
+            return None
+        passed = []
+        found = None
+        while queue:
+            entry = heapq.heappop(queue)
+            job = self.jobs[entry[2]]
+            if slot.fits(job.spec):
+                found = job
+                break
+            passed.append(entry)
+        for entry in passed:
+            heapq.heappush(queue, entry)
+        return found
+
+    def records(self) -> tuple[JobRecord, ...]:
+        return tuple(
+            JobRecord(j.spec.id, j.spec.owner, j.spec.submit, j.spec.runtime, j.finish,
+                      tuple(j.runs))
+            for j in self.jobs.values()
+        )
+
+
+def _last_checkpoint(executed: float, interval: float) -> float:
+    if interval <= 0:
+        return 0.0
+    return math.floor(executed / interval) * interval

@@ -1,0 +1,38 @@
+"""The one list of policies a simulation can run. Each name stands for a negotiator and an
+enforcement setting; all of them run on the same pool, workload and owner shares:
+
+- ``none``: first come, first served matching, no preemption;
+- ``fairshare``: matching ordered by the Fair-Share factor 2^(-U/S), no preemption;
+- ``osep``: the Fair-Share negotiator (as in a real HTCondor pool) plus the OSEP enforcement loop;
+  vacated jobs start over;
+- ``osep-ckpt``: the same with checkpointing as the scenario's [checkpoint] table says.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from osep.sim.specs import Order
+
+
+@dataclass(frozen=True, slots=True)
+class Variant:
+    name: str
+    description: str
+    order: Order
+    enforce: bool
+    checkpoint: bool
+
+
+VARIANTS: dict[str, Variant] = {
+    v.name: v
+    for v in (
+        Variant("none", "first come, first served; no preemption", Order.FIFO, False, False),
+        Variant("fairshare", "Fair-Share priority orders matching; no preemption",
+                Order.FAIRSHARE, False, False),
+        Variant("osep", "OSEP enforcement over a Fair-Share negotiator; no checkpointing",
+                Order.FAIRSHARE, True, False),
+        Variant("osep-ckpt", "OSEP enforcement with checkpointing", Order.FAIRSHARE, True, True),
+    )
+}
+NAMES: tuple[str, ...] = tuple(VARIANTS)

@@ -1,0 +1,414 @@
+"""The ``osep`` command. The only module that prints or exits; everything it shows comes from the
+pure renderers in :mod:`osep.ui.render`."""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from osep import __version__, log
+from osep.config.knobs import KNOBS, Overrides, parse_knobs
+from osep.config.policy import load_policy
+from osep.config.toml import Table, read_toml
+from osep.core.plan import Target, VictimOrder
+from osep.errors import OsepError
+from osep.sim.variants import NAMES as POLICY_NAMES
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+FORMATS = ("table", "json", "csv")
+
+
+def fails_cleanly(func: F) -> F:
+    """Turn osep's own errors into one line on stderr and exit status 2 (nothing has run)."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except OsepError as exc:
+            click.echo(f"osep: error: {exc}", err=True)
+            sys.exit(2)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def format_option(func: F) -> F:
+    return click.option(
+        "--format",
+        "fmt",
+        type=click.Choice(FORMATS),
+        default="table",
+        show_default=True,
+        help="Output format.",
+    )(func)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option(
+    "--log-level",
+    type=click.Choice(log.LEVELS),
+    default="warning",
+    show_default=True,
+    envvar="OSEP_LOG_LEVEL",
+    help="Least severe structured log event to write (info: every decision and action).",
+)
+@click.option(
+    "--log-file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Append JSON log lines here instead of standard error.",
+)
+@click.version_option(__version__, prog_name="osep")
+@click.pass_context
+def cli(ctx: click.Context, log_level: str, log_file: Path | None) -> None:
+    """Owner-Share Enforcement Policy (OSEP) for HTCondor pools."""
+    source = ctx.get_parameter_source("log_level")
+    stream = None
+    if log_file is not None:
+        try:
+            stream = ctx.with_resource(log_file.open("a", encoding="utf-8"))
+        except OSError as exc:
+            raise click.BadParameter(f"cannot open {log_file}: {exc.strerror}", param_hint="--log-file")
+    # Kept for subcommands whose own configuration (knobs) may name a log or a level.
+    ctx.obj = {
+        "stream": stream,
+        "log_level": log_level,
+        "log_level_given": source is not None and source.name != "DEFAULT",
+    }
+    log.configure(log_level, stream)
+
+
+@cli.command()
+@click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--policy",
+    "policies",
+    multiple=True,
+    type=click.Choice(POLICY_NAMES),
+    help="Policy to simulate; repeat for several. Default: the scenario's own list.",
+)
+@format_option
+@click.option("--plot", type=click.Path(dir_okay=False, path_type=Path),
+              help="Also draw running slots per owner over time, ideal against real (PNG or SVG).")
+@click.option("-p", "--max-vacates", type=click.IntRange(min=0),
+              help="At most this many vacates per cycle (p). Default: the scenario's, else the largest share.")
+@click.option("-t", "--interval", type=click.FloatRange(min=0, min_open=True),
+              help="Seconds between enforcement cycles (t).")
+@click.option("--target", type=click.Choice([t.value for t in Target]),
+              help="Hold owners to their owner share (paper) or their feasible share.")
+@click.option("--victim-order", type=click.Choice([v.value for v in VictimOrder]),
+              help="Vacate the lowest wall clock first (paper) or the least lost work first.")
+@fails_cleanly
+def simulate(
+    scenario: Path,
+    policies: tuple[str, ...],
+    fmt: str,
+    plot: Path | None,
+    max_vacates: int | None,
+    interval: float | None,
+    target: str | None,
+    victim_order: str | None,
+) -> None:
+    """Run SCENARIO on the simulated pool under each policy and compare the paper's metrics."""
+    from osep.config.scenario import load_scenario
+    from osep.sim.experiment import comparison, run_scenario, with_overrides
+    from osep.ui import render
+
+    loaded = load_scenario(scenario)
+    settings = with_overrides(
+        loaded.policy,
+        max_vacates=max_vacates,
+        target=Target(target) if target else None,
+        victim_order=VictimOrder(victim_order) if victim_order else None,
+    )
+    _check_plot(plot)
+    outcomes = run_scenario(loaded, policies or None, settings, interval)
+    doc = comparison(loaded, outcomes)
+    click.echo(render.RENDERERS[fmt](doc), nl=False)
+    if plot is not None:
+        from osep.ui.plot import draw
+
+        try:
+            draw(plot, loaded.name, outcomes)
+        except OSError as exc:
+            raise OsepError(f"cannot write the plot to {plot}: {exc.strerror or exc}") from None
+        click.echo(f"plot written to {plot}", err=True)
+
+
+@cli.command()
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
+@fails_cleanly
+def validate(files: tuple[Path, ...]) -> None:
+    """Check policy and scenario FILES without running anything (exit 2 on the first bad one)."""
+    from osep.config.scenario import load_scenario
+
+    for path in files:
+        data = read_toml(path)
+        if "scenario" in Table(path, data).data:
+            scenario = load_scenario(path)
+            click.echo(
+                f"{path}: scenario {scenario.name!r}: {scenario.capacity} slots, "
+                f"{len(scenario.jobs)} jobs, policies {', '.join(scenario.policies)}"
+            )
+        else:
+            settings = load_policy(path).settings
+            owners = len(settings.shares.shares)
+            unit = "%" if settings.shares.percent else " slots"
+            total = sum(settings.shares.shares.values())
+            click.echo(f"{path}: policy: {owners} owners, {total:g}{unit} in all, target "
+                       f"{settings.target.value}, victims by {settings.victim_order.value}")
+
+
+@cli.command()
+@click.option("--once", is_flag=True, help="Run one cycle and exit; the status says if it succeeded.")
+@click.option("--dry-run/--no-dry-run", default=None,
+              help="Decide and log everything, touch nothing. [knob OSEP_DRY_RUN]")
+@click.option("--pool", metavar="HOST[:PORT]", help="Collector to use. [knob OSEP_POOL]")
+@click.option("--policy-file", type=click.Path(dir_okay=False, path_type=Path),
+              help="Policy file (owners and shares). [knob OSEP_POLICY_FILE]")
+@click.option("-t", "--interval", type=click.FloatRange(min=0, min_open=True),
+              help="Seconds between cycles (t). [knob OSEP_INTERVAL]")
+@click.option("-p", "--max-vacates", type=click.IntRange(min=0),
+              help="At most this many vacates per cycle (p). [knob OSEP_MAX_VACATES]")
+@click.option("--vacate-fast/--vacate-graceful", default=None,
+              help="Vacate without the job's soft-kill grace period. [knob OSEP_VACATE_FAST]")
+@click.option("--min-run-time", type=click.FloatRange(min=0),
+              help="Never vacate a job that has run less than this (s). [knob OSEP_MIN_RUN_TIME]")
+@click.option("--state-file", type=click.Path(dir_okay=False, path_type=Path),
+              help="Where to remember ceilings osep set. [knob OSEP_STATE_FILE]")
+@click.pass_context
+@fails_cleanly
+def run(ctx: click.Context, once: bool, dry_run: bool | None, pool: str | None,
+        policy_file: Path | None, interval: float | None, max_vacates: int | None,
+        vacate_fast: bool | None, min_run_time: float | None, state_file: Path | None) -> None:
+    """Enforce owner shares on a live HTCondor pool, every t seconds (or --once)."""
+    from osep.config.knobs import RunSettings, load_run_settings
+    from osep.enforce.daemon import Daemon
+    from osep.htcondor import live as condor
+
+    overrides = Overrides(
+        dry_run=dry_run, pool=pool, policy_file=policy_file, interval=interval,
+        max_vacates=max_vacates, vacate_fast=vacate_fast, min_run_time=min_run_time,
+        state_file=state_file,
+    )
+    first = True
+
+    def load() -> RunSettings:
+        nonlocal first
+        if not first:
+            condor.reload_config()
+        first = False
+        return load_run_settings(condor.knobs(KNOBS), overrides)
+
+    loaded = load()
+    settings = loaded.daemon
+    given = ctx.obj or {}
+    stream = given.get("stream")
+    if stream is None and settings.log is not None:
+        try:
+            stream = ctx.with_resource(settings.log.open("a", encoding="utf-8"))
+        except OSError as exc:
+            raise OsepError(f"cannot open the log {settings.log}: {exc.strerror}") from None
+    level = given["log_level"] if given.get("log_level_given") else settings.log_level
+    log.configure(level, stream)
+    daemon = Daemon(load, condor.LivePool(loaded.live), initial=loaded)
+    daemon.install_signal_handlers()
+    sys.exit(daemon.run(once=once))
+
+
+@cli.command()
+@click.option("--pool", metavar="HOST[:PORT]", help="Collector to use. [knob OSEP_POOL]")
+@click.option("--state-file", type=click.Path(dir_okay=False, path_type=Path),
+              help="Where osep remembers its ceilings. [knob OSEP_STATE_FILE]")
+@fails_cleanly
+def release(pool: str | None, state_file: Path | None) -> None:
+    """Lift every negotiator ceiling osep set and has not lifted (after the last `run --once`)."""
+    from osep.config.knobs import live_settings
+    from osep.htcondor import live as condor
+
+    settings = parse_knobs(condor.knobs(KNOBS), Overrides(pool=pool, state_file=state_file))
+    if settings.state_file is None:
+        raise OsepError("no state file: set OSEP_STATE_FILE or pass --state-file")
+    live = condor.LivePool(live_settings(settings))
+    held = live.ceilings.set
+    live.release()
+    if held:
+        for submitter in sorted(held):
+            click.echo(f"lifted the ceiling of {submitter} (was {held[submitter]})")
+    else:
+        click.echo("no ceiling set by osep")
+
+
+@cli.command()
+@click.option("--pool", metavar="HOST[:PORT]", help="Collector to ask. [knob OSEP_POOL]")
+@click.option("--policy", "policy_file", type=click.Path(dir_okay=False, path_type=Path),
+              help="Policy file (owners and shares). [knob OSEP_POLICY_FILE]")
+@click.option("--sort", type=click.Choice(["owner", "gap", "running"]), default="owner",
+              show_default=True, help="Order of the owners (gap: most over their target first).")
+@click.option("--history", is_flag=True,
+              help="Report what the loop did (from its decision log) instead of the pool now.")
+@click.option("--decisions", type=click.Path(dir_okay=False, path_type=Path),
+              help="The decision log for --history. [knob OSEP_LOG]")
+@click.option("--since", metavar="TIME", help="--history from this time (ISO 8601, UTC unless "
+              "it says otherwise, or seconds since the epoch).")
+@click.option("--until", metavar="TIME", help="--history up to this time (not included).")
+@format_option
+@fails_cleanly
+def report(pool: str | None, policy_file: Path | None, sort: str, history: bool,
+           decisions: Path | None, since: str | None, until: str | None, fmt: str) -> None:
+    """Who is over and under their share now, and what the next cycle would vacate (read-only; any
+    user with READ access to the pool can run it). With --history: what the loop did, to whom and
+    why, between two times."""
+    from osep.config.knobs import live_settings
+    from osep.htcondor import live as condor
+    from osep.ui import render
+    from osep.ui.reports import history_report, parse_time, pool_report
+
+    if not history and (decisions or since or until):
+        raise click.UsageError("--decisions, --since and --until go with --history")
+    if history and (pool or policy_file):
+        raise click.UsageError("--pool and --policy do not go with --history")
+    settings = parse_knobs(condor.knobs(KNOBS),
+                           Overrides(pool=pool, policy_file=policy_file, log=decisions))
+    if history:
+        from osep.enforce.decisionlog import read_decisions
+
+        if settings.log is None:
+            raise OsepError("no decision log: pass --decisions FILE or set OSEP_LOG")
+        window = []
+        for name, text in (("--since", since), ("--until", until)):
+            try:
+                window.append(parse_time(text) if text is not None else None)
+            except ValueError:
+                raise click.BadParameter(f"not a time: {text!r}", param_hint=name) from None
+        warn = Warnings()
+        log = read_decisions(settings.log, warn, since=window[0], until=window[1])
+        warn.close()
+        doc = history_report(log, window[0], window[1])
+        click.echo(render.HISTORY_RENDERERS[fmt](doc), nl=False)
+        return
+    if settings.policy_file is None:
+        raise OsepError("no policy file: pass --policy FILE or set OSEP_POLICY_FILE")
+    policy = load_policy(settings.policy_file).settings
+    live = condor.LivePool(live_settings(settings, retries=1))
+    doc = pool_report(live.snapshot(), policy, sort)
+    click.echo(render.REPORT_RENDERERS[fmt](doc), nl=False)
+
+
+class Warnings:
+    """Prints warnings about the logs read on stderr: the first ``limit`` in full, then a count, so
+    that a badly damaged log cannot flood the terminal."""
+
+    def __init__(self, limit: int = 20) -> None:
+        self.limit = limit
+        self.count = 0
+
+    def __call__(self, text: str) -> None:
+        self.count += 1
+        if self.count <= self.limit:
+            click.echo(f"osep: warning: {text}", err=True)
+
+    def close(self) -> None:
+        if self.count > self.limit:
+            click.echo(f"osep: warning: {self.count - self.limit} more warnings not shown",
+                       err=True)
+
+
+def progress_reporter() -> Callable[[int, float], None] | None:
+    """A progress line on a terminal, nothing when stderr is a file or a pipe."""
+    if not sys.stderr.isatty():
+        return None
+    import datetime
+
+    def report(events: int, when: float) -> None:
+        stamp = datetime.datetime.fromtimestamp(when, datetime.timezone.utc)
+        click.echo(f"\r{events:,} events, log time {stamp:%Y-%m-%d %H:%M} UTC", err=True, nl=False)
+
+    return report
+
+
+def _check_plot(plot: Path | None) -> None:
+    if plot is not None and plot.suffix.lower() not in (".png", ".svg"):
+        raise click.BadParameter("the plot is written as .png or .svg", param_hint="--plot")
+
+
+@cli.command()
+@click.argument("logs", nargs=-1, required=True, metavar="[OWNER=]LOG...")
+@click.option("--policy", "policy_file", required=True,
+              type=click.Path(dir_okay=False, path_type=Path),
+              help="Policy file with the owners' shares the history is measured against.")
+@click.option("--decisions", type=click.Path(dir_okay=False, path_type=Path),
+              help="osep's JSON log for the same period: dates vacate signals, tells osep's "
+                   "evictions from others', and gives the pool's size.")
+@click.option("--slots", type=click.IntRange(min=1),
+              help="Slots in the pool (default: the largest the decision log saw).")
+@click.option("--what-if", "what_if", multiple=True,
+              type=click.Choice(POLICY_NAMES),
+              help="Also simulate the recorded workload under this policy; repeat for several.")
+@click.option("--negotiation-interval", type=click.FloatRange(min=0, min_open=True),
+              default=60.0, show_default=True, help="Negotiation cycle of the what-if pool (s).")
+@click.option("--vacate-delay", type=click.FloatRange(min=0), default=10.0, show_default=True,
+              help="Seconds a vacated job holds its slot in the what-if pool.")
+@click.option("-p", "--max-vacates", type=click.IntRange(min=0),
+              help="p for the what-if osep runs (default: the policy file's).")
+@click.option("-t", "--interval", type=click.FloatRange(min=0, min_open=True),
+              help="t for the what-if osep runs (default: the policy file's).")
+@format_option
+@click.option("--plot", type=click.Path(dir_okay=False, path_type=Path),
+              help="Also draw running slots per owner over time, ideal against real (PNG or SVG).")
+@fails_cleanly
+def replay(logs: tuple[str, ...], policy_file: Path, decisions: Path | None, slots: int | None,
+           what_if: tuple[str, ...], negotiation_interval: float, vacate_delay: float,
+           max_vacates: int | None, interval: float | None, fmt: str, plot: Path | None) -> None:
+    """Measure what HTCondor job event LOGs recorded: the paper's metrics against the ideal for the
+    recorded demand, and, with --what-if, the same workload under other policies.
+
+    A LOG is a user log or a schedd's EVENT_LOG. Give OWNER=LOG when its events do not name the
+    owner (EVENT_LOG_JOB_AD_INFORMATION_ATTRS = Owner makes them do so).
+    """
+    from osep.htcondor.eventlog import read_event_log
+    from osep.replay.study import LogSource, WhatIf, study
+    from osep.sim.experiment import with_overrides
+    from osep.ui import render
+
+    _check_plot(plot)
+    loaded = load_policy(policy_file)
+    policy = with_overrides(loaded.settings, max_vacates=max_vacates)
+    warn = Warnings()
+    progress = progress_reporter()
+    try:
+        result = study(
+            [LogSource.parse(text) for text in logs],
+            policy,
+            interval=interval if interval is not None else loaded.interval,
+            read_log=read_event_log,
+            warn=warn,
+            decisions=decisions,
+            slots=slots,
+            what_if=WhatIf(tuple(dict.fromkeys(what_if)), negotiation_interval, vacate_delay),
+            curves=plot is not None,
+            progress=progress,
+        )
+    finally:
+        if progress is not None:
+            click.echo("", err=True)
+        warn.close()
+    click.echo(render.RENDERERS[fmt](result.document), nl=False)
+    if plot is not None:
+        from osep.ui.plot import draw_series
+
+        try:
+            draw_series(plot, result.document["scenario"]["name"], result.panels(),
+                        origin=result.replay.start)
+        except OSError as exc:
+            raise OsepError(f"cannot write the plot to {plot}: {exc.strerror or exc}") from None
+        click.echo(f"plot written to {plot}", err=True)
+
+
+def main() -> None:
+    cli(prog_name="osep")

@@ -1,0 +1,158 @@
+"""Running slots per owner over time, real against ideal, one panel per policy (the paper's figures),
+for simulated runs (exact step curves) and for replays (binned series of any length).
+
+matplotlib draws with its file-only Agg backend, so no display is ever needed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from osep.measure.meter import Metrics, Series
+from osep.measure.records import curves
+from osep.sim.experiment import Outcome
+
+
+def draw(path: Path | str, title: str, outcomes: Mapping[str, Outcome]) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = list(outcomes)
+    fig, axes = plt.subplots(
+        len(names), 1, figsize=(10, 2.6 * len(names) + 0.6), sharex=True, squeeze=False
+    )
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for ax, name in zip(axes[:, 0], names):
+        out = outcomes[name]
+        c = curves(out.result.jobs, out.result.capacity, out.shares)
+        hours = [t / 3600.0 for t in c.times]
+        for k, owner in enumerate(sorted(c.real)):
+            colour = colours[k % len(colours)]
+            ax.step(hours, c.real[owner], where="post", color=colour, lw=1.6, label=f"{owner} real")
+            ax.step(hours, c.ideal[owner], where="post", color=colour, lw=1.0, ls="--",
+                    label=f"{owner} ideal")
+        vacates = sorted(
+            run.end / 3600.0 for rec in out.result.jobs for run in rec.runs if run.vacated
+        )
+        if vacates:
+            ax.plot(vacates, [0] * len(vacates), "v", color="black", ms=5, label="vacate")
+        m = out.metrics
+        ax.set_title(
+            f"{name}: PV {m.violation:.0f}, LC {m.capacity_loss:.0f}, PC {m.cost:.0f} slot-s",
+            fontsize=10, loc="left",
+        )
+        ax.set_ylabel("slots")
+        ax.set_ylim(bottom=0, top=out.result.capacity + 0.5)
+        ax.grid(alpha=0.3)
+    axes[-1, 0].set_xlabel("hours since the start of the scenario")
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="center right", fontsize=8, ncol=1, frameon=False)
+    fig.suptitle(
+        f"{title}: running slots per owner (solid: real; dashed: ideal, the feasible share)",
+        fontsize=11, x=0.42,
+    )
+    fig.tight_layout(rect=(0, 0, 0.84, 0.97))
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+# Up to this many owners each get a line pair; more are drawn as stacked areas.
+LINE_OWNERS = 6
+# The stacked view names this many owners (by slot-time used) and lumps the rest together.
+STACKED_OWNERS = 9
+
+
+def draw_series(path: Path | str, title: str, panels: Mapping[str, tuple[Series, Metrics, int]],
+                origin: float | None = None) -> None:
+    """Running slots per owner over time for a replay and its what-if runs, one panel each.
+
+    ``panels``: name -> (binned series, metrics, capacity). Few owners: each owner's real curve
+    (solid) against its ideal (dashed). Many owners: the real curves stacked, with the pool's ideal
+    total and the shortfall (the rate at which PV grows) as lines, so that a month of a large pool
+    still reads at a glance. Evictions per bin are bars along the bottom in both views.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = list(panels)
+    owners = _ranked_owners(s for s, _, _ in panels.values())
+    stacked = len(owners) > LINE_OWNERS
+    fig, axes = plt.subplots(
+        len(names), 1, figsize=(11, 2.8 * len(names) + 0.8), sharex=True, squeeze=False
+    )
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    shown = owners[:STACKED_OWNERS] if stacked else owners
+    colour = {o: colours[k % len(colours)] for k, o in enumerate(shown)}
+    start = origin if origin is not None else min(s.start for s, _, _ in panels.values())
+    span = max(s.start + s.width * len(s.evictions) for s, _, _ in panels.values()) - start
+    scale, unit = (3600.0, "hours") if span > 3 * 3600 else (60.0, "minutes") if span > 600 \
+        else (1.0, "seconds")
+    for ax, name in zip(axes[:, 0], names):
+        series, m, capacity = panels[name]
+        edges = [(series.start - start + k * series.width) / scale
+                 for k in range(len(series.evictions) + 1)]
+        if stacked:
+            rest = [sum(vals) for vals in zip(*(series.real[o] for o in owners[STACKED_OWNERS:]))]
+            layers = [list(series.real.get(o, ())) or [0.0] * len(series.evictions) for o in shown]
+            labels = list(shown)
+            if rest:
+                layers.append(rest)
+                labels.append(f"{len(owners) - STACKED_OWNERS} others")
+            ax.stackplot(edges, [_closed(v) for v in layers], labels=labels, step="post", alpha=0.85,
+                         colors=[colour.get(o, "#bbbbbb") for o in labels])
+            ideal = [sum(vals) for vals in zip(*series.ideal.values())]
+            short = [sum(max(0.0, series.ideal[o][k] - series.real[o][k]) for o in series.real)
+                     for k in range(len(series.evictions))]
+            ax.step(edges, _closed(ideal), where="post", color="black", ls="--", lw=1.0,
+                    label="ideal (all owners)")
+            ax.step(edges, _closed(short), where="post", color="crimson", lw=1.0,
+                    label="shortfall (PV rate)")
+        else:
+            for owner in shown:
+                ax.step(edges, _closed(series.real.get(owner, ())), where="post",
+                        color=colour[owner], lw=1.6, label=f"{owner} real")
+                ax.step(edges, _closed(series.ideal.get(owner, ())), where="post", color=colour[owner],
+                        lw=1.0, ls="--", label=f"{owner} ideal")
+        if any(series.evictions):
+            bars = ax.twinx()
+            bars.bar(edges[:-1], series.evictions, width=series.width / scale, align="edge",
+                     color="black", alpha=0.3, label="evictions")
+            bars.set_ylim(0, max(series.evictions) * 6)  # the bottom sixth of the panel
+            bars.set_yticks([])
+        ax.set_title(
+            f"{name}: PV {m.violation:.0f}, LC {m.capacity_loss:.0f}, PC {m.cost:.0f} slot-s, "
+            f"{m.vacates} evictions (grey bars)", fontsize=10, loc="left")
+        ax.set_ylabel("slots")
+        ax.set_ylim(bottom=0, top=capacity * 1.05 + 0.5)
+        ax.set_xlim(0, span / scale)
+        ax.grid(alpha=0.3)
+    axes[-1, 0].set_xlabel(f"{unit} since the start of the log")
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="center right", fontsize=8, ncol=1, frameon=False)
+    what = "stacked running slots per owner" if stacked else \
+        "running slots per owner (solid: real; dashed: ideal)"
+    fig.suptitle(f"{title}: {what}", fontsize=11, x=0.42)
+    fig.tight_layout(rect=(0, 0, 0.82, 0.97))
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def _closed(values: Iterable[float]) -> list[float]:
+    """Bin values with the last repeated, so that a post-step drawn over the bin edges ends at the
+    right edge of the last bin."""
+    out = list(values)
+    return out + out[-1:] if out else [0.0]
+
+
+def _ranked_owners(series: Iterable[Series]) -> list[str]:
+    """Owners by slot-time used (then by what they were owed), largest first."""
+    used: dict[str, float] = {}
+    for s in series:
+        for owner, values in s.real.items():
+            used[owner] = used.get(owner, 0.0) + sum(values) + 1e-9 * sum(s.ideal.get(owner, ()))
+    return sorted(used, key=lambda o: (-used[o], o))

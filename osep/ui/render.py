@@ -1,0 +1,212 @@
+"""Pure renderers: results in, text out. Only the CLI prints what they return."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Mapping
+from typing import Any
+
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}%"
+
+
+def _num(value: float) -> str:
+    """Slot-seconds and seconds to the whole unit; JSON and CSV keep full precision."""
+    return f"{value:.0f}"
+
+
+def as_json(doc: Mapping[str, Any]) -> str:
+    return json.dumps(doc, indent=2, sort_keys=False) + "\n"
+
+
+def as_table(doc: Mapping[str, Any]) -> str:
+    """The paper's layout: one column per policy, one row per metric, then each owner's A_US and
+    PV. Rows only some documents have (evictions osep asked for, jobs left unfinished) show when
+    any column has them."""
+    scenario = doc["scenario"]
+    policies = doc["policies"]
+    names = list(policies)
+    owners: dict[str, float] = {}
+    for pol in policies.values():
+        for owner, data in pol["owners"].items():
+            owners.setdefault(owner, data["share"])
+
+    def row(label: str, key: str, fmt: Any = _num) -> tuple[str, list[str]]:
+        return label, [fmt(policies[n][key]) if key in policies[n] else "-" for n in names]
+
+    rows: list[tuple[str, list[str]]] = [
+        row("PV (slot-s)", "PV"),
+        row("LC (slot-s)", "LC"),
+        row("PC (slot-s)", "PC"),
+        row("  work redone (slot-s)", "lost_work"),
+        row("  vacate time (slot-s)", "vacate_time"),
+        row("saved by checkpoints (slot-s)", "saved_work"),
+        row("vacates", "vacates", str),
+    ]
+    if any("evicted_by_osep" in p for p in policies.values()):
+        rows.append(row("  asked for by osep", "evicted_by_osep", str))
+    rows.append(row("makespan (s)", "makespan"))
+    if any("unfinished" in p for p in policies.values()):
+        rows.append(row("jobs left unfinished", "unfinished", str))
+    for owner, share in owners.items():
+        cells = [_pct(policies[n]["owners"].get(owner, {}).get("A_US")) for n in names]
+        rows.append((f"A_US {owner} ({share:g} slots)", cells))
+    for owner in owners:
+        cells = [_num(policies[n]["owners"][owner]["PV"]) if owner in policies[n]["owners"]
+                 else "-" for n in names]
+        rows.append((f"PV {owner} (slot-s)", cells))
+    first = max(len(r[0]) for r in rows)
+    widths = [max(len(n), *(len(r[1][k]) for r in rows)) for k, n in enumerate(names)]
+    header = f"{scenario['name']}: {scenario['slots']} slots, {scenario['jobs']} jobs"
+    if scenario.get("span"):
+        header += f", {scenario['span']}"
+    lines = [header, "  ".join([" " * first] + [n.rjust(w) for n, w in zip(names, widths)])]
+    for label, cells in rows:
+        lines.append("  ".join([label.ljust(first)] + [c.rjust(w) for c, w in zip(cells, widths)]))
+    return "\n".join(lines) + "\n"
+
+
+def as_csv(doc: Mapping[str, Any]) -> str:
+    """One row per policy and owner, plus an ``(all)`` row per policy with the pool-wide figures."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["policy", "owner", "share", "PV", "LC", "PC", "vacates", "lost_work",
+                     "saved_work", "A_US"])
+    for name, pol in doc["policies"].items():
+        writer.writerow([name, "(all)", "", pol["PV"], pol["LC"], pol["PC"], pol["vacates"],
+                         pol["lost_work"], pol["saved_work"], ""])
+        for owner, data in pol["owners"].items():
+            a_us = "" if data["A_US"] is None else data["A_US"]
+            writer.writerow([name, owner, data["share"], data["PV"], "", "", data["vacated"],
+                             data["lost_work"], data["saved_work"], a_us])
+    return out.getvalue()
+
+
+RENDERERS = {"table": as_table, "json": as_json, "csv": as_csv}
+
+
+# -- operator reports ------------------------------------------------------------------------------
+
+
+def duration(seconds: float) -> str:
+    """HTCondor's own way of writing a run time: days+hh:mm:ss."""
+    whole = int(round(seconds))
+    days, rest = divmod(whole, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{days}+{hours:02d}:{minutes:02d}:{secs:02d}"
+
+
+def _aligned(header: list[str], rows: list[list[str]], footer: list[str] | None,
+             right: range) -> list[str]:
+    """Columns as wide as their widest cell, those in ``right`` flush right (numbers line up), and
+    a rule above the footer, as condor_userprio prints its totals."""
+    table = [header, *rows] + ([footer] if footer else [])
+    widths = [max(len(r[k]) for r in table) for k in range(len(header))]
+
+    def line(cells: list[str]) -> str:
+        return " ".join(
+            c.rjust(w) if k in right else c.ljust(w) for k, (c, w) in enumerate(zip(cells, widths))
+        ).rstrip()
+
+    out = [line(header), " ".join("-" * w for w in widths)]
+    out += [line(r) for r in rows]
+    if footer:
+        out += [" ".join("-" * w for w in widths), line(footer)]
+    return out
+
+
+def _victims(items: list[dict[str, Any]], shown: int = 3) -> str:
+    if not items:
+        return ""
+    times = ", ".join(duration(v["run_time"]) for v in items[:shown])
+    more = f" +{len(items) - shown} more" if len(items) > shown else ""
+    return f"{len(items)}: {times}{more}"
+
+
+def report_table(doc: Mapping[str, Any]) -> str:
+    header = ["Owner", "Share", "Feasible", "Demand", "Running", "Idle", "Gap", "Held",
+              "Vacate next (run times)"]
+    rows = [
+        [r["owner"], f"{r['share']:.1f}", f"{r['feasible']:.1f}", str(r["demand"]),
+         str(r["running"]), str(r["idle"]), f"{r['gap']:+.1f}", "yes" if r["held"] else "",
+         _victims(r["vacate_next"])]
+        for r in doc["owners"]
+    ]
+    t = doc["totals"]
+    footer = [f"Total ({t['owners']} owners)", f"{t['share']:.1f}", f"{t['feasible']:.1f}",
+              str(t["demand"]), str(t["running"]), str(t["idle"]), f"{t['owed']:+.1f}", "",
+              f"{t['vacate_next']} at most {doc['max_vacates']} per cycle"]
+    lines = [
+        f"osep report at {doc['time']}: {doc['slots']} slots; target: {doc['target']} share; "
+        "Gap: slots owed (+) or held beyond the target (-)",
+        "",
+        *_aligned(header, rows, footer, right=range(1, 7)),
+    ]
+    lines += [f"note: {n}" for n in doc["notes"]]
+    return "\n".join(lines) + "\n"
+
+
+def report_csv(doc: Mapping[str, Any]) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["owner", "share", "target", "feasible", "demand", "running", "idle",
+                     "vacating", "gap", "held", "vacate_next", "vacate_next_run_times"])
+    for r in doc["owners"]:
+        writer.writerow([r["owner"], r["share"], r["target"], r["feasible"], r["demand"],
+                         r["running"], r["idle"], r["vacating"], r["gap"], r["held"],
+                         len(r["vacate_next"]),
+                         " ".join(f"{v['run_time']:g}" for v in r["vacate_next"])])
+    return out.getvalue()
+
+
+def history_table(doc: Mapping[str, Any]) -> str:
+    window = f"{doc['since'] or 'the beginning'} to {doc['until'] or 'the end'}"
+    lines = [
+        f"osep history from {doc['log']}, {window}: {doc['cycles']} cycles "
+        f"({doc['first_cycle'] or '-'} to {doc['last_cycle'] or '-'}), "
+        f"{doc['failed_cycles']} failed, {doc['runs']} daemon start(s)",
+        "",
+    ]
+    header = ["Owner", "Vacated", "Work lost", "Run time", "Slots gained", "Not done",
+              "Cycles held"]
+    rows = [
+        [r["owner"], str(r["vacated"]), duration(r["lost_work"]), duration(r["run_time"]),
+         str(r["gained"]), str(r["not_done"]), str(r["held_cycles"])]
+        for r in doc["owners"]
+    ]
+    t = doc["totals"]
+    footer = [f"Total ({len(rows)} owners)", str(t["vacated"]), duration(t["lost_work"]), "",
+              str(t["vacated"]), str(t["not_done"]), ""]
+    lines += _aligned(header, rows, footer, right=range(1, 7))
+    if doc["actions"]:
+        lines += ["", "Vacates:"]
+        header = ["Time (UTC)", "Job", "Owner", "For", "Run time", "Outcome", "Reason"]
+        rows = [
+            [a["time"].replace("+00:00", ""), a["job"] or "", a["owner"] or "",
+             a["beneficiary"] or "", duration(a["run_time"]),
+             a["outcome"] + (f" ({a['detail']})" if a["detail"] else ""), a["reason"] or ""]
+            for a in doc["actions"]
+        ]
+        lines += _aligned(header, rows, None, right=range(4, 5))
+    return "\n".join(lines) + "\n"
+
+
+def history_csv(doc: Mapping[str, Any]) -> str:
+    """One row per vacate, with its outcome and reason (the per-owner figures are sums of these)."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    fields = ["time", "run", "cycle", "job", "owner", "beneficiary", "run_time", "lost_work",
+              "outcome", "detail", "reason"]
+    writer.writerow(fields)
+    for a in doc["actions"]:
+        writer.writerow(["" if a[f] is None else a[f] for f in fields])
+    return out.getvalue()
+
+
+REPORT_RENDERERS = {"table": report_table, "json": as_json, "csv": report_csv}
+HISTORY_RENDERERS = {"table": history_table, "json": as_json, "csv": history_csv}

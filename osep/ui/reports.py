@@ -1,0 +1,151 @@
+"""What operators ask of osep: who is over and under their share now, and what the loop did.
+
+Both reports are documents (plain dicts) built by pure functions; :mod:`osep.ui.render` turns them into
+tables, JSON or CSV. The pool report runs the very policy the daemon runs (:func:`osep.core.policy.decide`)
+on a snapshot, so "what would be vacated next" is what the next cycle would plan, not an estimate.
+It cannot see the daemon's own reservations (slots on their way to an owner), so right after a
+vacate it may list again a deficit that is already being filled.
+"""
+
+from __future__ import annotations
+
+import datetime
+from typing import Any
+
+from osep.core.model import Snapshot
+from osep.core.plan import Plan
+from osep.core.policy import PolicySettings, decide
+from osep.enforce.decisionlog import Action, DecisionLog, Outcome
+from osep.measure.documents import iso
+
+SORTS = ("owner", "gap", "running")
+
+
+def pool_report(snapshot: Snapshot, settings: PolicySettings, sort: str = "owner") -> dict[str, Any]:
+    plan = decide(snapshot, settings)
+    return plan_report(plan, settings, sort)
+
+
+def plan_report(plan: Plan, settings: PolicySettings, sort: str = "owner") -> dict[str, Any]:
+    victims: dict[str, list[dict[str, Any]]] = {}
+    for v in plan.vacates:
+        victims.setdefault(v.owner, []).append(
+            {"job": str(v.job), "run_time": v.run_time, "lost_work": v.lost_work,
+             "beneficiary": v.beneficiary}
+        )
+    rows = [
+        {
+            "owner": view.owner,
+            "share": view.share,
+            "target": view.target,
+            "feasible": view.feasible,
+            "demand": view.demand,
+            "running": view.running,
+            "idle": view.idle,
+            "vacating": view.vacating,
+            "gap": view.gap,
+            "held": view.owner in plan.holds,
+            "allowance": plan.holds.get(view.owner),
+            "vacate_next": victims.get(view.owner, []),
+        }
+        for view in plan.owners
+    ]
+    keys = {
+        "owner": lambda r: r["owner"],
+        "gap": lambda r: (r["gap"], r["owner"]),
+        "running": lambda r: (-r["running"], r["owner"]),
+    }
+    rows.sort(key=keys[sort])
+    totals = {
+        "owners": len(rows),
+        "share": sum(r["share"] for r in rows),
+        "feasible": sum(r["feasible"] for r in rows),
+        "demand": sum(r["demand"] for r in rows),
+        "running": sum(r["running"] for r in rows),
+        "idle": sum(r["idle"] for r in rows),
+        "vacating": sum(r["vacating"] for r in rows),
+        "owed": sum(max(0.0, r["gap"]) for r in rows),
+        "vacate_next": len(plan.vacates),
+    }
+    return {
+        "time": iso(plan.time),
+        "slots": plan.capacity,
+        "target": settings.target.value,
+        "max_vacates": plan.max_vacates,
+        "owners": rows,
+        "totals": totals,
+        "notes": list(plan.notes),
+    }
+
+
+def history_report(log: DecisionLog, since: float | None, until: float | None) -> dict[str, Any]:
+    """Per owner: vacates sent, work they lost, slots gained, cycles held; then every action."""
+    owners: dict[str, dict[str, Any]] = {}
+
+    def row(name: str) -> dict[str, Any]:
+        return owners.setdefault(name, {"owner": name, "vacated": 0, "lost_work": 0.0,
+                                        "run_time": 0.0, "gained": 0, "not_done": 0,
+                                        "held_cycles": log.held_cycles.get(name, 0)})
+
+    for a in log.actions:
+        if a.kind != "vacate":
+            continue
+        victim = row(a.owner or "?")
+        if a.outcome is Outcome.DONE:
+            victim["vacated"] += 1
+            victim["lost_work"] += a.lost_work
+            victim["run_time"] += a.run_time
+            row(a.beneficiary or "?")["gained"] += 1
+        else:
+            victim["not_done"] += 1
+    for name in log.held_cycles:
+        row(name)
+    rows = sorted(owners.values(), key=lambda r: (-r["vacated"], r["owner"]))
+    return {
+        "log": log.path,
+        "since": iso(since),
+        "until": iso(until),
+        "first_cycle": iso(log.first),
+        "last_cycle": iso(log.last),
+        "runs": log.runs,
+        "cycles": log.cycles,
+        "failed_cycles": log.failed_cycles,
+        "owners": rows,
+        "totals": {
+            # Every vacate is in its victim's row, so the totals are the rows' sums.
+            "vacated": sum(r["vacated"] for r in rows),
+            "lost_work": sum(r["lost_work"] for r in rows),
+            "not_done": sum(r["not_done"] for r in rows),
+            "claims": sum(1 for a in log.actions if a.kind == "claim" and a.outcome is Outcome.DONE),
+        },
+        "actions": [_action(a) for a in log.actions if a.kind == "vacate"],
+    }
+
+
+def _action(a: Action) -> dict[str, Any]:
+    return {
+        "time": iso(a.time),
+        "cycle": a.cycle,
+        "run": a.run,
+        "job": str(a.job) if a.job is not None else None,
+        "owner": a.owner,
+        "beneficiary": a.beneficiary,
+        "run_time": a.run_time,
+        "lost_work": a.lost_work,
+        "outcome": a.outcome.value,
+        "detail": a.detail or None,
+        "reason": a.reason,
+    }
+
+
+def parse_time(text: str) -> float:
+    """Seconds since the epoch from an ISO 8601 date and time (UTC unless it says otherwise) or a
+    number of seconds since the epoch."""
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    when = datetime.datetime.fromisoformat(text)
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=datetime.timezone.utc)
+    return when.timestamp()
