@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import logging
 import sys
-from typing import IO
+from typing import TextIO
 
 import structlog
 
 LEVELS = ("debug", "info", "warning", "error")
 
 
-def configure(level: str = "warning", stream: IO[str] | None = None) -> None:
+def configure(level: str = "warning", stream: TextIO | None = None) -> None:
     structlog.configure(
         processors=[
             structlog.processors.add_log_level,

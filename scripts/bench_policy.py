@@ -20,11 +20,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from osep.core.model import Job, JobId, JobState, Slot, Snapshot  # noqa: E402
-
-from osep.core.plan import Target, VictimOrder  # noqa: E402
-from osep.core.policy import PolicySettings, decide  # noqa: E402
-from osep.core.shares import ShareTable  # noqa: E402
+from osep.core.model import Job, JobId, JobState, Slot, Snapshot
+from osep.core.plan import Target, VictimOrder
+from osep.core.policy import PolicySettings, decide
+from osep.core.shares import ShareTable
 
 
 def build(jobs: int, slots: int, owners: int, seed: int) -> tuple[Snapshot, ShareTable]:
@@ -44,7 +43,7 @@ def build(jobs: int, slots: int, owners: int, seed: int) -> tuple[Snapshot, Shar
             job_list.append(Job(JobId("bench", k, 0), owner, JobState.IDLE, now - rnd.uniform(0, 3_600)))
     raw = [rnd.uniform(0.1, 10.0) for _ in names]
     total = sum(raw)
-    shares = ShareTable({n: slots * r / total for n, r in zip(names, raw)})
+    shares = ShareTable({n: slots * r / total for n, r in zip(names, raw, strict=False)})
     return Snapshot(now, slot_list, tuple(job_list)), shares
 
 

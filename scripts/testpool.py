@@ -11,9 +11,9 @@ central manager + schedd + startd inside it on 127.0.0.1:9618, which the PyPI bi
     scripts/testpool.py submit USER COUNT [--seconds S]
     scripts/testpool.py stop
 
-Every start begins from an empty spool (no jobs, no usage history) and empty user job logs. ``stop`` ends the condor_master this
-script started and every process left inside the chroot (all descendants of that master), then
-unmounts what ``start`` mounted. Needs root (chroot, mount) and debootstrap.
+Every start begins from an empty spool (no jobs, no usage history) and empty user job logs. ``stop``
+ends the condor_master this script started and every process left inside the chroot (all descendants
+of that master), then unmounts what ``start`` mounted. Needs root (chroot, mount) and debootstrap.
 
 The same functions are imported by the pytest fixture in tests/live/conftest.py.
 """
@@ -21,6 +21,7 @@ The same functions are imported by the pytest fixture in tests/live/conftest.py.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shutil
 import signal
@@ -229,7 +230,7 @@ class TestPool:
         if user is not None:
             cmd += ["runuser", "-u", user, "--"]
         cmd += argv
-        done = subprocess.run(cmd, input=stdin, capture_output=True, text=True,
+        done = subprocess.run(cmd, input=stdin, capture_output=True, text=True, check=False,
                               env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin"})
         if check and done.returncode != 0:
             raise PoolError(f"{' '.join(argv)} failed ({done.returncode}): {done.stderr.strip()}")
@@ -262,18 +263,14 @@ class TestPool:
         """End our condor_master and everything left in the chroot, then unmount."""
         pid = self.master_pid()
         if pid is not None:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGQUIT)  # fast shutdown of the master and its daemons
-            except ProcessLookupError:
-                pass
             deadline = time.monotonic() + timeout
             while time.monotonic() < deadline and _alive(pid):
                 time.sleep(0.5)
         for stray in _pids_in(self.root):
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(stray, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
         deadline = time.monotonic() + 10
         while _pids_in(self.root) and time.monotonic() < deadline:
             time.sleep(0.2)
@@ -319,8 +316,8 @@ def _unmount_under(root: Path) -> None:
     if not root.exists():
         return
     for point in sorted(_mounts_under(root), reverse=True):
-        if subprocess.run(["umount", point]).returncode != 0:
-            subprocess.run(["umount", "-l", point])
+        if subprocess.run(["umount", point], check=False).returncode != 0:
+            subprocess.run(["umount", "-l", point], check=False)
 
 
 def _mounts_under(root: Path) -> list[str]:
@@ -341,7 +338,7 @@ def _remove_tree(root: Path) -> None:
 
 
 def _run(argv: list[str], log, env: dict[str, str] | None = None) -> None:
-    done = subprocess.run(argv, capture_output=True, text=True, env=env)
+    done = subprocess.run(argv, capture_output=True, text=True, env=env, check=False)
     if done.returncode != 0:
         raise PoolError(f"{' '.join(argv)} failed ({done.returncode}):\n{done.stdout[-2000:]}"
                         f"{done.stderr[-2000:]}")

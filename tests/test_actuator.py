@@ -4,19 +4,16 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-
 from structlog.testing import capture_logs
 
-from osep.enforce.actuator import Actuator, Limits
-
-from osep.enforce.decisionlog import Outcome
-from osep.errors import PoolError
-from osep.enforce.loop import Enforcer
+from builders import jid, name, snap
 from osep.core.model import Job, JobId, JobState, Snapshot
 from osep.core.policy import PolicySettings, decide
 from osep.core.shares import ShareTable
-
-from builders import jid, name, snap
+from osep.enforce.actuator import Actuator, Limits
+from osep.enforce.decisionlog import Outcome
+from osep.enforce.loop import Enforcer
+from osep.errors import PoolError
 
 
 class FakePool:
@@ -98,7 +95,7 @@ def test_cycle_cap_is_enforced_even_if_the_plan_is_larger():
 
 
 def test_per_job_hourly_cap_uses_the_plan_time():
-    pool, actuator, plan = setup(max_vacates_per_job_per_hour=1)
+    _pool, actuator, plan = setup(max_vacates_per_job_per_hour=1)
     assert actuator.apply(plan)[0].outcome is Outcome.DONE
     # Same job planned again 10 minutes later: refused. 61 minutes later: allowed.
     later = replace(plan, time=plan.time + 600)

@@ -7,8 +7,8 @@ import dataclasses
 import pytest
 
 from osep.config.policy import load_policy
-from osep.errors import ConfigError
 from osep.core.plan import Target, VictimOrder
+from osep.errors import ConfigError
 
 GOOD = """
 [policy]

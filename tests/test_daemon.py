@@ -6,14 +6,13 @@ import signal
 
 import pytest
 
+from builders import snap
 from osep.config.knobs import DaemonSettings, Overrides, load_run_settings, parse_knobs, run_settings
 from osep.config.policy import PolicyFile
 from osep.core.policy import PolicySettings
 from osep.core.shares import ShareTable
 from osep.enforce.daemon import Daemon
 from osep.errors import ConfigError, PoolError
-
-from builders import snap
 
 
 class FakeLive:
@@ -119,7 +118,7 @@ def term(daemon):
 
 
 def test_sighup_with_a_bad_policy_keeps_the_old_one():
-    daemon, pool, state, _ = make(waits=[hup, term])
+    daemon, _pool, _state, _ = make(waits=[hup, term])
     good = daemon.loaded
 
     def broken():

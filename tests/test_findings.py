@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from osep.sim.experiment import run_policy, run_scenario, with_overrides
 from osep.config.scenario import load_scenario
+from osep.sim.experiment import run_policy, run_scenario, with_overrides
 
 SCENARIOS = Path(__file__).parent.parent / "config" / "scenarios"
 

@@ -23,9 +23,9 @@ def ad(**attrs) -> classad2.ClassAd:
     return out
 
 
-RUNNING = dict(ClusterId=7, ProcId=3, Owner="alice", User="alice@site", JobStatus=2,
-               QDate=100, JobCurrentStartDate=1000, RemoteHost="slot4@node1", RequestCpus=2,
-               RequestMemory=2048, LastCkptTime=1500)
+RUNNING = {"ClusterId": 7, "ProcId": 3, "Owner": "alice", "User": "alice@site", "JobStatus": 2,
+               "QDate": 100, "JobCurrentStartDate": 1000, "RemoteHost": "slot4@node1", "RequestCpus": 2,
+               "RequestMemory": 2048, "LastCkptTime": 1500}
 
 
 def test_running_job():

@@ -16,8 +16,7 @@ a = 1 once a.0 is done at 100.
 
 import pytest
 
-from osep.measure.records import JobRecord, Run
-from osep.measure.records import compute, curves
+from osep.measure.records import JobRecord, Run, compute, curves
 
 RECORDS = [
     JobRecord("a.0", "a", 0, 100, 100, (Run("s1", 0, 100, False, 100),)),

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from builders import jid, name, snap
 from osep.core.model import Job, JobState, Slot, Snapshot
-
 from osep.core.plan import Target, VictimOrder
 from osep.core.policy import PolicySettings, decide
 from osep.core.shares import ShareTable
-
-from builders import jid, name, snap
 
 
 def settings(shares, **kw) -> PolicySettings:

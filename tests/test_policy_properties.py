@@ -8,10 +8,8 @@ from collections import Counter
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from osep.core.model import Job, JobId, JobState, Slot, Snapshot
-
+from osep.core.model import EPS, Job, JobId, JobState, Slot, Snapshot
 from osep.core.plan import Target, VictimOrder
-from osep.core.model import EPS
 from osep.core.policy import PolicySettings, decide
 from osep.core.shares import ShareTable
 
@@ -46,7 +44,7 @@ def pools(draw):
     percent = draw(st.booleans())
     if percent:
         weights = draw(st.lists(st.integers(0, 40), min_size=len(OWNERS), max_size=len(OWNERS)))
-        shares = {o: float(w) for o, w in zip(OWNERS, weights) if w}
+        shares = {o: float(w) for o, w in zip(OWNERS, weights, strict=False) if w}
         total = sum(shares.values())
         if total > 100:
             shares = {o: 100 * s / total for o, s in shares.items()}

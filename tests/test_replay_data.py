@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from osep.replay.study import LogSource, WhatIf, study
-from osep.htcondor.eventlog import read_event_log
 from osep.config.policy import load_policy
 from osep.errors import LogError, OsepError
+from osep.htcondor.eventlog import read_event_log
+from osep.replay.study import LogSource, WhatIf, study
 
 DATA = Path(__file__).parent / "data"
 

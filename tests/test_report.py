@@ -10,15 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from osep.core.model import JobId
-from osep.enforce.decisionlog import Outcome
-from osep.ui import render
-from osep.enforce.decisionlog import read_decisions
-from osep.core.policy import PolicySettings
-from osep.ui.reports import history_report, parse_time, pool_report
-from osep.core.shares import ShareTable
-
 from builders import snap
+from osep.core.model import JobId
+from osep.core.policy import PolicySettings
+from osep.core.shares import ShareTable
+from osep.enforce.decisionlog import Outcome, read_decisions
+from osep.ui import render
+from osep.ui.reports import history_report, parse_time, pool_report
 
 DATA = Path(__file__).parent / "data"
 
@@ -62,7 +60,7 @@ def test_pool_report_table_is_aligned_with_a_totals_row():
 def test_pool_report_scales_to_ten_thousand_owners():
     owners = {f"group{k:05d}.user{k % 97}": 1 for k in range(10_000)}
     running = {o: [float(k)] for k, o in enumerate(list(owners)[:5_000])}
-    pool = snap(20_000.0, running=running, idle={o: 1 for o in list(owners)[5_000:]}, free=0)
+    pool = snap(20_000.0, running=running, idle=dict.fromkeys(list(owners)[5000:], 1), free=0)
     doc = pool_report(pool, settings(owners), sort="gap")
     text = render.report_table(doc)
     lines = text.splitlines()
@@ -151,7 +149,7 @@ def test_an_action_the_schema_does_not_know_is_a_warning(tmp_path):
 def test_history_of_a_missing_log_is_an_error(tmp_path):
     from osep.errors import LogError
 
-    with pytest.raises(LogError, match="nope.log"):
+    with pytest.raises(LogError, match=r"nope\.log"):
         read_decisions(tmp_path / "nope.log", print)
 
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from osep.errors import ConfigError
 from osep.config.scenario import load_scenario
+from osep.errors import ConfigError
 from osep.sim.specs import Checkpointing
 
 ROOT = Path(__file__).parent.parent
@@ -54,7 +54,8 @@ def test_minimal_scenario_defaults(tmp_path):
 
 
 def test_slot_groups(tmp_path):
-    text = BASE.replace("slots = 4", "") + "[[pool.slots]]\ncount = 2\ncpus = 4\nmemory = 8192\n[[pool.slots]]\ncount = 1\n"
+    text = (BASE.replace("slots = 4", "")
+            + "[[pool.slots]]\ncount = 2\ncpus = 4\nmemory = 8192\n[[pool.slots]]\ncount = 1\n")
     s = load_scenario(write(tmp_path, text))
     assert [(x.cpus, x.memory) for x in s.slots] == [(4, 8192), (4, 8192), (1, None)]
 

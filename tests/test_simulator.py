@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import pytest
 
-from osep.measure.records import compute
+from builders import jid, name
 from osep.core.plan import Target
 from osep.core.policy import PolicySettings
 from osep.core.shares import ShareTable
+from osep.measure.records import compute
 from osep.sim.driver import simulate
 from osep.sim.specs import Checkpointing, JobSpec, Order, PoolSettings, SlotSpec
-
-from builders import jid, name
 
 SLOTS = [SlotSpec("slot1"), SlotSpec("slot2")]
 JOBS = [JobSpec(jid("a.0"), "a", 0, 1000), JobSpec(jid("a.1"), "a", 0, 1000), JobSpec(jid("b.0"), "b", 100, 100)]

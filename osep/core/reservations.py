@@ -83,7 +83,7 @@ class ReservationBook:
             else:
                 pending.append(res)
         free = (k for k, s in enumerate(out) if s.name not in taken and k not in marked)
-        for res, k in zip(pending, free):
+        for res, k in zip(pending, free, strict=False):
             marked[k] = res.owner
         for k, owner in marked.items():
             out[k] = replace(out[k], reserved_for=owner)

@@ -67,9 +67,13 @@ class Daemon:
         self._wake = threading.Event()
         self._wait = wait if wait is not None else self._sleep
         self._clock = clock
-        self.stopping = False
+        self._stop = threading.Event()  # SIGTERM
         self.reload_requested = False
         self.last_ok: bool | None = None
+
+    @property
+    def stopping(self) -> bool:
+        return self._stop.is_set()
 
     # -- signals --------------------------------------------------------------------------------
 
@@ -83,7 +87,7 @@ class Daemon:
         self._wake.set()
 
     def _on_term(self, signum: int, frame: FrameType | None) -> None:
-        self.stopping = True
+        self._stop.set()
         self._wake.set()
 
     def _on_quit(self, signum: int, frame: FrameType | None) -> None:
@@ -160,10 +164,10 @@ class Daemon:
                 began = self._clock()
                 report = self.cycle()
                 self.publish(report)
-                if once or self.stopping:
+                if once or self._stop.is_set():
                     break
                 self._wait(self.loaded.interval - (self._clock() - began))
-                if self.stopping:
+                if self._stop.is_set():
                     break
         except _Quit:
             quick = True

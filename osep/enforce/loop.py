@@ -8,7 +8,7 @@ from typing import Any
 
 import structlog
 
-from osep.core.plan import Plan, Vacate
+from osep.core.plan import Claim, Plan, Vacate
 from osep.core.policy import PolicySettings, decide
 from osep.core.pool import Pool
 from osep.enforce.actuator import ActionResult, Actuator, Limits
@@ -62,7 +62,8 @@ class Enforcer:
         for view in plan.owners:
             if (view.gap > 0 and view.idle > view.reserved) or view.gap <= -1:
                 record.owner(view)
-        for action in (*plan.vacates, *plan.claims):
+        planned: tuple[Vacate | Claim, ...] = (*plan.vacates, *plan.claims)
+        for action in planned:
             record.decision(action)
         results = tuple(self.actuator.apply(plan, record))
         report = CycleReport(cycle=self.cycles, plan=plan, results=results)

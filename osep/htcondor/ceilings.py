@@ -128,10 +128,7 @@ class Ceilings:
             return
         try:
             data = json.loads(path.read_text())
-            if "negotiators" in data:
-                entries = dict(data["negotiators"])
-            else:
-                entries = {LEGACY: data}
+            entries = dict(data["negotiators"]) if "negotiators" in data else {LEGACY: data}
             for name, entry in entries.items():
                 ceilings = {str(k): int(v) for k, v in entry.get("ceilings", {}).items()}
                 original = {str(k): int(v) for k, v in entry.get("original", {}).items()}

@@ -6,11 +6,13 @@ this module (:mod:`osep.replay`) knows nothing of HTCondor.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import htcondor2 as htcondor
 
@@ -81,10 +83,8 @@ def read_event_log(path: Path, warn: Callable[[str], None]) -> Iterator[LogEvent
             number = int(raw["EventTypeNumber"])
             if number == AD_INFORMATION:
                 if held is not None and JobId("", raw.cluster, raw.proc) == held_id:
-                    try:
+                    with contextlib.suppress(KeyError):
                         held = replace(held, owner=owner_of(raw))
-                    except KeyError:
-                        pass
                 continue
             if held is not None:
                 yield held

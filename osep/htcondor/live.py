@@ -155,12 +155,7 @@ class LivePool:
         for schedd_ad in schedds:
             name = str(schedd_ad.get("Name", "schedd"))
             located[name] = schedd_ad
-            schedd = htcondor.Schedd(schedd_ad)
-            ads = self.call(
-                f"querying schedd {name}",
-                lambda s=schedd: s.query(constraint=JOB_CONSTRAINT, projection=JOB_ATTRS),
-            )
-            job_ads.extend((name, ad) for ad in ads)
+            job_ads.extend((name, ad) for ad in self._query_jobs(name, schedd_ad))
         now = self.clock()
         for _, ad in job_ads:
             server_time = ad.get("ServerTime")
@@ -189,6 +184,14 @@ class LivePool:
             self.log.info("reservation_expired", owner=res.owner, slot=res.slot)
         occupied = {j.slot for j in jobs if j.state is JobState.RUNNING and j.slot is not None}
         return Snapshot(time=now, slots=tuple(self.book.mark(slots, occupied)), jobs=tuple(jobs))
+
+    def _query_jobs(self, name: str, schedd_ad: Any) -> list[Any]:
+        schedd = htcondor.Schedd(schedd_ad)
+        ads: list[Any] = self.call(
+            f"querying schedd {name}",
+            lambda: schedd.query(constraint=JOB_CONSTRAINT, projection=JOB_ATTRS),
+        )
+        return ads
 
     def _translate(self, schedd: str, ad: Any) -> JobAd | None:
         """One job ad, as this pool sees it (a job it is vacating is VACATING); a bad ad is logged

@@ -57,4 +57,4 @@ def document(info: Mapping[str, Any], columns: Mapping[str, dict[str, Any]]) -> 
 def iso(t: float | None) -> str | None:
     if t is None:
         return None
-    return datetime.datetime.fromtimestamp(t, datetime.timezone.utc).isoformat(timespec="seconds")
+    return datetime.datetime.fromtimestamp(t, datetime.UTC).isoformat(timespec="seconds")

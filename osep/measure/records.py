@@ -52,7 +52,7 @@ def _events(records: Sequence[JobRecord]) -> list[tuple[float, int, int, str, Jo
     for rec in records:
         seq = 0
 
-        def add(time: float, rank: int, kind: str, run: Run | None) -> None:
+        def add(time: float, rank: int, kind: str, run: Run | None, rec: JobRecord = rec) -> None:
             nonlocal seq
             out.append((time, rank, seq, kind, rec, run))
             seq += 1

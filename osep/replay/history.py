@@ -166,9 +166,8 @@ def replay(
             meter.hold(t, job, True)
         elif kind is EventKind.RELEASE:
             meter.hold(t, job, False)
-        elif kind is EventKind.RUN_FAILED:
-            if meter.running(job):
-                meter.end(t, job, evicted=False)
+        elif kind is EventKind.RUN_FAILED and meter.running(job):
+            meter.end(t, job, evicted=False)
     if start is not None:
         recorded = [
             RecordedJob(r.id, r.owner, r.submit - start, r.runtime) for r in recorded

@@ -34,7 +34,7 @@ class LogSource:
     owner: str | None = None  # every job in this log belongs to this owner
 
     @classmethod
-    def parse(cls, text: str) -> "LogSource":
+    def parse(cls, text: str) -> LogSource:
         """``FILE`` or ``OWNER=FILE`` (an owner name has no slash, a path may have an equals sign)."""
         owner, sep, rest = text.partition("=")
         if sep and owner and "/" not in owner and rest:
@@ -165,7 +165,7 @@ def _scenario(sources: Sequence[LogSource], result: Replay, policy: PolicySettin
 def _span(start: float | None, end: float | None) -> str:
     if start is None or end is None:
         return ""
-    first = datetime.datetime.fromtimestamp(start, datetime.timezone.utc)
-    last = datetime.datetime.fromtimestamp(end, datetime.timezone.utc)
+    first = datetime.datetime.fromtimestamp(start, datetime.UTC)
+    last = datetime.datetime.fromtimestamp(end, datetime.UTC)
     fmt = "%H:%M:%S" if first.date() == last.date() else "%Y-%m-%d %H:%M:%S"
     return f"{first:%Y-%m-%d %H:%M:%S} to {last.strftime(fmt)} UTC ({end - start:.0f} s)"

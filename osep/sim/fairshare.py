@@ -19,7 +19,7 @@ def decayed(usage: float, rate: float, elapsed: float, half_life: float) -> floa
     if elapsed <= 0:
         return usage
     factor = 2.0 ** (-elapsed / half_life)
-    return usage * factor + rate * half_life / math.log(2) * (1.0 - factor)
+    return float(usage * factor + rate * half_life / math.log(2) * (1.0 - factor))
 
 
 def factor(usage: float, share: float, dampening: float = 1.0) -> float:
@@ -29,7 +29,7 @@ def factor(usage: float, share: float, dampening: float = 1.0) -> float:
     """
     if share <= 0:
         return 0.0
-    return 2.0 ** (-usage / share / dampening)
+    return float(2.0 ** (-usage / share / dampening))
 
 
 def factors(usage: Mapping[str, float], shares: Mapping[str, float]) -> dict[str, float]:

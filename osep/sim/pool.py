@@ -34,8 +34,19 @@ from osep.sim.specs import Checkpointing, JobSpec, PoolSettings, SlotSpec
 
 
 class SimJob:
-    __slots__ = ("spec", "seq", "state", "slot", "start", "saved", "runs", "finish", "run_id",
-                 "vacate_sent", "gain")
+    __slots__ = (
+        "finish",
+        "gain",
+        "run_id",
+        "runs",
+        "saved",
+        "seq",
+        "slot",
+        "spec",
+        "start",
+        "state",
+        "vacate_sent",
+    )
 
     def __init__(self, spec: JobSpec, seq: int) -> None:
         self.spec = spec
@@ -52,7 +63,7 @@ class SimJob:
 
 
 class SimSlot:
-    __slots__ = ("spec", "job")
+    __slots__ = ("job", "spec")
 
     def __init__(self, spec: SlotSpec) -> None:
         self.spec = spec

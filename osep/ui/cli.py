@@ -73,7 +73,8 @@ def cli(ctx: click.Context, log_level: str, log_file: Path | None) -> None:
         try:
             stream = ctx.with_resource(log_file.open("a", encoding="utf-8"))
         except OSError as exc:
-            raise click.BadParameter(f"cannot open {log_file}: {exc.strerror}", param_hint="--log-file")
+            raise click.BadParameter(f"cannot open {log_file}: {exc.strerror}",
+                                     param_hint="--log-file") from None
     # Kept for subcommands whose own configuration (knobs) may name a log or a level.
     ctx.obj = {
         "stream": stream,
@@ -326,7 +327,7 @@ def progress_reporter() -> Callable[[int, float], None] | None:
     import datetime
 
     def report(events: int, when: float) -> None:
-        stamp = datetime.datetime.fromtimestamp(when, datetime.timezone.utc)
+        stamp = datetime.datetime.fromtimestamp(when, datetime.UTC)
         click.echo(f"\r{events:,} events, log time {stamp:%Y-%m-%d %H:%M} UTC", err=True, nl=False)
 
     return report

@@ -25,7 +25,7 @@ def draw(path: Path | str, title: str, outcomes: Mapping[str, Outcome]) -> None:
         len(names), 1, figsize=(10, 2.6 * len(names) + 0.6), sharex=True, squeeze=False
     )
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    for ax, name in zip(axes[:, 0], names):
+    for ax, name in zip(axes[:, 0], names, strict=False):
         out = outcomes[name]
         c = curves(out.result.jobs, out.result.capacity, out.shares)
         hours = [t / 3600.0 for t in c.times]
@@ -92,12 +92,12 @@ def draw_series(path: Path | str, title: str, panels: Mapping[str, tuple[Series,
     span = max(s.start + s.width * len(s.evictions) for s, _, _ in panels.values()) - start
     scale, unit = (3600.0, "hours") if span > 3 * 3600 else (60.0, "minutes") if span > 600 \
         else (1.0, "seconds")
-    for ax, name in zip(axes[:, 0], names):
+    for ax, name in zip(axes[:, 0], names, strict=False):
         series, m, capacity = panels[name]
         edges = [(series.start - start + k * series.width) / scale
                  for k in range(len(series.evictions) + 1)]
         if stacked:
-            rest = [sum(vals) for vals in zip(*(series.real[o] for o in owners[STACKED_OWNERS:]))]
+            rest = [sum(vals) for vals in zip(*(series.real[o] for o in owners[STACKED_OWNERS:]), strict=False)]
             layers = [list(series.real.get(o, ())) or [0.0] * len(series.evictions) for o in shown]
             labels = list(shown)
             if rest:
@@ -105,7 +105,7 @@ def draw_series(path: Path | str, title: str, panels: Mapping[str, tuple[Series,
                 labels.append(f"{len(owners) - STACKED_OWNERS} others")
             ax.stackplot(edges, [_closed(v) for v in layers], labels=labels, step="post", alpha=0.85,
                          colors=[colour.get(o, "#bbbbbb") for o in labels])
-            ideal = [sum(vals) for vals in zip(*series.ideal.values())]
+            ideal = [sum(vals) for vals in zip(*series.ideal.values(), strict=False)]
             short = [sum(max(0.0, series.ideal[o][k] - series.real[o][k]) for o in series.real)
                      for k in range(len(series.evictions))]
             ax.step(edges, _closed(ideal), where="post", color="black", ls="--", lw=1.0,

@@ -9,7 +9,6 @@ from collections.abc import Mapping
 from typing import Any
 
 
-
 def _pct(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}%"
 
@@ -64,9 +63,9 @@ def as_table(doc: Mapping[str, Any]) -> str:
     header = f"{scenario['name']}: {scenario['slots']} slots, {scenario['jobs']} jobs"
     if scenario.get("span"):
         header += f", {scenario['span']}"
-    lines = [header, "  ".join([" " * first] + [n.rjust(w) for n, w in zip(names, widths)])]
+    lines = [header, "  ".join([" " * first] + [n.rjust(w) for n, w in zip(names, widths, strict=False)])]
     for label, cells in rows:
-        lines.append("  ".join([label.ljust(first)] + [c.rjust(w) for c, w in zip(cells, widths)]))
+        lines.append("  ".join([label.ljust(first)] + [c.rjust(w) for c, w in zip(cells, widths, strict=False)]))
     return "\n".join(lines) + "\n"
 
 
@@ -94,7 +93,7 @@ RENDERERS = {"table": as_table, "json": as_json, "csv": as_csv}
 
 def duration(seconds: float) -> str:
     """HTCondor's own way of writing a run time: days+hh:mm:ss."""
-    whole = int(round(seconds))
+    whole = round(seconds)
     days, rest = divmod(whole, 86400)
     hours, rest = divmod(rest, 3600)
     minutes, secs = divmod(rest, 60)
@@ -110,7 +109,7 @@ def _aligned(header: list[str], rows: list[list[str]], footer: list[str] | None,
 
     def line(cells: list[str]) -> str:
         return " ".join(
-            c.rjust(w) if k in right else c.ljust(w) for k, (c, w) in enumerate(zip(cells, widths))
+            c.rjust(w) if k in right else c.ljust(w) for k, (c, w) in enumerate(zip(cells, widths, strict=False))
         ).rstrip()
 
     out = [line(header), " ".join("-" * w for w in widths)]

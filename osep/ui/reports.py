@@ -33,7 +33,7 @@ def plan_report(plan: Plan, settings: PolicySettings, sort: str = "owner") -> di
             {"job": str(v.job), "run_time": v.run_time, "lost_work": v.lost_work,
              "beneficiary": v.beneficiary}
         )
-    rows = [
+    rows: list[dict[str, Any]] = [
         {
             "owner": view.owner,
             "share": view.share,
@@ -147,5 +147,5 @@ def parse_time(text: str) -> float:
         pass
     when = datetime.datetime.fromisoformat(text)
     if when.tzinfo is None:
-        when = when.replace(tzinfo=datetime.timezone.utc)
+        when = when.replace(tzinfo=datetime.UTC)
     return when.timestamp()
