@@ -68,10 +68,12 @@ class _Victims:
     __slots__ = ("jobs", "next", "taken")
 
     def __init__(self, jobs: list[Job], order: VictimOrder, now: float) -> None:
+        # Equal wall clocks (or lost work) go by job id: schedd, then cluster and proc, the order
+        # in which HTCondor numbers jobs.
         if order is VictimOrder.WALLCLOCK:
-            self.jobs = sorted(jobs, key=lambda j: (j.run_time(now), f"{j.id.schedd}.{j.id.proc}"))
+            self.jobs = sorted(jobs, key=lambda j: (j.run_time(now), j.id))
         else:
-            self.jobs = sorted(jobs, key=lambda j: (j.lost_work(now), j.run_time(now), f"{j.id.schedd}.{j.id.proc}"))
+            self.jobs = sorted(jobs, key=lambda j: (j.lost_work(now), j.run_time(now), j.id))
         self.next = 0
         self.taken: set[int] = set()
 
