@@ -18,7 +18,7 @@ from osep.enforce.decisionlog import Outcome, read_decisions
 from osep.ui import render
 from osep.ui.reports import history_report, parse_time, pool_report
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "data"
 
 
 def settings(shares, **kw) -> PolicySettings:

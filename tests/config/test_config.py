@@ -51,7 +51,7 @@ def test_defaults_follow_the_paper(tmp_path):
 def test_bundled_policy_example_is_valid():
     from pathlib import Path
 
-    settings = load_policy(Path(__file__).parent.parent / "config" / "policy.toml").settings
+    settings = load_policy(Path(__file__).parents[2] / "config" / "policy.toml").settings
     assert settings.shares.shares
 
 

@@ -16,7 +16,7 @@ from osep.errors import LogError, OsepError
 from osep.htcondor.eventlog import read_event_log
 from osep.replay.study import LogSource, WhatIf, study
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "data"
 
 
 def replay_file(name: str, decisions: bool = True, slots: int | None = None,

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from osep.ui.cli import cli
 
-ROOT = Path(__file__).parent.parent
+ROOT = Path(__file__).parents[2]
 JOB_SIZE = str(ROOT / "config" / "scenarios" / "paper-job-size.toml")
 
 

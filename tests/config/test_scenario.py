@@ -10,7 +10,7 @@ from osep.config.scenario import load_scenario
 from osep.errors import ConfigError
 from osep.sim.specs import Checkpointing
 
-ROOT = Path(__file__).parent.parent
+ROOT = Path(__file__).parents[2]
 BASE = """
 [pool]
 slots = 4

@@ -1,0 +1,74 @@
+"""The one reservation-and-hold book both pools keep: its rules, with the time passed in."""
+
+from __future__ import annotations
+
+from osep.core.model import Slot
+from osep.core.reservations import ReservationBook
+
+SLOTS = [Slot("s0"), Slot("s1"), Slot("s2")]
+
+
+def marked(book: ReservationBook, occupied=()) -> dict[str, str | None]:
+    return {s.name: s.reserved_for for s in book.mark(SLOTS, occupied)}
+
+
+def test_a_reservation_is_shown_on_its_slot_until_it_times_out():
+    book = ReservationBook(lifetime=100)
+    book.reserve("s1", "b", now=0, running=0)
+    assert book.expire(50, running={}, idle={"b": 1}) == []
+    assert marked(book) == {"s0": None, "s1": "b", "s2": None}
+    (late,) = book.expire(101, running={}, idle={"b": 1})
+    assert (late.owner, late.slot) == ("b", "s1") and marked(book)["s1"] is None
+
+
+def test_it_ends_once_the_owner_runs_what_it_ran_plus_the_reservations_of_that_cycle():
+    book = ReservationBook(lifetime=100)
+    book.reserve("s1", "b", now=0, running=3)
+    book.reserve("s2", "b", now=0, running=3)  # the same cycle: fulfilled at 5, not 4
+    book.expire(10, running={"b": 4}, idle={"b": 1})
+    assert marked(book)["s2"] == "b"
+    book.expire(20, running={"b": 5}, idle={"b": 1})
+    assert set(marked(book).values()) == {None}
+
+
+def test_it_ends_when_its_owner_has_nothing_idle_to_put_there():
+    book = ReservationBook(lifetime=100)
+    book.reserve("s1", "b", now=0, running=0)
+    assert book.expire(10, running={}, idle={}) == []  # ended as it should, not timed out
+    assert marked(book)["s1"] is None
+
+
+def test_a_busy_or_vanished_slot_hands_its_reservation_to_another_free_one():
+    book = ReservationBook(lifetime=100)
+    book.reserve("s1", "b", now=0, running=0)
+    book.reserve("gone", "c", now=0, running=0)
+    assert marked(book, occupied={"s1"}) == {"s0": "b", "s1": None, "s2": "c"}
+
+
+def test_the_negotiator_takes_a_reservation_once_whether_or_not_it_is_used():
+    book = ReservationBook(lifetime=100)
+    book.reserve("s1", "b", now=0, running=0)
+    assert book.take("s0", now=10) is None
+    assert book.take("s1", now=10) == "b"
+    assert book.take("s1", now=10) is None
+    book.reserve("s2", "b", now=0, running=0)
+    assert book.take("s2", now=101) is None  # too late: the slot is anybody's
+
+
+def test_holds_cap_new_matches_until_replaced():
+    book = ReservationBook(lifetime=100)
+    book.hold({"a": 1, "c": 0})
+    assert book.may_match("a") and not book.may_match("c") and book.may_match("b")
+    book.matched("a")
+    book.matched("b")  # not held: nothing to count
+    assert not book.may_match("a") and book.holds == {"a": 0, "c": 0}
+    book.hold({})
+    assert book.may_match("a") and book.may_match("c")
+
+
+def test_clear_forgets_everything():
+    book = ReservationBook(lifetime=100)
+    book.reserve("s1", "b", now=0, running=0)
+    book.hold({"a": 0})
+    book.clear()
+    assert set(marked(book).values()) == {None} and book.holds == {}
