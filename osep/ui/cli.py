@@ -7,7 +7,7 @@ import functools
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import click
 
@@ -35,7 +35,7 @@ def fails_cleanly(func: F) -> F:
             click.echo(f"osep: error: {exc}", err=True)
             sys.exit(2)
 
-    return wrapper  # type: ignore[return-value]
+    return cast(F, wrapper)
 
 
 def format_option(func: F) -> F:
