@@ -237,12 +237,15 @@ class TestPool:
         return done.stdout
 
     def submit(self, user: str, count: int, seconds: int = 3600, cpus: int = 1,
-               extra: str = "") -> int:
-        """Queue ``count`` sleep jobs as ``user``; returns the cluster id."""
+               extra: str = "", stock: bool = False) -> int:
+        """Queue ``count`` sleep jobs as ``user``; returns the cluster id. ``stock``: a submit file
+        as users write it, with no ``request_*`` lines (condor_submit then writes RequestMemory and
+        RequestDisk as expressions)."""
+        requests = "" if stock else f"request_cpus = {cpus}\nrequest_memory = 32\nrequest_disk = 1024\n"
         description = (
             "executable = /bin/sleep\n"
             f"arguments = {seconds}\n"
-            f"request_cpus = {cpus}\nrequest_memory = 32\nrequest_disk = 1024\n"
+            f"{requests}"
             f"log = /home/{user}/jobs.log\n"
             f"{extra}"
             f"queue {count}\n"

@@ -6,6 +6,7 @@ raises :class:`BadAd` naming the problem; the caller decides whether to log and 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,14 +29,34 @@ JOB_STATES: dict[int, JobState] = {
 
 JOB_ATTRS = [
     "ClusterId", "ProcId", "Owner", "User", "AcctGroup", "AccountingGroup", "JobStatus",
-    "QDate", "JobCurrentStartDate", "LastCkptTime", "RequestCpus", "RequestMemory",
+    "JobUniverse", "QDate", "JobCurrentStartDate", "LastCkptTime", "RequestCpus", "RequestMemory",
     "RemoteHost", "ServerTime",
+    # What the request expressions of a stock submit file refer to (RequestMemory is
+    # ifthenelse(MemoryUsage =!= undefined, MemoryUsage, (ImageSize + 1023) / 1024)).
+    "MemoryUsage", "ImageSize", "ResidentSetSize",
 ]
 SLOT_ATTRS = ["Name", "Cpus", "Memory", "SlotType", "State"]
 # Slots in these states cannot run a job for anyone, so they are not capacity.
 UNAVAILABLE = {"Owner", "Drained", "Delete"}
+# Jobs of these universes run on the submit machine (scheduler: DAGMan; local) or at another site
+# (grid): they occupy no execute slot, so they are neither demand nor usage.
+OFF_SLOT_UNIVERSES = {7: "scheduler", 9: "grid", 12: "local"}
+VANILLA = 5
 # Only jobs that are demand or hold a slot are read.
-JOB_CONSTRAINT = "JobStatus == 1 || JobStatus == 2 || JobStatus == 6 || JobStatus == 7"
+JOB_CONSTRAINT = (
+    "(JobStatus == 1 || JobStatus == 2 || JobStatus == 6 || JobStatus == 7) && "
+    + " && ".join(f"JobUniverse =!= {u}" for u in sorted(OFF_SLOT_UNIVERSES))
+)
+
+# What an attribute that evaluates to undefined or error (or to something that is not a number in
+# range) is taken to be. The README's "Reading job ads" lists the same.
+DEFAULTS: dict[str, float] = {
+    "RequestCpus": 1,  # the negotiator's own default for a job that asks for nothing
+    "RequestMemory": 0,  # unknown: the job is taken to fit any slot's memory
+    "QDate": 0,  # unknown: the oldest
+    "LastCkptTime": 0,  # no checkpoint
+}
+LARGEST = 2**31 - 1  # requests and times beyond this are not read as they are
 
 Ad = Mapping[str, Any]  # a classad2.ClassAd, or anything that reads like one
 
@@ -52,33 +73,130 @@ class JobAd:
     submitter: str
 
 
+@dataclass(slots=True)
+class AdTally:
+    """What reading one snapshot's ads ran into: one log line per cycle, with counts and a few
+    examples, whatever the number of ads."""
+
+    examples_kept: int = 3
+    defaulted: dict[str, int] = field(default_factory=dict)  # attribute -> ads it was defaulted in
+    rejected: int = 0
+    off_slots: int = 0  # jobs of universes that occupy no execute slot
+    examples: list[str] = field(default_factory=list)
+
+    def default(self, attr: str, where: str, value: Any) -> None:
+        self.defaulted[attr] = self.defaulted.get(attr, 0) + 1
+        self._example(f"{where}: {attr} is {_show(value)}, taken as {DEFAULTS[attr]:g}")
+
+    def reject(self, problem: str) -> None:
+        self.rejected += 1
+        self._example(problem)
+
+    def _example(self, text: str) -> None:
+        if len(self.examples) < self.examples_kept:
+            self.examples.append(text)
+
+    def __bool__(self) -> bool:
+        return bool(self.defaulted or self.rejected)
+
+
+def evaluate(ad: Ad, attr: str) -> Any:
+    """The attribute as the negotiator sees it: evaluated in the ad's own context (a stock submit
+    file writes RequestMemory as an expression). Missing: undefined."""
+    evaluator = getattr(ad, "eval", None)
+    if evaluator is None:  # an event log's event, or a plain mapping: values are literal
+        return ad.get(attr, classad2.Value.Undefined)
+    if attr not in ad:
+        return classad2.Value.Undefined
+    try:
+        return evaluator(attr)
+    except (classad2.ClassAdException, KeyError, ValueError, TypeError):
+        return classad2.Value.Error
+
+
+def _number(value: Any) -> float | None:
+    """A finite number within what any pool can mean, or None. ``classad2.Value`` (undefined,
+    error) is an int to Python and must never be read as one."""
+    if isinstance(value, (bool, classad2.Value)) or not isinstance(value, (int, float)):
+        return None
+    if not math.isfinite(value) or not 0 <= value <= LARGEST:
+        return None
+    return float(value)
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, classad2.Value):
+        return str(value.name).lower()
+    return repr(value)
+
+
 def owner_of(ad: Ad) -> str:
     """The owner a job counts for: its accounting group if it has one, else its Owner (KeyError if
     neither is there)."""
-    group = ad.get("AcctGroup")
-    return str(group) if isinstance(group, str) and group else str(ad["Owner"])
+    group = evaluate(ad, "AcctGroup")
+    if isinstance(group, str) and group:
+        return group
+    owner = evaluate(ad, "Owner")
+    if not isinstance(owner, str) or not owner:
+        raise KeyError("Owner")
+    return owner
 
 
-def to_job(schedd: str, ad: Ad, pool: str = "") -> JobAd:
+def to_job(schedd: str, ad: Ad, tally: AdTally | None = None, pool: str = "") -> JobAd | None:
+    """One job ad; None for a job that occupies no execute slot (``OFF_SLOT_UNIVERSES``). A
+    request that evaluates to undefined or error gets its default (``DEFAULTS``), counted in
+    ``tally``; an ad that cannot name or place the job raises :class:`BadAd`."""
+    tally = tally if tally is not None else AdTally()
+
+    def required(attr: str) -> float:
+        value = _number(evaluate(ad, attr))
+        if value is None:
+            raise BadAd(f"{attr} is {_show(evaluate(ad, attr))}")
+        return value
+
+    def optional(attr: str) -> float:
+        raw = evaluate(ad, attr)
+        value = _number(raw)
+        if value is None:
+            if raw is not classad2.Value.Undefined or attr in ("RequestCpus", "RequestMemory"):
+                tally.default(attr, where, raw)
+            return DEFAULTS[attr]
+        return value
+
+    where = f"{schedd}#{_show(evaluate(ad, 'ClusterId'))}.{_show(evaluate(ad, 'ProcId'))}"
     try:
-        job_id = JobId(schedd, int(ad["ClusterId"]), int(ad["ProcId"]), pool)
-        state = JOB_STATES[int(ad["JobStatus"])]
-        user = str(ad["User"])
+        job_id = JobId(schedd, int(required("ClusterId")), int(required("ProcId")), pool)
+        universe = _number(evaluate(ad, "JobUniverse"))
+        if universe is not None and int(universe) in OFF_SLOT_UNIVERSES:
+            tally.off_slots += 1
+            return None
+        status = int(required("JobStatus"))
+        if status not in JOB_STATES:
+            raise BadAd(f"JobStatus is {status}")
+        state = JOB_STATES[status]
+        user = evaluate(ad, "User")
+        if not isinstance(user, str) or not user:
+            raise BadAd(f"User is {_show(user)}")
         domain = user.rsplit("@", 1)[1] if "@" in user else ""
         owner = owner_of(ad)
-        accounting = ad.get("AccountingGroup")
+        accounting = evaluate(ad, "AccountingGroup")
         submitter = f"{accounting}@{domain}" if isinstance(accounting, str) and accounting else user
-        cpus = int(ad.get("RequestCpus", 1) or 1)
-        memory = int(ad.get("RequestMemory", 0) or 0)
-        submit = float(ad.get("QDate", 0) or 0)
+        cpus = max(1, int(optional("RequestCpus")))
+        memory = int(optional("RequestMemory"))
+        submit = optional("QDate")
         slot = start = ckpt = None
         if state is JobState.RUNNING:
-            slot = str(ad["RemoteHost"])
-            start = float(ad["JobCurrentStartDate"])
-            last = ad.get("LastCkptTime")
-            ckpt = float(last) if isinstance(last, (int, float)) and last > 0 else None
-    except (KeyError, ValueError, TypeError, classad2.ClassAdException) as exc:
-        raise BadAd(str(exc)) from None
+            host = evaluate(ad, "RemoteHost")
+            if not isinstance(host, str) or not host:
+                raise BadAd(f"RemoteHost is {_show(host)}")
+            slot = host
+            start = required("JobCurrentStartDate")
+            last = optional("LastCkptTime")
+            ckpt = last if last > 0 else None
+    except KeyError as exc:
+        raise BadAd(f"{where}: {exc.args[0] if exc.args else exc} is missing") from None
+    except BadAd as exc:
+        raise BadAd(f"{where}: {exc}") from None
     job = Job(job_id, owner, state, submit, slot=slot, start_time=start, checkpoint_time=ckpt,
               cpus=cpus, memory=memory)
     return JobAd(job, submitter)
@@ -88,25 +206,26 @@ def to_slots(ads: Iterable[Ad]) -> Iterator[Slot | BadAd]:
     """The slots the ads describe, in their order, with a :class:`BadAd` in place of each ad that
     cannot be read. Slots that cannot run a job for anyone (``UNAVAILABLE``) are left out."""
     for ad in ads:
-        try:
-            name = str(ad["Name"])
-            state = str(ad.get("State", ""))
-            cpus = int(ad["Cpus"])
-            memory = int(ad["Memory"]) if "Memory" in ad else None
-            kind = str(ad.get("SlotType", "Static"))
-        except (KeyError, ValueError, TypeError, classad2.ClassAdException) as exc:
-            yield BadAd(f"{ad_id(ad)}: {exc}")
+        name = evaluate(ad, "Name")
+        cpus = _number(evaluate(ad, "Cpus"))
+        memory = _number(evaluate(ad, "Memory"))
+        state = evaluate(ad, "State")
+        kind = evaluate(ad, "SlotType")
+        if not isinstance(name, str) or not name or cpus is None:
+            yield BadAd(f"{ad_id(ad)}: Name is {_show(name)}, Cpus is {_show(evaluate(ad, 'Cpus'))}")
             continue
         if state in UNAVAILABLE:
             continue
+        mib = int(memory) if memory is not None else None
         if kind == "Partitionable":
             # Unclaimed cores of a partitionable slot: one single-core place each, sharing its
             # remaining memory, so that capacity counts what jobs could still start here.
-            share = memory // cpus if memory is not None and cpus > 0 else None
-            for k in range(cpus):
+            count = int(cpus)
+            share = mib // count if mib is not None and count > 0 else None
+            for k in range(count):
                 yield Slot(f"{name}#{k}", 1, share)
         else:
-            yield Slot(name, max(cpus, 1), memory)
+            yield Slot(name, max(int(cpus), 1), mib)
 
 
 def check_complete(slot_ads: Iterable[Ad], jobs: Iterable[Job], schedds: int) -> None:

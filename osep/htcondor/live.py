@@ -40,9 +40,9 @@ from osep.htcondor.ads import (
     JOB_CONSTRAINT,
     SLOT_ATTRS,
     Accounts,
+    AdTally,
     BadAd,
     JobAd,
-    ad_id,
     check_complete,
     to_job,
     to_slots,
@@ -164,17 +164,22 @@ class LivePool:
                 break
         jobs: list[Job] = []
         accounts = Accounts()
+        tally = AdTally()
         for schedd_name, ad in job_ads:
-            entry = self._translate(schedd_name, ad)
+            entry = self._translate(schedd_name, ad, tally)
             if entry is not None:
                 jobs.append(entry.job)
                 accounts.add(entry)
         slots: list[Slot] = []
         for item in to_slots(slot_ads):
             if isinstance(item, BadAd):
-                self.log.warning("bad_slot_ad", problem=str(item))
+                tally.reject(str(item))
             else:
                 slots.append(item)
+        if tally:
+            # One line per cycle, however many ads were odd: a pool has 100,000 jobs.
+            self.log.warning("odd_ads", rejected=tally.rejected, defaulted=tally.defaulted,
+                             examples=tally.examples)
         check_complete(slot_ads, jobs, len(schedds))
         self.now = now
         self._schedds = located
@@ -193,13 +198,15 @@ class LivePool:
         )
         return ads
 
-    def _translate(self, schedd: str, ad: Any) -> JobAd | None:
-        """One job ad, as this pool sees it (a job it is vacating is VACATING); a bad ad is logged
-        and skipped, never fatal."""
+    def _translate(self, schedd: str, ad: Any, tally: AdTally) -> JobAd | None:
+        """One job ad, as this pool sees it (a job it is vacating is VACATING). A bad ad is counted
+        in ``tally`` and skipped, never fatal; None too for a job that occupies no execute slot."""
         try:
-            entry = to_job(schedd, ad)
+            entry = to_job(schedd, ad, tally)
         except BadAd as exc:
-            self.log.warning("bad_job_ad", schedd=schedd, job=ad_id(ad), problem=str(exc))
+            tally.reject(str(exc))
+            return None
+        if entry is None:
             return None
         job = entry.job
         if job.state is JobState.RUNNING:
@@ -226,7 +233,10 @@ class LivePool:
         )
         if not ads:
             return None
-        entry = self._translate(job_id.schedd, ads[0])
+        tally = AdTally()
+        entry = self._translate(job_id.schedd, ads[0], tally)
+        if tally.rejected:
+            raise PoolError(f"job {job_id} has an ad osep cannot read: {tally.examples[0]}")
         return entry.job if entry is not None else None
 
     # -- acting ---------------------------------------------------------------------------------

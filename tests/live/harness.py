@@ -105,22 +105,26 @@ class Live:
 
     # -- the pool ---------------------------------------------------------------------------------
 
-    def submit(self, user: str, count: int, seconds: int = 3600) -> int:
-        return self.pool.submit(user, count, seconds)
+    def submit(self, user: str, count: int, seconds: int = 3600, extra: str = "",
+               stock: bool = False) -> int:
+        return self.pool.submit(user, count, seconds, extra=extra, stock=stock)
 
     def jobs(self) -> list[dict]:
         """Every job in the queue, as the schedd says (not as osep saw it)."""
         out = self.pool.condor(["condor_q", "-all", "-af:t", "Owner", "ClusterId", "ProcId",
-                                "JobStatus", "JobCurrentStartDate", "RemoteHost"])
+                                "JobStatus", "JobCurrentStartDate", "RemoteHost", "JobUniverse"])
         rows = []
         for line in out.splitlines():
-            owner, cluster, proc, status, start, host = line.split("\t")
+            owner, cluster, proc, status, start, host, universe = line.split("\t")
             rows.append({"owner": owner, "id": f"{cluster}.{proc}", "cluster": int(cluster),
-                         "status": int(status), "start": start, "host": host})
+                         "status": int(status), "start": start, "host": host,
+                         "universe": int(universe)})
         return rows
 
     def running(self, owner: str) -> int:
-        return sum(1 for j in self.jobs() if j["owner"] == owner and j["status"] == 2)
+        """Jobs of ``owner`` running on execute slots (not in the scheduler or local universe)."""
+        return sum(1 for j in self.jobs()
+                   if j["owner"] == owner and j["status"] == 2 and j["universe"] not in (7, 12))
 
     def queued(self, owner: str) -> int:
         return sum(1 for j in self.jobs() if j["owner"] == owner)
@@ -183,12 +187,13 @@ class Live:
                 raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
             time.sleep(1)
 
-    def fill(self, user: str = "alice", first: int = 10, second: int = 10) -> list[str]:
+    def fill(self, user: str = "alice", first: int = 10, second: int = 10,
+             stock: bool = False) -> list[str]:
         """``user`` fills the pool in two batches; returns the ids of the later, younger batch."""
-        self.submit(user, first)
+        self.submit(user, first, stock=stock)
         self.wait_until(lambda: self.running(user) == first, 60, f"{user}'s first batch to run")
         time.sleep(2)  # a distinct start time for the second batch
-        cluster = self.submit(user, second)
+        cluster = self.submit(user, second, stock=stock)
         self.wait_until(lambda: self.running(user) == first + second, 60,
                         f"{user}'s second batch to run")
         return [f"{cluster}.{k}" for k in range(second)]

@@ -73,6 +73,40 @@ def test_owner_gets_its_share_back_from_its_newest_jobs(live: Live):
     measured(live, "vacates", len(evicted))
 
 
+def test_stock_submit_files_are_enforced_as_literal_ones(live: Live):
+    """Jobs submitted the way users write submit files (no request_* lines: RequestMemory and
+    RequestDisk are expressions), beside a DAGMan-like scheduler-universe job and a held job of the
+    same owner, neither of which occupies an execute slot: bob gets exactly alice's 10 youngest."""
+    younger = live.fill("alice", stock=True)
+    live.submit("alice", 1, extra="universe = scheduler\n", stock=True)
+    live.submit("alice", 1, extra="hold = true\n", stock=True)
+    live.wait_until(lambda: any(j["universe"] == 7 and j["status"] == 2 for j in live.jobs()), 60,
+                    "alice's scheduler-universe job to run")
+    raw = live.pool.condor(["condor_q", "-all", "-l", "-attributes", "RequestMemory"])
+    assert "MemoryUsage" in raw, f"RequestMemory should be condor_submit's expression: {raw}"
+    live.policy(SHARES)
+    live.config(OSEP_POLICY_FILE=live.work / "policy.toml")
+    daemon = live.start()
+    live.wait_until(lambda: any(e.get("event") == "cycle" for e in live.events()), 30,
+                    "the first cycle")
+
+    live.submit("bob", 10, stock=True)
+    took = live.wait_until(lambda: live.running("bob") == 10, REACH, "bob to run 10 jobs")
+    measured(live, "seconds for bob to reach 10 (stock jobs)", round(took, 1))
+    live.wait_until(lambda: live.running("alice") == 10, 30, "alice to settle at 10")
+    assert sorted(live.history("alice")["evicted"]) == sorted(younger)
+    assert live.history("alice")["aborted"] == [] and live.queued("alice") == 22  # none removed
+    scheduler = [j for j in live.jobs() if j["universe"] == 7]
+    assert [j["status"] for j in scheduler] == [2], "the scheduler-universe job runs on, untouched"
+    # Every ad read as it is: nothing rejected or defaulted, in any cycle; the capacity is the 20
+    # slots, and alice's demand counts neither her scheduler-universe job nor her held one.
+    assert live.events("odd_ads") == []
+    cycles = live.events("cycle")
+    assert cycles and all(c["capacity"] == 20 for c in cycles)
+    assert sum(c["vacated"] for c in cycles) == 10
+    assert live.stop(daemon) == 0
+
+
 def test_no_thrash_when_the_owner_has_the_worse_user_priority(live: Live):
     # bob needs an accountant record before his priority factor can be set: one short job.
     live.submit("bob", 1, seconds=2)
