@@ -55,6 +55,37 @@ T = TypeVar("T")
 VACATE_TIMEOUT = 600.0  # after this a vacate that never took effect is forgotten (and logged)
 
 
+class Vacates:
+    """The vacates this pool sent and that have not taken effect yet: such a job still runs in the
+    schedd's eyes, but the policy must see it VACATING (its slot is on its way to the beneficiary,
+    and it is no victim twice). A job that restarted (another start) is running again."""
+
+    def __init__(self) -> None:
+        self._sent: dict[JobId, tuple[float | None, float]] = {}  # job -> (start of its run, sent at)
+
+    def sent(self, job_id: JobId, start: float | None, at: float) -> None:
+        self._sent[job_id] = (start, at)
+
+    def state(self, job: Job) -> JobState:
+        sent = self._sent.get(job.id)
+        if job.state is JobState.RUNNING and sent is not None and sent[0] == job.start_time:
+            return JobState.VACATING
+        return job.state
+
+    def settle(self, jobs: Iterable[Job], now: float) -> list[JobId]:
+        """Forget vacates whose job no longer runs that run; returns those given up on after
+        ``VACATE_TIMEOUT``."""
+        still = {j.id for j in jobs if j.state is JobState.VACATING}
+        late = []
+        for job_id, (_, at) in list(self._sent.items()):
+            if job_id not in still:
+                del self._sent[job_id]
+            elif now - at > VACATE_TIMEOUT:
+                late.append(job_id)
+                del self._sent[job_id]
+        return late
+
+
 def knobs(names: Iterable[str]) -> dict[str, str]:
     """The values of HTCondor configuration knobs that are set (re-read after a reload)."""
     return {n: str(htcondor.param[n]) for n in names if n in htcondor.param}
@@ -108,7 +139,7 @@ class LivePool:
         self.clock = clock
         self.now = clock()
         self.book = ReservationBook(settings.reservation_timeout)
-        self._vacating: dict[JobId, tuple[float | None, float]] = {}  # job -> (its start, sent at)
+        self.vacates = Vacates()
         self._schedds: dict[str, Any] = {}  # name -> the schedd's ad, from the last snapshot
         self._accounts = Accounts()
         self.ceilings = Ceilings(settings.state_file, self.log)
@@ -183,7 +214,8 @@ class LivePool:
         check_complete(slot_ads, jobs, len(schedds))
         self.now = now
         self._schedds = located
-        self._forget_finished_vacates(jobs)
+        for job_id in self.vacates.settle(jobs, now):
+            self.log.warning("vacate_not_done", job=str(job_id), seconds=VACATE_TIMEOUT)
         self._accounts = accounts
         for res in self.book.expire(now, accounts.running, accounts.idle):
             self.log.info("reservation_expired", owner=res.owner, slot=res.slot)
@@ -208,12 +240,8 @@ class LivePool:
             return None
         if entry is None:
             return None
-        job = entry.job
-        if job.state is JobState.RUNNING:
-            sent = self._vacating.get(job.id)
-            if sent is not None and sent[0] == job.start_time:
-                return replace(entry, job=replace(job, state=JobState.VACATING))
-        return entry
+        state = self.vacates.state(entry.job)
+        return entry if state is entry.job.state else replace(entry, job=replace(entry.job, state=state))
 
     def _schedd(self, job_id: JobId) -> Any:
         """The schedd that holds ``job_id``, from the ad the last snapshot located it by (never by a
@@ -248,7 +276,7 @@ class LivePool:
         if int(result.get("TotalSuccess", 0)) != 1:
             raise PoolError(f"schedd {job_id.schedd} did not vacate {job_id}: {dict(result)}")
         # The job no longer counts for its owner: it will not be capped for it, nor counted running.
-        self._vacating[job_id] = (self._accounts.vacated(job_id), self.now)
+        self.vacates.sent(job_id, self._accounts.vacated(job_id), self.now)
 
     def reserve(self, slot: str, owner: str) -> None:
         self.book.reserve(slot, owner, self.now, self._accounts.running.get(owner, 0))
@@ -273,15 +301,6 @@ class LivePool:
         ad = self.call("locating the negotiator",
                        lambda: collector.locate(htcondor.DaemonType.Negotiator))
         self.ceilings.sync(_Negotiator(self, ad), holding, self._accounts)
-
-    def _forget_finished_vacates(self, jobs: list[Job]) -> None:
-        still = {j.id for j in jobs if j.state is JobState.VACATING}
-        for job_id, (_, sent) in list(self._vacating.items()):
-            if job_id not in still:
-                del self._vacating[job_id]
-            elif self.now - sent > VACATE_TIMEOUT:
-                self.log.warning("vacate_not_done", job=str(job_id), seconds=self.now - sent)
-                del self._vacating[job_id]
 
     # -- the daemon's own ad -------------------------------------------------------------------
 

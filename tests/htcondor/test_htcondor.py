@@ -3,6 +3,7 @@ hand, the live pool's own view of a job it is vacating, and the ceilings against
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import classad2
@@ -13,7 +14,7 @@ from osep.core.model import JobId, JobState
 from osep.errors import PoolError
 from osep.htcondor.ads import JOB_CONSTRAINT, Accounts, AdTally, BadAd, check_complete, to_job, to_slots
 from osep.htcondor.ceilings import Ceilings
-from osep.htcondor.live import LivePool
+from osep.htcondor.live import LivePool, Vacates
 from osep.htcondor.settings import LiveSettings
 
 
@@ -144,13 +145,17 @@ def test_status_table(status, state):
     assert entry is not None and entry.job.state is state
 
 
-def test_a_job_being_vacated_is_vacating_until_it_restarts():
-    pool = LivePool(LiveSettings(pool="127.0.0.1:1"))
-    pool._vacating[JobId("s", 7, 3)] = (1000.0, 1990.0)
-    entry = pool._translate("s", ad(**RUNNING), AdTally())
-    assert entry is not None and entry.job.state is JobState.VACATING
-    restarted = pool._translate("s", ad(**dict(RUNNING, JobCurrentStartDate=1995)), AdTally())
-    assert restarted is not None and restarted.job.state is JobState.RUNNING
+def test_a_job_being_vacated_is_vacating_until_it_restarts_or_the_vacate_times_out():
+    vacates = Vacates()
+    running = to_job("s", ad(**RUNNING))
+    assert running is not None
+    job = running.job
+    vacates.sent(job.id, job.start_time, at=1990.0)
+    assert vacates.state(job) is JobState.VACATING
+    assert vacates.state(replace(job, start_time=1995.0)) is JobState.RUNNING  # restarted
+    assert vacates.settle([replace(job, state=JobState.VACATING)], now=2000.0) == []
+    assert vacates.settle([replace(job, state=JobState.VACATING)], now=1990.0 + 601) == [job.id]
+    assert vacates.state(job) is JobState.RUNNING  # given up on: a victim again if it must be
 
 
 @pytest.mark.parametrize("missing", ["Owner", "User", "JobCurrentStartDate", "RemoteHost", "JobStatus"])
