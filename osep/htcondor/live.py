@@ -108,7 +108,9 @@ class _Negotiator:
         out = {}
         for ad in ads:
             name, ceiling = ad.get("Name"), ad.get("Ceiling")
-            if isinstance(name, str) and isinstance(ceiling, int):
+            # classad2.Value (undefined, error) is an int to Python: never a ceiling.
+            if isinstance(name, str) and isinstance(ceiling, int) and not isinstance(
+                    ceiling, (bool, classad2.Value)):
                 out[name] = ceiling
         return out
 
@@ -190,7 +192,7 @@ class LivePool:
         now = self.clock()
         for _, ad in job_ads:
             server_time = ad.get("ServerTime")
-            if isinstance(server_time, int):
+            if isinstance(server_time, int) and not isinstance(server_time, (bool, classad2.Value)):
                 now = float(server_time)
                 break
         jobs: list[Job] = []

@@ -22,13 +22,14 @@ def osep(live: Live, *args: str, env: dict[str, str] | None = None) -> subproces
 
 def test_report_shows_who_is_over_and_what_would_go_next(live: Live):
     younger = live.fill("alice")  # alice holds all 20 cores
-    live.submit("bob", 10)
+    live.submit("bob", 10, stock=True)  # a submit file with no request_* lines
     policy = live.policy(SHARES)
     live.config()
     # Any user who can read the pool: no token at all.
     anonymous = live.env() | {"_CONDOR_SEC_TOKEN_DIRECTORY": str(live.work / "no-tokens")}
     done = osep(live, "report", "--policy", str(policy), "--format", "json", env=anonymous)
     assert done.returncode == 0, done.stderr
+    assert done.stderr == ""  # every ad read as it is: no warning
     doc = json.loads(done.stdout)
     rows = {r["owner"]: r for r in doc["owners"]}
     assert doc["slots"] == 20 and doc["max_vacates"] == 10
