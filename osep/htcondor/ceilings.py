@@ -113,8 +113,13 @@ class Ceilings:
         }
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(".tmp")
-            tmp.write_text(json.dumps({"negotiators": negotiators}))
+            # Written beside it and renamed over it, so that a crash leaves the old file or the
+            # new one, never half of one; flushed to disk before the rename.
+            tmp = path.with_name(path.name + ".osep-tmp")
+            with tmp.open("w", encoding="utf-8") as handle:
+                handle.write(json.dumps({"negotiators": negotiators}))
+                handle.flush()
+                os.fsync(handle.fileno())
             os.replace(tmp, path)
         except OSError as exc:
             self.log.error("state_not_saved", path=str(path), problem=str(exc))
@@ -135,7 +140,7 @@ class Ceilings:
                 if ceilings:
                     self._set[str(name)] = ceilings
                     self._original[str(name)] = original
-        except (OSError, ValueError, AttributeError, TypeError) as exc:
+        except (OSError, ValueError, AttributeError, TypeError, OverflowError, RecursionError) as exc:
             self.log.error("state_unreadable", path=str(path), problem=str(exc))
             self._set, self._original = {}, {}
             return

@@ -249,6 +249,16 @@ def test_ceilings_of_an_earlier_run_are_taken_over_then_updated_or_lifted(tmp_pa
     assert state.read_text() == '{"negotiators": {}}'
 
 
+@pytest.mark.parametrize("text", ["null", "[]", '{"negotiators": []}', '{"ceilings": {"a@s": Infinity}}',
+                                  '{"ceilings": {"a@s": 1e999}}', "[" * 100_000, "not json",
+                                  '{"negotiators": {"n": {"ceilings": {"a@s": "x"}}}}'])
+def test_a_damaged_state_file_is_logged_and_forgotten_never_fatal(tmp_path, text):
+    state = tmp_path / "state.json"
+    state.write_text(text)
+    ceilings = Ceilings(state, structlog.get_logger("osep"))
+    assert ceilings.set == {}
+
+
 def test_ceilings_are_kept_per_negotiator(tmp_path):
     state = tmp_path / "state.json"
     ceilings = Ceilings(state, structlog.get_logger("osep"))
