@@ -95,7 +95,15 @@ class ReservationBook:
         for k, res in enumerate(self._reservations):
             if res.slot == slot:
                 del self._reservations[k]
-                return res.owner if now <= res.expires else None
+                if now > res.expires:
+                    return None
+                # The handover will raise the owner's running count by one: that increase is this
+                # reservation's, not the fulfilment of the owner's others.
+                self._reservations = [
+                    replace(r, until_running=r.until_running + 1) if r.owner == res.owner else r
+                    for r in self._reservations
+                ]
+                return res.owner
         return None
 
     # -- holds ----------------------------------------------------------------------------------

@@ -62,6 +62,7 @@ class Ceilings:
         self._set: dict[str, dict[str, int]] = {}
         # negotiator -> submitter -> the ceiling before osep
         self._original: dict[str, dict[str, int]] = {}
+        self._last: str | None = None  # the negotiator last synced with
         self._restore()
 
     @property
@@ -69,12 +70,28 @@ class Ceilings:
         """Every ceiling osep has set and not lifted (submitter -> value), whatever the negotiator."""
         return {s: v for ceilings in self._set.values() for s, v in ceilings.items()}
 
-    def pending(self, negotiator: str) -> bool:
-        return bool(self._set.get(negotiator) or self._set.get(LEGACY))
+    def by_negotiator(self) -> dict[str, dict[str, int]]:
+        """The same, per negotiator ("" for a state file older than that distinction)."""
+        return {name: dict(ceilings) for name, ceilings in self._set.items() if ceilings}
+
+    def unchanged(self, holding: Mapping[str, int], accounts: Accounts) -> bool:
+        """Whether a sync would change nothing, decided without asking any negotiator: every
+        ceiling osep set is with the negotiator it last synced, and is what ``holding`` asks for."""
+        known = [name for name, ceilings in self._set.items() if ceilings]
+        if not known:
+            return not holding
+        if len(known) > 1 or known[0] != self._last:
+            return False
+        ceilings, original = self._set[self._last], self._original.get(self._last, {})
+        held = {s for owner in holding for s in accounts.submitters.get(owner, ())}
+        if any(s not in ceilings and s not in original for s in held):
+            return False
+        return desired(holding, accounts, original) == ceilings
 
     def sync(self, link: NegotiatorLink, holding: Mapping[str, int], accounts: Accounts) -> None:
         """Make the negotiator's ceilings what ``holding`` asks for, lifting those it no longer names."""
         name = link.name
+        self._last = name
         if LEGACY in self._set and name != LEGACY:  # an older state file: it was this negotiator
             self._set.setdefault(name, {}).update(self._set.pop(LEGACY))
             self._original.setdefault(name, {}).update(self._original.pop(LEGACY, {}))
@@ -91,17 +108,21 @@ class Ceilings:
         want = desired(holding, accounts, original)
         if want == ceilings:
             return
-        for submitter, value in want.items():
-            if ceilings.get(submitter) != value:
+        try:
+            for submitter, value in want.items():
+                if ceilings.get(submitter) != value:
+                    link.set_ceiling(submitter, value)
+                    ceilings[submitter] = value
+                    self.log.info("ceiling", submitter=submitter, ceiling=value)
+            for submitter in [s for s in ceilings if s not in want]:
+                value = original.get(submitter, NO_CEILING)
                 link.set_ceiling(submitter, value)
-                ceilings[submitter] = value
-                self.log.info("ceiling", submitter=submitter, ceiling=value)
-        for submitter in [s for s in ceilings if s not in want]:
-            value = original.pop(submitter, NO_CEILING)
-            link.set_ceiling(submitter, value)
-            del ceilings[submitter]
-            self.log.info("ceiling_lifted", submitter=submitter, ceiling=value)
-        self._save()
+                del ceilings[submitter]
+                original.pop(submitter, None)
+                self.log.info("ceiling_lifted", submitter=submitter, ceiling=value)
+        finally:
+            # Whatever was changed before a failure is on record, so that it can be undone.
+            self._save()
 
     def _save(self) -> None:
         path = self.state_file

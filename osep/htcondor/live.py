@@ -72,16 +72,16 @@ class Vacates:
             return JobState.VACATING
         return job.state
 
-    def settle(self, jobs: Iterable[Job], now: float) -> list[JobId]:
+    def settle(self, jobs: Iterable[Job], now: float) -> list[tuple[JobId, float]]:
         """Forget vacates whose job no longer runs that run; returns those given up on after
-        ``VACATE_TIMEOUT``."""
+        ``VACATE_TIMEOUT``, with the seconds since each was sent."""
         still = {j.id for j in jobs if j.state is JobState.VACATING}
         late = []
         for job_id, (_, at) in list(self._sent.items()):
             if job_id not in still:
                 del self._sent[job_id]
             elif now - at > VACATE_TIMEOUT:
-                late.append(job_id)
+                late.append((job_id, now - at))
                 del self._sent[job_id]
         return late
 
@@ -216,8 +216,8 @@ class LivePool:
         check_complete(slot_ads, jobs, len(schedds))
         self.now = now
         self._schedds = located
-        for job_id in self.vacates.settle(jobs, now):
-            self.log.warning("vacate_not_done", job=str(job_id), seconds=VACATE_TIMEOUT)
+        for job_id, seconds in self.vacates.settle(jobs, now):
+            self.log.warning("vacate_not_done", job=str(job_id), seconds=seconds)
         self._accounts = accounts
         for res in self.book.expire(now, accounts.running, accounts.idle):
             self.log.info("reservation_expired", owner=res.owner, slot=res.slot)
@@ -297,8 +297,8 @@ class LivePool:
 
     def _sync_ceilings(self) -> None:
         holding = self.book.holds
-        if not holding and not self.ceilings.set:
-            return
+        if self.ceilings.unchanged(holding, self._accounts):
+            return  # nothing to change: the negotiator is not even located
         collector = self._collector()
         ad = self.call("locating the negotiator",
                        lambda: collector.locate(htcondor.DaemonType.Negotiator))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
@@ -236,13 +237,20 @@ def release(pool: str | None, state_file: Path | None) -> None:
     if settings.state_file is None:
         raise OsepError("no state file: set OSEP_STATE_FILE or pass --state-file")
     live = condor.LivePool(live_settings(settings))
-    held = live.ceilings.set
+    before = live.ceilings.by_negotiator()
     live.release()
-    if held:
-        for submitter in sorted(held):
-            click.echo(f"lifted the ceiling of {submitter} (was {held[submitter]})")
-    else:
+    after = live.ceilings.by_negotiator()
+    if not before:
         click.echo("no ceiling set by osep")
+    for negotiator, ceilings in sorted(before.items()):
+        for submitter, value in sorted(ceilings.items()):
+            if submitter not in after.get(negotiator, {}):
+                click.echo(f"lifted the ceiling of {submitter} (was {value})")
+    if after:
+        kept = ", ".join(f"{s} (through {n or 'an unnamed negotiator'})"
+                         for n, ceilings in sorted(after.items()) for s in sorted(ceilings))
+        raise OsepError(f"not lifted, set through a negotiator other than this pool's: {kept}; "
+                        "they stay in the state file")
 
 
 @cli.command()
@@ -296,7 +304,8 @@ def report(pool: str | None, policy_file: Path | None, sort: str, history: bool,
     if settings.policy_file is None:
         raise OsepError("no policy file: pass --policy FILE or set OSEP_POLICY_FILE")
     policy = load_policy(settings.policy_file).settings
-    live = condor.LivePool(live_settings(settings, retries=1))
+    # Read-only: one attempt per query, and the daemon's state file is none of its business.
+    live = condor.LivePool(replace(live_settings(settings, retries=1), state_file=None))
     doc = pool_report(live.snapshot(), policy, sort)
     click.echo(render.REPORT_RENDERERS[fmt](doc), nl=False)
 

@@ -72,3 +72,18 @@ def test_clear_forgets_everything():
     book.hold({"a": 0})
     book.clear()
     assert set(marked(book).values()) == {None} and book.holds == {}
+
+
+def test_a_handover_does_not_fulfil_the_owners_other_reservations():
+    """A vacate and two claims in one cycle; the negotiator hands over the two claimed slots, and
+    the owner runs two more jobs: the vacated slot is still on its way, as a live pool (whose
+    negotiator the book does not see) would count it."""
+    book = ReservationBook(lifetime=100)
+    book.reserve("s0", "b", now=0, running=0)  # the vacate's slot, still being vacated
+    book.reserve("s1", "b", now=0, running=0)
+    book.reserve("s2", "b", now=0, running=0)
+    assert book.take("s1", now=10) == "b" and book.take("s2", now=10) == "b"
+    book.expire(20, running={"b": 2}, idle={"b": 5})
+    assert marked(book)["s0"] == "b"
+    book.expire(30, running={"b": 3}, idle={"b": 5})
+    assert marked(book)["s0"] is None
