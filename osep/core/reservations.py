@@ -5,7 +5,8 @@ free (a claim) for that owner, and the next negotiation should hand it over. Unt
 shows it on its snapshot's slots (:attr:`osep.core.model.Slot.reserved_for`), so that the policy
 counts the slot as the owner's and does not vacate twice for the same deficit. A reservation ends:
 
-- when it is handed over (:meth:`ReservationBook.take`, where the pool's negotiator is modelled);
+- when the negotiator hands its slot over, used or not (:meth:`ReservationBook.take`, where the
+  pool's negotiator is modelled; :meth:`ReservationBook.handed_over` when a job starts there);
 - when its owner runs as many jobs as it did when the slot was reserved plus the reservations made
   for it in the same cycle (the slot, or an equivalent one, reached it);
 - when its owner has no idle job left to put there;
@@ -89,22 +90,24 @@ class ReservationBook:
             out[k] = replace(out[k], reserved_for=owner)
         return out
 
-    def take(self, slot: str, now: float) -> str | None:
-        """The owner ``slot`` is kept for, if a reservation still stands; the reservation ends here,
-        whether or not the owner has a job that fits (a negotiator hands a slot over once)."""
+    def take(self, slot: str, now: float) -> Reservation | None:
+        """The reservation ``slot`` is kept under, if one still stands; it ends here, whether or
+        not its owner has a job that fits (a negotiator hands a slot over once)."""
         for k, res in enumerate(self._reservations):
             if res.slot == slot:
                 del self._reservations[k]
-                if now > res.expires:
-                    return None
-                # The handover will raise the owner's running count by one: that increase is this
-                # reservation's, not the fulfilment of the owner's others.
-                self._reservations = [
-                    replace(r, until_running=r.until_running + 1) if r.owner == res.owner else r
-                    for r in self._reservations
-                ]
-                return res.owner
+                return res if now <= res.expires else None
         return None
+
+    def handed_over(self, taken: Reservation) -> None:
+        """A job of the owner started on the slot ``taken`` kept: that raises the owner's running
+        count by one, which must not fulfil the owner's reservations that would have ended before
+        this one (their slots have not been handed over)."""
+        self._reservations = [
+            replace(r, until_running=r.until_running + 1)
+            if r.owner == taken.owner and r.until_running <= taken.until_running else r
+            for r in self._reservations
+        ]
 
     # -- holds ----------------------------------------------------------------------------------
 

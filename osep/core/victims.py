@@ -168,7 +168,8 @@ def plan_vacates(
             owner = entry[1]
             queue = queues.get(owner)
             if queue is None:
-                placed = [j for j in running[owner] if j.slot in slots]
+                # A job whose start is unknown cannot be weighed against the others: never a victim.
+                placed = [j for j in running[owner] if j.slot in slots and j.start_time is not None]
                 queue = queues[owner] = _Victims(placed, order, now)
             hit = queue.pop_fitting(wants[ben], slots)
             if hit is not None:

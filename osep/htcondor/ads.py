@@ -56,6 +56,8 @@ DEFAULTS: dict[str, float] = {
     "QDate": 0,  # unknown: the oldest
     "LastCkptTime": 0,  # no checkpoint
 }
+# Shown in the odd_ads examples for what has no number to stand in for it.
+DEFAULT_TEXT = {"JobCurrentStartDate": "unknown: never a victim"}
 LARGEST = 2**31 - 1  # requests and times beyond this are not read as they are
 
 Ad = Mapping[str, Any]  # a classad2.ClassAd, or anything that reads like one
@@ -86,7 +88,8 @@ class AdTally:
 
     def default(self, attr: str, where: str, value: Any) -> None:
         self.defaulted[attr] = self.defaulted.get(attr, 0) + 1
-        self._example(f"{where}: {attr} is {_show(value)}, taken as {DEFAULTS[attr]:g}")
+        taken = DEFAULT_TEXT.get(attr) or f"{DEFAULTS[attr]:g}"
+        self._example(f"{where}: {attr} is {_show(value)}, taken as {taken}")
 
     def reject(self, problem: str) -> None:
         self.rejected += 1
@@ -158,7 +161,7 @@ def to_job(schedd: str, ad: Ad, tally: AdTally | None = None, pool: str = "") ->
         raw = evaluate(ad, attr)
         value = _number(raw)
         if value is None:
-            if raw is not classad2.Value.Undefined or attr in ("RequestCpus", "RequestMemory"):
+            if raw is not classad2.Value.Undefined or attr != "LastCkptTime":
                 tally.default(attr, where, raw)
             return DEFAULTS[attr]
         return value
@@ -190,7 +193,11 @@ def to_job(schedd: str, ad: Ad, tally: AdTally | None = None, pool: str = "") ->
             if not isinstance(host, str) or not host:
                 raise BadAd(f"RemoteHost is {_show(host)}")
             slot = host
-            start = required("JobCurrentStartDate")
+            # Unknown start: the job still holds its slot and counts, but what a vacate would
+            # cost it is unknown, so it is never a victim (see osep.core.victims).
+            start = _number(evaluate(ad, "JobCurrentStartDate"))
+            if start is None:
+                tally.default("JobCurrentStartDate", where, evaluate(ad, "JobCurrentStartDate"))
             last = optional("LastCkptTime")
             ckpt = last if last > 0 else None
     except KeyError as exc:
@@ -214,7 +221,7 @@ def to_slots(ads: Iterable[Ad]) -> Iterator[Slot | BadAd]:
         if not isinstance(name, str) or not name or cpus is None:
             yield BadAd(f"{ad_id(ad)}: Name is {_show(name)}, Cpus is {_show(evaluate(ad, 'Cpus'))}")
             continue
-        if state in UNAVAILABLE:
+        if isinstance(state, str) and state in UNAVAILABLE:
             continue
         mib = int(memory) if memory is not None else None
         if kind == "Partitionable":

@@ -9,7 +9,9 @@ ceiling is never raised.
 
 What osep set, and what was there before, is kept per negotiator and saved in the state file after
 every change, so that a ``--once`` run can hand its holds to the next one, a run that died can be
-cleaned up after, and ``osep release`` can lift them all. The negotiator itself is reached through a
+cleaned up after, and ``osep release`` can lift them all (those recorded under another negotiator's
+name are named, not touched). A command that fails is on record as if it had gone through (it may
+have) and is sent again at the next sync. The negotiator itself is reached through a
 :class:`NegotiatorLink` (the bindings, in :mod:`osep.htcondor.live`; a fake in the tests).
 """
 
@@ -63,12 +65,19 @@ class Ceilings:
         # negotiator -> submitter -> the ceiling before osep
         self._original: dict[str, dict[str, int]] = {}
         self._last: str | None = None  # the negotiator last synced with
+        # (negotiator, submitter) whose last command failed: it may or may not be in force, so it
+        # is recorded as set (and so lifted in the end) and sent again at the next sync.
+        self._unsure: set[tuple[str, str]] = set()
         self._restore()
 
     @property
     def set(self) -> dict[str, int]:
         """Every ceiling osep has set and not lifted (submitter -> value), whatever the negotiator."""
         return {s: v for ceilings in self._set.values() for s, v in ceilings.items()}
+
+    def forget_negotiator(self) -> None:
+        """The pool (or its negotiator) may have changed: the next sync locates it again."""
+        self._last = None
 
     def by_negotiator(self) -> dict[str, dict[str, int]]:
         """The same, per negotiator ("" for a state file older than that distinction)."""
@@ -78,6 +87,8 @@ class Ceilings:
         """Whether a sync would change nothing, decided without asking any negotiator: every
         ceiling osep set is with the negotiator it last synced, and is what ``holding`` asks for."""
         known = [name for name, ceilings in self._set.items() if ceilings]
+        if self._unsure:
+            return False
         if not known:
             return not holding
         if len(known) > 1 or known[0] != self._last:
@@ -97,6 +108,10 @@ class Ceilings:
             self._original.setdefault(name, {}).update(self._original.pop(LEGACY, {}))
         ceilings = self._set.setdefault(name, {})
         original = self._original.setdefault(name, {})
+        # An original kept for a submitter osep holds no ceiling on (its setting failed) is stale:
+        # the administrator may have changed it since. It is read again below if needed.
+        for submitter in [s for s in original if s not in ceilings]:
+            del original[submitter]
         # What each newly held submitter had before is read first, so that the ceiling osep
         # wants never exceeds an administrator's own.
         held = {s for owner in holding for s in accounts.submitters.get(owner, ())}
@@ -106,17 +121,23 @@ class Ceilings:
             for s in new:
                 original[s] = current.get(s, NO_CEILING)
         want = desired(holding, accounts, original)
-        if want == ceilings:
+        unsure = {s for n, s in self._unsure if n == name}
+        if want == ceilings and not unsure:
             return
         try:
             for submitter, value in want.items():
-                if ceilings.get(submitter) != value:
-                    link.set_ceiling(submitter, value)
+                if ceilings.get(submitter) != value or submitter in unsure:
+                    # On record first: a command that fails may still have reached the negotiator.
                     ceilings[submitter] = value
+                    self._unsure.add((name, submitter))
+                    link.set_ceiling(submitter, value)
+                    self._unsure.discard((name, submitter))
                     self.log.info("ceiling", submitter=submitter, ceiling=value)
             for submitter in [s for s in ceilings if s not in want]:
                 value = original.get(submitter, NO_CEILING)
+                self._unsure.add((name, submitter))
                 link.set_ceiling(submitter, value)
+                self._unsure.discard((name, submitter))
                 del ceilings[submitter]
                 original.pop(submitter, None)
                 self.log.info("ceiling_lifted", submitter=submitter, ceiling=value)

@@ -151,6 +151,7 @@ class LivePool:
         self.settings = settings
         self.book.lifetime = settings.reservation_timeout
         self.ceilings.state_file = settings.state_file
+        self.ceilings.forget_negotiator()
 
     # -- retries --------------------------------------------------------------------------------
 

@@ -27,11 +27,12 @@ def negotiate(pool: SimulatedPool, shares: Mapping[str, float]) -> None:
     for slot in pool.slots.values():
         if slot.job is not None:
             continue
-        owner = book.take(slot.spec.name, pool.now)
-        if owner is not None:
-            job = pool.pop_fitting(owner, slot)
+        kept = book.take(slot.spec.name, pool.now)
+        if kept is not None:
+            job = pool.pop_fitting(kept.owner, slot)
             if job is not None:
                 pool.start(job, slot)
+                book.handed_over(kept)
                 continue
         if pool.settings.order is Order.FIFO:
             ranked = [o for _, o in sorted((q[0], o) for o, q in pool.idle.items() if q)]

@@ -26,7 +26,7 @@ FORMATS = ("table", "json", "csv")
 
 
 def fails_cleanly(func: F) -> F:
-    """Turn osep's own errors into one line on stderr and exit status 2 (nothing has run)."""
+    """Turn osep's own errors into one line on stderr and exit status 2."""
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -238,7 +238,11 @@ def release(pool: str | None, state_file: Path | None) -> None:
         raise OsepError("no state file: set OSEP_STATE_FILE or pass --state-file")
     live = condor.LivePool(live_settings(settings))
     before = live.ceilings.by_negotiator()
-    live.release()
+    failure = None
+    try:
+        live.release()
+    except OsepError as exc:
+        failure = exc
     after = live.ceilings.by_negotiator()
     if not before:
         click.echo("no ceiling set by osep")
@@ -247,10 +251,10 @@ def release(pool: str | None, state_file: Path | None) -> None:
             if submitter not in after.get(negotiator, {}):
                 click.echo(f"lifted the ceiling of {submitter} (was {value})")
     if after:
-        kept = ", ".join(f"{s} (through {n or 'an unnamed negotiator'})"
+        kept = ", ".join(f"{s} (through {n or 'a negotiator of an earlier version'})"
                          for n, ceilings in sorted(after.items()) for s in sorted(ceilings))
-        raise OsepError(f"not lifted, set through a negotiator other than this pool's: {kept}; "
-                        "they stay in the state file")
+        why = f"{failure}" if failure is not None else "set through a negotiator other than this pool's"
+        raise OsepError(f"not lifted ({why}): {kept}; they stay in the state file")
 
 
 @cli.command()

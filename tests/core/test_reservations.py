@@ -49,7 +49,8 @@ def test_the_negotiator_takes_a_reservation_once_whether_or_not_it_is_used():
     book = ReservationBook(lifetime=100)
     book.reserve("s1", "b", now=0, running=0)
     assert book.take("s0", now=10) is None
-    assert book.take("s1", now=10) == "b"
+    taken = book.take("s1", now=10)
+    assert taken is not None and taken.owner == "b"
     assert book.take("s1", now=10) is None
     book.reserve("s2", "b", now=0, running=0)
     assert book.take("s2", now=101) is None  # too late: the slot is anybody's
@@ -82,8 +83,33 @@ def test_a_handover_does_not_fulfil_the_owners_other_reservations():
     book.reserve("s0", "b", now=0, running=0)  # the vacate's slot, still being vacated
     book.reserve("s1", "b", now=0, running=0)
     book.reserve("s2", "b", now=0, running=0)
-    assert book.take("s1", now=10) == "b" and book.take("s2", now=10) == "b"
+    for slot in ("s1", "s2"):
+        taken = book.take(slot, now=10)
+        assert taken is not None
+        book.handed_over(taken)
     book.expire(20, running={"b": 2}, idle={"b": 5})
     assert marked(book)["s0"] == "b"
     book.expire(30, running={"b": 3}, idle={"b": 5})
     assert marked(book)["s0"] is None
+
+
+def test_handovers_in_order_leave_later_reservations_as_they_were():
+    """Two reservations made at running 0 end at 1 and 2. The first slot is handed over: the
+    second still ends when the owner runs 2 (that slot, or an equivalent one, reached it)."""
+    book = ReservationBook(lifetime=100)
+    book.reserve("s1", "b", now=0, running=0)
+    book.reserve("s2", "b", now=0, running=0)
+    taken = book.take("s1", now=10)
+    assert taken is not None
+    book.handed_over(taken)
+    book.expire(20, running={"b": 2}, idle={"b": 5})
+    assert marked(book)["s2"] is None
+
+
+def test_a_slot_taken_but_not_used_changes_no_other_reservation():
+    book = ReservationBook(lifetime=100)
+    book.reserve("s0", "b", now=0, running=0)
+    book.reserve("s1", "b", now=0, running=0)
+    assert book.take("s1", now=10) is not None  # b had nothing that fit there
+    book.expire(20, running={"b": 1}, idle={"b": 5})
+    assert marked(book)["s0"] is None  # b runs 1: the first reservation is fulfilled

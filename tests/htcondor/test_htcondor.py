@@ -10,7 +10,9 @@ import classad2
 import pytest
 import structlog
 
-from osep.core.model import JobId, JobState
+from osep.core.model import Job, JobId, JobState, Slot, Snapshot
+from osep.core.policy import PolicySettings, decide
+from osep.core.shares import ShareTable
 from osep.errors import PoolError
 from osep.htcondor.ads import JOB_CONSTRAINT, Accounts, AdTally, BadAd, check_complete, to_job, to_slots
 from osep.htcondor.ceilings import Ceilings
@@ -116,6 +118,18 @@ def test_a_tally_keeps_counts_of_everything_and_a_few_examples():
     assert tally.defaulted == {"RequestMemory": 1000} and len(tally.examples) == 3
 
 
+def test_a_running_job_with_no_start_counts_and_is_never_a_victim():
+    tally = AdTally()
+    attrs = {k: v for k, v in RUNNING.items() if k != "JobCurrentStartDate"}
+    entry = to_job("s", ad(**attrs), tally)
+    assert entry is not None and entry.job.state is JobState.RUNNING and entry.job.start_time is None
+    assert tally.defaulted == {"JobCurrentStartDate": 1} and "never a victim" in tally.examples[0]
+    snapshot = Snapshot(2000.0, (Slot("slot4@node1", cpus=2),),
+                        (entry.job, Job(JobId("s", 8, 0), "bob", JobState.IDLE)))
+    plan = decide(snapshot, PolicySettings(ShareTable({"bob": 1}), max_vacates=5))
+    assert [v.running for v in plan.owners if v.owner == "alice"] == [1] and plan.vacates == ()
+
+
 def test_running_job():
     entry = to_job("schedd1", ad(**RUNNING))
     assert entry is not None
@@ -158,7 +172,7 @@ def test_a_job_being_vacated_is_vacating_until_it_restarts_or_the_vacate_times_o
     assert vacates.state(job) is JobState.RUNNING  # given up on: a victim again if it must be
 
 
-@pytest.mark.parametrize("missing", ["Owner", "User", "JobCurrentStartDate", "RemoteHost", "JobStatus"])
+@pytest.mark.parametrize("missing", ["Owner", "User", "RemoteHost", "JobStatus"])
 def test_a_bad_job_ad_is_counted_and_skipped(missing):
     attrs = {k: v for k, v in RUNNING.items() if k != missing}
     with pytest.raises(BadAd, match=missing):
@@ -308,7 +322,11 @@ def test_what_was_set_before_a_failure_is_saved_and_a_failed_lift_keeps_the_orig
     ceilings = Ceilings(state, structlog.get_logger("osep"))
     with pytest.raises(PoolError):
         ceilings.sync(Flaky(1), {"alice": 0, "bob": 0}, two_owners())
-    assert Ceilings(state, structlog.get_logger("osep")).set == {"alice@site": 4}
+    # bob's command failed: it may have reached the negotiator, so it is on record to be lifted.
+    assert Ceilings(state, structlog.get_logger("osep")).set == {"alice@site": 4, "bob@site": 2}
+    negotiator = FakeNegotiator()
+    ceilings.sync(negotiator, {"alice": 0, "bob": 0}, two_owners())
+    assert negotiator.sent == [("bob@site", 2)]  # sent again, alice's left as it is
     # The administrator had 7 on alice; the lift fails: osep still knows both values.
     ceilings = Ceilings(tmp_path / "other.json", structlog.get_logger("osep"))
     ceilings.sync(FakeNegotiator({"alice@site": 7}), {"alice": 0}, accounts(alice=4.0))
@@ -332,3 +350,24 @@ def test_no_negotiator_is_needed_when_nothing_would_change(tmp_path):
     # Ceilings of an earlier run, whose negotiator this run has not spoken to yet: a sync is due.
     again = Ceilings(tmp_path / "state.json", structlog.get_logger("osep"))
     assert not again.unchanged({"alice": 0}, accounts(alice=4.0))
+
+
+def test_an_original_whose_ceiling_was_never_set_is_read_again(tmp_path):
+    """The administrator has 5 on alice; osep's first hold fails before anything is set. Alice is
+    released, the administrator lowers her to 2, alice is held again: 2 is what osep keeps, and
+    gives back."""
+    ceilings = Ceilings(tmp_path / "state.json", structlog.get_logger("osep"))
+
+    class Refusing(FakeNegotiator):
+        def set_ceiling(self, submitter: str, value: int) -> None:
+            raise PoolError("negotiator down")
+
+    with pytest.raises(PoolError):
+        ceilings.sync(Refusing({"alice@site": 5}), {"alice": 0}, accounts(alice=4.0))
+    negotiator = FakeNegotiator({"alice@site": 5})
+    ceilings.sync(negotiator, {}, accounts(alice=4.0))  # released: the unsure command is undone
+    assert negotiator.sent == [("alice@site", 5)]
+    negotiator.current["alice@site"] = 2
+    ceilings.sync(negotiator, {"alice": 0}, accounts(alice=4.0))
+    ceilings.sync(negotiator, {}, accounts(alice=4.0))
+    assert negotiator.sent[1:] == [("alice@site", 2), ("alice@site", 2)]
