@@ -71,10 +71,6 @@ class Daemon:
         self.reload_requested = False
         self.last_ok: bool | None = None
 
-    @property
-    def stopping(self) -> bool:
-        return self._stop.is_set()
-
     # -- signals --------------------------------------------------------------------------------
 
     def install_signal_handlers(self) -> None:

@@ -41,7 +41,6 @@ UNAVAILABLE = {"Owner", "Drained", "Delete"}
 # Jobs of these universes run on the submit machine (scheduler: DAGMan; local) or at another site
 # (grid): they occupy no execute slot, so they are neither demand nor usage.
 OFF_SLOT_UNIVERSES = {7: "scheduler", 9: "grid", 12: "local"}
-VANILLA = 5
 # Only jobs that are demand or hold a slot are read.
 JOB_CONSTRAINT = (
     "(JobStatus == 1 || JobStatus == 2 || JobStatus == 6 || JobStatus == 7) && "
@@ -117,10 +116,17 @@ def evaluate(ad: Ad, attr: str) -> Any:
         return classad2.Value.Error
 
 
+def integer(value: Any) -> int | None:
+    """``value`` if it is a plain integer, else None. ``classad2.Value`` (undefined, error) is an
+    int to Python and must never be read as one; nor is a bool."""
+    if isinstance(value, int) and not isinstance(value, (bool, classad2.Value)):
+        return value
+    return None
+
+
 def _number(value: Any) -> float | None:
-    """A finite number within what any pool can mean, or None. ``classad2.Value`` (undefined,
-    error) is an int to Python and must never be read as one."""
-    if isinstance(value, (bool, classad2.Value)) or not isinstance(value, (int, float)):
+    """A finite number within what any pool can mean, or None (see :func:`integer`)."""
+    if not isinstance(value, float) and integer(value) is None:
         return None
     if not math.isfinite(value) or not 0 <= value <= LARGEST:
         return None
@@ -195,9 +201,10 @@ def to_job(schedd: str, ad: Ad, tally: AdTally | None = None, pool: str = "") ->
             slot = host
             # Unknown start: the job still holds its slot and counts, but what a vacate would
             # cost it is unknown, so it is never a victim (see osep.core.victims).
-            start = _number(evaluate(ad, "JobCurrentStartDate"))
+            raw_start = evaluate(ad, "JobCurrentStartDate")
+            start = _number(raw_start)
             if start is None:
-                tally.default("JobCurrentStartDate", where, evaluate(ad, "JobCurrentStartDate"))
+                tally.default("JobCurrentStartDate", where, raw_start)
             last = optional("LastCkptTime")
             ckpt = last if last > 0 else None
     except KeyError as exc:

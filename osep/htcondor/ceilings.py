@@ -40,6 +40,11 @@ class NegotiatorLink(Protocol):
     def set_ceiling(self, submitter: str, value: int) -> None: ...
 
 
+def held_submitters(holding: Mapping[str, int], accounts: Accounts) -> set[str]:
+    """Every accounting name of the owners in ``holding``."""
+    return {s for owner in holding for s in accounts.submitters.get(owner, ())}
+
+
 def desired(holding: Mapping[str, int], accounts: Accounts, original: Mapping[str, int]
             ) -> dict[str, int]:
     """The ceiling each submitter of a held owner should have (``holding``: owner -> allowance)."""
@@ -94,8 +99,7 @@ class Ceilings:
         if len(known) > 1 or known[0] != self._last:
             return False
         ceilings, original = self._set[self._last], self._original.get(self._last, {})
-        held = {s for owner in holding for s in accounts.submitters.get(owner, ())}
-        if any(s not in ceilings and s not in original for s in held):
+        if any(s not in ceilings and s not in original for s in held_submitters(holding, accounts)):
             return False
         return desired(holding, accounts, original) == ceilings
 
@@ -114,7 +118,7 @@ class Ceilings:
             del original[submitter]
         # What each newly held submitter had before is read first, so that the ceiling osep
         # wants never exceeds an administrator's own.
-        held = {s for owner in holding for s in accounts.submitters.get(owner, ())}
+        held = held_submitters(holding, accounts)
         new = sorted(s for s in held if s not in ceilings and s not in original)
         if new:
             current = link.ceilings()

@@ -44,6 +44,7 @@ from osep.htcondor.ads import (
     BadAd,
     JobAd,
     check_complete,
+    integer,
     to_job,
     to_slots,
 )
@@ -108,10 +109,9 @@ class _Negotiator:
         out = {}
         for ad in ads:
             name, ceiling = ad.get("Name"), ad.get("Ceiling")
-            # classad2.Value (undefined, error) is an int to Python: never a ceiling.
-            if isinstance(name, str) and isinstance(ceiling, int) and not isinstance(
-                    ceiling, (bool, classad2.Value)):
-                out[name] = ceiling
+            value = integer(ceiling)
+            if isinstance(name, str) and value is not None:
+                out[name] = value
         return out
 
     def set_ceiling(self, submitter: str, value: int) -> None:
@@ -192,8 +192,8 @@ class LivePool:
             job_ads.extend((name, ad) for ad in self._query_jobs(name, schedd_ad))
         now = self.clock()
         for _, ad in job_ads:
-            server_time = ad.get("ServerTime")
-            if isinstance(server_time, int) and not isinstance(server_time, (bool, classad2.Value)):
+            server_time = integer(ad.get("ServerTime"))
+            if server_time is not None:
                 now = float(server_time)
                 break
         jobs: list[Job] = []
@@ -241,8 +241,10 @@ class LivePool:
         except BadAd as exc:
             tally.reject(str(exc))
             return None
-        if entry is None:
-            return None
+        return self._as_seen(entry) if entry is not None else None
+
+    def _as_seen(self, entry: JobAd) -> JobAd:
+        """The job as this pool sees it: one it is vacating is VACATING."""
         state = self.vacates.state(entry.job)
         return entry if state is entry.job.state else replace(entry, job=replace(entry.job, state=state))
 
@@ -264,11 +266,11 @@ class LivePool:
         )
         if not ads:
             return None
-        tally = AdTally()
-        entry = self._translate(job_id.schedd, ads[0], tally)
-        if tally.rejected:
-            raise PoolError(f"job {job_id} has an ad osep cannot read: {tally.examples[0]}")
-        return entry.job if entry is not None else None
+        try:
+            entry = to_job(job_id.schedd, ads[0])
+        except BadAd as exc:
+            raise PoolError(f"job {job_id} has an ad osep cannot read: {exc}") from None
+        return self._as_seen(entry).job if entry is not None else None
 
     # -- acting ---------------------------------------------------------------------------------
 

@@ -227,7 +227,7 @@ class Meter:
             return
         self._refresh()
         if self._steps is not None:
-            self._step()
+            self._steps.append(self._point())
         dt = t - self.now
         for owner, stats in self._owners.items():
             fes = self._fes.get(owner, 0.0)
@@ -244,10 +244,11 @@ class Meter:
             self._fes = feasible_shares(self.shares, demand, self.capacity)
             self._fes_stale = False
 
-    def _step(self) -> None:
-        assert self._steps is not None and self.now is not None
-        self._steps.append((self.now, {o: s.running for o, s in self._owners.items()},
-                            {o: self._fes.get(o, 0.0) for o in self._owners}))
+    def _point(self) -> tuple[float, dict[str, int], dict[str, float]]:
+        """Now, what each owner runs, and its ideal (the feasible shares must be fresh)."""
+        assert self.now is not None
+        return (self.now, {o: s.running for o, s in self._owners.items()},
+                {o: self._fes.get(o, 0.0) for o in self._owners})
 
     def _owner(self, name: str) -> _Owner:
         stats = self._owners.get(name)
@@ -419,11 +420,9 @@ class Meter:
         if self._steps is None:
             raise ValueError("this meter keeps no step curves")
         points = list(self._steps)
-        if self.now is not None:
+        if self.now is not None:  # the state after the last event holds from then on
             self._refresh()
-            self._step()
-            points = list(self._steps)
-            self._steps.pop()
+            points.append(self._point())
         names = sorted(self._owners)
         return Curves(
             times=tuple(t for t, _, _ in points),
