@@ -33,10 +33,46 @@ RUNNING = {"ClusterId": 7, "ProcId": 3, "Owner": "alice", "User": "alice@site", 
 
 
 ADS = Path(__file__).parents[1] / "data" / "ads"  # written by HTCondor 23.9 (see its README)
+# The project's shared data, beside a checkout (CI has it): the same ads, and any added since.
+SHARED_ADS = Path(__file__).resolve().parents[3] / "shared" / "data" / "ads"
+AD_FILES = sorted({*ADS.glob("*.ads"), *SHARED_ADS.glob("*.ads")})
 
 
 def fixture(name: str) -> list[classad2.ClassAd]:
     return list(classad2.parseAds((ADS / name).read_text()))
+
+
+def test_the_committed_ads_are_the_shared_ones_as_they_are():
+    """tests/data/ads is a copy of shared/data/ads, so that a clone alone can run the suite."""
+    if SHARED_ADS.is_dir():
+        for shared in SHARED_ADS.glob("*.ads"):
+            copy = ADS / shared.name
+            assert copy.exists() and copy.read_bytes() == shared.read_bytes(), (
+                f"{copy} differs from {shared}: copy it again")
+
+
+@pytest.mark.parametrize("path", AD_FILES, ids=lambda p: f"{p.parent.parent.parent.name}/{p.name}")
+def test_every_ad_a_real_pool_wrote_is_read_or_accounted_for(path):
+    """Every job ad becomes a job, is left out as off-slot, or is counted as rejected; every machine
+    ad becomes a place or a counted rejection (or is unavailable): nothing raises, nothing is lost
+    without a trace."""
+    ads = list(classad2.parseAds(path.read_text()))
+    assert ads
+    jobs = [a for a in ads if a.get("MyType") == "Job"]
+    machines = [a for a in ads if a.get("MyType") == "Machine"]
+    assert len(jobs) + len(machines) == len(ads)
+    tally = AdTally()
+    read = 0
+    for job_ad in jobs:
+        try:
+            read += to_job("schedd@vm", job_ad, tally) is not None
+        except BadAd as exc:
+            tally.reject(str(exc))
+    assert read + tally.off_slots + tally.rejected == len(jobs)
+    places = list(to_slots(machines))
+    named = {s.name.split("#")[0] for s in places if not isinstance(s, BadAd)}
+    unavailable = [a for a in machines if a.get("State") in ("Owner", "Drained", "Delete")]
+    assert len(named) + sum(isinstance(s, BadAd) for s in places) + len(unavailable) == len(machines)
 
 
 def test_every_job_of_a_real_queue_reads_as_the_negotiator_would():
