@@ -5,8 +5,12 @@ Builds a synthetic snapshot (by default 1,000,000 jobs on 100,000 slots for 10,0
 slot busy, the rest idle, shares drawn at random and scaled to the pool), then times osep.core.policy.decide
 on it with the process CPU clock. The snapshot is built once and not counted.
 
+``--layout partitionable``: the slots are dynamic slots carved from partitionable machines of 32 cores,
+256 GiB and 4 GPUs, for jobs of mixed shapes (1 to 16 cores, some with a GPU); shares are in cores and
+GPUs, and the decision is timed in the cpus and the dominant unit.
+
     .venv/bin/python scripts/bench_policy.py [--jobs N] [--slots N] [--owners N] [--repeat N]
-                                             [--max-vacates P]
+                                             [--max-vacates P] [--layout static|partitionable]
 """
 
 from __future__ import annotations
@@ -21,8 +25,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from osep.core.model import Job, JobId, JobState, Slot, Snapshot
-from osep.core.plan import Target, VictimOrder
+from osep.core.plan import Plan, Target, VictimOrder
 from osep.core.policy import PolicySettings, decide
+from osep.core.resources import Unit
 from osep.core.shares import ShareTable
 
 
@@ -47,6 +52,84 @@ def build(jobs: int, slots: int, owners: int, seed: int) -> tuple[Snapshot, Shar
     return Snapshot(now, slot_list, tuple(job_list)), shares
 
 
+SHAPES = [(1, 2048, 0)] * 10 + [(2, 4096, 0)] * 4 + [(4, 8192, 0)] * 3 + [(8, 16384, 0), (16, 32768, 0),
+                                                                          (1, 8192, 1)]
+MACHINE = (32, 256 * 1024, 4)
+
+
+def build_partitionable(jobs: int, slots: int, owners: int, seed: int
+                        ) -> tuple[Snapshot, ShareTable, ShareTable]:
+    """``slots`` running jobs in dynamic slots on as many machines as they fill (one core in 16
+    left unclaimed), the rest of ``jobs`` idle; shares in cores, and in cores and GPUs."""
+    rnd = random.Random(seed)
+    now = 1_000_000.0
+    names = [f"owner{k:05d}" for k in range(owners)]
+    weights = [1.0 / (k + 1) ** 0.8 for k in range(owners)]
+    owner_of = rnd.choices(names, weights=weights, k=jobs)
+    slot_list: list[Slot] = []
+    job_list = []
+    machine, used = 0, [0, 0, 0]
+
+    def close(m: int, used: list[int]) -> None:
+        slot_list.append(Slot(f"slot1@host{m}", MACHINE[0] - used[0], MACHINE[1] - used[1],
+                              MACHINE[2] - used[2], partitionable=True))
+
+    for k, owner in enumerate(owner_of):
+        cpus, memory, gpus = rnd.choice(SHAPES)
+        if k < slots:
+            if used[0] + cpus > MACHINE[0] - 2 or used[2] + gpus > MACHINE[2]:
+                close(machine, used)
+                machine, used = machine + 1, [0, 0, 0]
+            name = f"slot1_{k}@host{machine}"
+            slot_list.append(Slot(name, cpus, memory, gpus, parent=f"slot1@host{machine}"))
+            used = [used[0] + cpus, used[1] + memory, used[2] + gpus]
+            job_list.append(Job(JobId("bench", k, 0), owner, JobState.RUNNING, now - 90_000, name,
+                                start_time=now - rnd.uniform(0, 86_400), cpus=cpus, memory=memory,
+                                gpus=gpus))
+        else:
+            job_list.append(Job(JobId("bench", k, 0), owner, JobState.IDLE, now - rnd.uniform(0, 3_600),
+                                cpus=cpus, memory=memory, gpus=gpus))
+    close(machine, used)
+    snapshot = Snapshot(now, tuple(slot_list), tuple(job_list))
+    totals = snapshot.totals()
+    raw = [rnd.uniform(0.1, 10.0) for _ in names]
+    total = sum(raw)
+    cores = ShareTable({n: {"cpus": totals[1] * r / total} for n, r in zip(names, raw, strict=False)})
+    both = ShareTable({n: {"cpus": totals[1] * r / total, "gpus": totals[3] * r / total}
+                       for n, r in zip(names, raw, strict=False)})
+    return snapshot, cores, both
+
+
+def time_decide(snapshot: Snapshot, settings: PolicySettings, repeat: int) -> tuple[object, list[float]]:
+    times = []
+    plan = None
+    for _ in range(repeat):
+        start = time.process_time()
+        plan = decide(snapshot, settings)
+        times.append(time.process_time() - start)
+    return plan, times
+
+
+def partitionable(args: argparse.Namespace) -> None:
+    t0 = time.process_time()
+    snapshot, cores, both = build_partitionable(args.jobs, args.slots, args.owners, args.seed)
+    built = time.process_time() - t0
+    machines = sum(1 for s in snapshot.slots if s.partitionable)
+    print(f"snapshot: {args.jobs:,} jobs of mixed shapes, {args.slots:,} dynamic slots on {machines:,} "
+          f"partitionable machines, {args.owners:,} owners (built in {built:.2f} s CPU, not counted)")
+    print(f"{'unit':9} {'target':9} {'p':>7} {'vacates':>8} {'groups':>7} {'claims':>7} {'best s':>7} "
+          f"{'mean s':>7}")
+    cases = [(Unit.CPUS, Target.OWNER, cores), (Unit.CPUS, Target.FEASIBLE, cores),
+             (Unit.DOMINANT, Target.OWNER, both)]
+    for unit, target, shares in cases:
+        settings = PolicySettings(shares, target=target, max_vacates=args.max_vacates, unit=unit)
+        plan, times = time_decide(snapshot, settings, args.repeat)
+        assert isinstance(plan, Plan)
+        groups = len({v.group for v in plan.vacates})
+        print(f"{unit.value:9} {target.value:9} {plan.max_vacates:>7} {len(plan.vacates):>8} {groups:>7} "
+              f"{len(plan.claims):>7} {min(times):>7.2f} {sum(times) / len(times):>7.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=1_000_000)
@@ -56,7 +139,13 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--max-vacates", type=int, default=None,
                         help="p; default the largest share (small here: shares are spread thin)")
+    parser.add_argument("--layout", choices=("static", "partitionable"), default="static")
     args = parser.parse_args()
+    if args.layout == "partitionable":
+        partitionable(args)
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        print(f"peak memory of this process: {peak:.0f} MiB")
+        return
 
     t0 = time.process_time()
     snapshot, shares = build(args.jobs, args.slots, args.owners, args.seed)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from osep.core.model import Job, JobId, JobState, Slot, Snapshot
+from osep.core.model import Job, JobId, JobState, Kept, Slot, Snapshot
 
 
 def snap(
@@ -46,3 +46,39 @@ def jid(name: str) -> JobId:
 def name(job: JobId) -> str:
     """The short name of a job id made by :func:`jid` or :func:`snap`."""
     return f"{job.schedd}.{'i' if job.cluster == 1 else ''}{job.proc}"
+
+
+def machines(
+    layout: Mapping[str, tuple[int, int, int]],
+    running: Sequence[tuple[str, str, tuple[int, int, int], float]],
+    idle: Sequence[tuple[str, tuple[int, int, int]]] = (),
+    now: float = 10_000.0,
+    kept: Sequence[tuple[str, str, tuple[int, int, int]]] = (),
+) -> Snapshot:
+    """A pool of partitionable slots: ``layout`` names each with its (cpus, memory MiB, gpus);
+    ``running`` lists (owner, partitionable slot, shape, start) for the jobs in its dynamic slots
+    (named ``<slot>_<n>``); ``idle`` lists (owner, shape). Running job n of an owner is
+    ``owner#0.n``, its idle job n ``owner#1.n``."""
+    used = {name: [0, 0, 0] for name in layout}
+    slots: list[Slot] = []
+    jobs: list[Job] = []
+    counts: dict[str, int] = {}
+    for k, (owner, machine, shape, start) in enumerate(running):
+        name = f"{machine}_{k}"
+        slots.append(Slot(name, shape[0], shape[1], shape[2], parent=machine))
+        for i in range(3):
+            used[machine][i] += shape[i]
+        n = counts.get(owner, 0)
+        counts[owner] = n + 1
+        jobs.append(Job(JobId(owner, 0, n), owner, JobState.RUNNING, 0.0, slot=name, start_time=start,
+                        cpus=shape[0], memory=shape[1], gpus=shape[2]))
+    for machine, (cpus, memory, gpus) in layout.items():
+        u = used[machine]
+        slots.append(Slot(machine, cpus - u[0], memory - u[1], gpus - u[2], partitionable=True))
+    idle_counts: dict[str, int] = {}
+    for owner, shape in idle:
+        n = idle_counts.get(owner, 0)
+        idle_counts[owner] = n + 1
+        jobs.append(Job(JobId(owner, 1, n), owner, JobState.IDLE, 1.0, cpus=shape[0], memory=shape[1],
+                        gpus=shape[2]))
+    return Snapshot(now, tuple(slots), tuple(jobs), tuple(Kept(o, p, s) for o, p, s in kept))

@@ -7,11 +7,16 @@ A policy file is TOML with two tables::
     victim_order = "wallclock" # or "lost-work"
     max_vacates = 10           # p; omit for the largest owner share
     interval = 300             # t, seconds between cycles
-    unit = "slots"
+    unit = "slots"             # or "cpus", "memory", "gpus", "dominant"
 
     [owners]
-    atlas = 10                 # slots contributed; or "30%" of the pool (all owners alike)
-    cms = { share = 10 }       # table form, room for more per-owner settings later
+    atlas = 10                 # in the unit: slots, cores, MiB (or "1.5 TiB") or GPUs; or "30%"
+    cms = { share = 10 }       # the same, as a table
+    physics = { cpus = 400, memory = "1.5 TiB", gpus = 8 }   # per resource (unit = "dominant")
+
+With one resource as the unit, every share is an amount of it (a table may name it: ``{ cpus = 40 }``);
+naming another resource would be ignored, so it is an error. With ``dominant``, every share is a table
+of the resources the owner contributed. Amounts are all absolute or all percentages of the pool.
 
 Everything is checked on load into frozen objects. Any problem raises :class:`ConfigError` naming the
 file, the dotted key and what is wrong; nothing half-loaded is ever returned.
@@ -20,60 +25,109 @@ file, the dotted key and what is wrong; nothing half-loaded is ever returned.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from osep.config.toml import Table, read_toml, show
 from osep.core.plan import Target, VictimOrder
 from osep.core.policy import PolicySettings
+from osep.core.resources import RESOURCES, Unit
 from osep.core.shares import ShareTable
 from osep.errors import ConfigError
 
 DEFAULT_INTERVAL = 300.0  # t, seconds between cycles, when a policy file does not say
 
+# Memory amounts: MiB as a number, or a string with a binary unit (K, M, G, T as HTCondor reads them).
+MEMORY_UNITS = {"k": 1 / 1024, "m": 1.0, "g": 1024.0, "t": 1024.0**2}
+_SIZE = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([kKmMgGtT])(?:i?[bB])?\s*$")
 
-def parse_owners(table: Table) -> ShareTable:
-    """Owner shares: all absolute (slots) or all percentages of the pool, never a mix."""
-    shares: dict[str, float] = {}
-    kinds: dict[str, str] = {}
+
+def _amount(table: Table, name: str, value: Any, resource: str) -> tuple[float, bool]:
+    """One amount of ``resource``: (number, whether it is a percentage of the pool)."""
+    key = table.key(name)
+    percent = False
+    if isinstance(value, str) and value.strip().endswith("%"):
+        try:
+            number = float(value.strip()[:-1].strip())
+        except ValueError:
+            raise ConfigError(table.path, key, f"not a percentage: {value!r}") from None
+        percent = True
+    elif isinstance(value, str) and resource == "memory":
+        match = _SIZE.match(value)
+        if match is None:
+            raise ConfigError(table.path, key, f"not a memory size like \"64 GiB\" or \"1.5 TiB\": {value!r}")
+        number = float(match.group(1)) * MEMORY_UNITS[match.group(2).lower()]
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        number = float(value)
+    else:
+        what = {"slots": "slots", "cpus": "cores", "gpus": "GPUs", "memory": "MiB (or a size like \"64 GiB\")"}
+        raise ConfigError(table.path, key,
+                          f"a share is a number of {what[resource]} or a percentage like \"30%\"; got {show(value)}")
+    if not math.isfinite(number) or number < 0:
+        raise ConfigError(table.path, key, f"a share cannot be negative, got {value!r}")
+    return number, percent
+
+
+def parse_owners(table: Table, unit: Unit = Unit.SLOTS, unit_key: str = "policy.unit") -> ShareTable:
+    """Owner shares in ``unit``: all absolute or all percentages of the pool, never a mix."""
+    shares: dict[str, float | dict[str, float]] = {}
+    kinds: dict[str, bool] = {}  # dotted key -> whether it is a percentage
+    totals: dict[str, float] = {}  # resource -> percentages given
+    dominant = unit is Unit.DOMINANT
+    needs_table = ("with unit = \"dominant\" a share names the resources contributed, "
+                   "like { cpus = 400, gpus = 8 }")
     for owner in table.data:
         value = table.raw(owner)
+        given: dict[str, tuple[str, Any]] = {}  # resource -> (dotted key, value)
         if isinstance(value, Mapping):
             sub = Table(table.path, value, table.key(owner))
-            value = sub.raw("share")
+            for name in value:
+                if dominant and name in ("share", "slots"):
+                    raise sub.error(name, needs_table)
+                resource = unit.value if name == "share" else name
+                if resource not in RESOURCES:
+                    continue  # left for finish(): an unknown key
+                if not dominant and resource != unit.value:
+                    raise sub.error(name, f"{unit_key} is {unit.value!r}: a share in {resource} would "
+                                          "be ignored (use unit = \"dominant\" to weigh several resources)")
+                if resource in given:
+                    raise sub.error(name, f"the share in {resource} is given twice")
+                given[resource] = (name, sub.raw(name))
+            for resource, (name, raw) in given.items():
+                number, percent = _amount(sub, name, raw, resource)
+                given[resource] = (sub.key(name), (number, percent))
             sub.finish()
-        key = table.key(owner)
-        if isinstance(value, str) and value.strip().endswith("%"):
-            text = value.strip()[:-1].strip()
-            try:
-                number = float(text)
-            except ValueError:
-                raise ConfigError(table.path, key, f"not a percentage: {value!r}") from None
-            kinds[owner] = "percent"
-        elif isinstance(value, (int, float)) and not isinstance(value, bool):
-            number = float(value)
-            kinds[owner] = "slots"
+            if not given:
+                names = "cpus, memory, gpus" if dominant else unit.value
+                raise table.error(owner, f"a share names at least one of: {names}")
         else:
-            raise ConfigError(
-                table.path, key, f"a share is a number of slots or a percentage like \"30%\"; got {show(value)}"
-            )
-        if not math.isfinite(number) or number < 0:
-            raise ConfigError(table.path, key, f"a share cannot be negative, got {value!r}")
-        shares[owner] = number
+            if dominant:
+                raise table.error(owner, needs_table)
+            given[unit.value] = (table.key(owner), _amount(table, owner, value, unit.value))
+        amounts: dict[str, float] = {}
+        for resource, (key, (number, percent)) in given.items():
+            kinds[key] = percent
+            amounts[resource] = number
+            if percent:
+                totals[resource] = totals.get(resource, 0.0) + number
+        # In slots (the paper's model) a share is a plain number, as it always was.
+        shares[owner] = amounts["slots"] if unit is Unit.SLOTS else amounts
     if len(set(kinds.values())) > 1:
-        slots = sorted(o for o, k in kinds.items() if k == "slots")
-        pct = sorted(o for o, k in kinds.items() if k == "percent")
+        absolute = sorted(k for k, pct in kinds.items() if not pct)
+        pct = sorted(k for k, p in kinds.items() if p)
         raise ConfigError(
             table.path,
-            table.key(pct[0]),
-            f"shares of different units: {', '.join(pct)} in percent but {', '.join(slots)} in slots",
+            pct[0],
+            f"shares of different kinds: {', '.join(pct)} in percent but {', '.join(absolute)} absolute",
         )
-    percent = bool(kinds) and next(iter(kinds.values())) == "percent"
-    if percent and sum(shares.values()) > 100.0 + 1e-9:
-        raise ConfigError(
-            table.path, table.prefix, f"percentages add up to {sum(shares.values()):g}%, more than 100%"
-        )
+    percent = any(kinds.values())
+    for resource, total in sorted(totals.items()):
+        if total > 100.0 + 1e-9:
+            raise ConfigError(table.path, table.prefix,
+                              f"percentages of {resource} add up to {total:g}%, more than 100%")
     return ShareTable(shares=shares, percent=percent)
 
 
@@ -86,14 +140,17 @@ class PolicyFile:
 
 
 def parse_policy(policy: Table, owners: Table) -> PolicyFile:
-    unit = policy.string("unit", "slots")
-    if unit != "slots":
-        raise policy.error("unit", f"only \"slots\" is supported by this version; got {unit!r}")
+    unit = policy.choice("unit", Unit, Unit.SLOTS)
+    target = policy.choice("target", Target, Target.OWNER)
+    if unit is Unit.DOMINANT and target is Target.FEASIBLE:
+        raise policy.error("target", "feasible targets fill one resource: with unit = \"dominant\" "
+                                     "only \"owner\" targets are available")
     settings = PolicySettings(
-        shares=parse_owners(owners),
-        target=policy.choice("target", Target, Target.OWNER),
+        shares=parse_owners(owners, unit, policy.key("unit")),
+        target=target,
         victim_order=policy.choice("victim_order", VictimOrder, VictimOrder.WALLCLOCK),
         max_vacates=policy.number("max_vacates", None, minimum=0, integer=True),
+        unit=unit,
     )
     interval = float(policy.number("interval", DEFAULT_INTERVAL, positive=True))
     policy.finish()

@@ -1,20 +1,55 @@
 """Step one of a decision: count what each owner runs, waits for and is owed in a snapshot.
 
-Per owner: running jobs, idle jobs, jobs being vacated, and slots already reserved for it (free or
-still being vacated). ``active = running + reserved``; demand ``d = running + vacating + idle``. Held
-jobs are not demand. Shares are resolved for the snapshot's capacity (:mod:`osep.core.shares`),
-feasible shares computed from the demand, and each owner's target is its owner share (the paper) or
-its feasible share.
+Per owner: running jobs, idle jobs, jobs being vacated, and the room kept for it (a free static slot,
+or part of a partitionable slot's unclaimed resources). What it holds (running jobs plus kept room)
+and wants (running, vacating and idle jobs) is added up per resource and weighed in the policy's unit
+(:mod:`osep.core.resources`). Held jobs are not demand. Shares are resolved for the snapshot's
+capacity (:mod:`osep.core.shares`), feasible shares computed from the demand, and each owner's target
+is its owner share (the paper) or its feasible share.
+
+Kept room counts for its owner only while the owner has idle jobs to put there (one job per room),
+and a kept static slot only while no job runs on it; anything else is stale and left for the pool to
+expire.
 """
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import defaultdict
 from dataclasses import dataclass
 
 from osep.core.model import Job, JobState, Slot, Snapshot
 from osep.core.plan import OwnerView, Target
+from osep.core.resources import EPS, ZERO, Measure, Room, Unit, Vec, held, less, measure, minus, plus
 from osep.core.shares import ShareTable, feasible_shares
+
+
+@dataclass(slots=True)
+class Ledger:
+    """What every owner holds and is held to, kept up to date while a plan is made."""
+
+    holding: dict[str, Vec]  # running jobs plus room kept, per resource
+    measures: dict[str, Measure]
+    targets: dict[str, float]
+
+    def active(self, owner: str) -> float:
+        return self.measures[owner](self.holding.get(owner, ZERO))
+
+    def gap(self, owner: str) -> float:
+        return self.targets[owner] - self.active(owner)
+
+    def gaps(self) -> dict[str, float]:
+        return {o: self.gap(o) for o in self.targets}
+
+    def may_lose(self, owner: str, amount: Vec) -> bool:
+        """Whether ``owner`` stays at or above its target without ``amount``."""
+        left = minus(self.holding.get(owner, ZERO), amount)
+        return self.measures[owner](left) >= self.targets[owner] - EPS
+
+    def give(self, owner: str, amount: Vec) -> None:
+        self.holding[owner] = plus(self.holding.get(owner, ZERO), amount)
+
+    def take(self, owner: str, amount: Vec) -> None:
+        self.holding[owner] = minus(self.holding.get(owner, ZERO), amount)
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,22 +57,27 @@ class Census:
     """A snapshot counted per owner: what the later steps of a decision start from."""
 
     views: dict[str, OwnerView]
+    ledger: Ledger
     slots: dict[str, Slot]  # by name
     running: dict[str, list[Job]]  # owner -> its running jobs
     idle: dict[str, list[Job]]  # owner -> its idle jobs
-    free: list[Slot]  # neither busy, nor being vacated, nor reserved; in snapshot order
+    free: list[tuple[str, Room]]  # places with room nobody holds or is kept for, in snapshot order
+    rooms: dict[str, Room]  # every partitionable slot's unclaimed part not kept for anyone
     unplaced: int  # running jobs on slots the snapshot does not have
 
-    def gaps(self) -> dict[str, float]:
-        return {o: v.gap for o, v in self.views.items()}
+    @property
+    def free_cpus(self) -> int:
+        return sum(room[0] for _, room in self.free)
 
 
-def count(snapshot: Snapshot, shares: ShareTable, target: Target) -> Census:
-    capacity = snapshot.capacity
+def count(snapshot: Snapshot, shares: ShareTable, target: Target, unit: Unit = Unit.SLOTS) -> Census:
     slots = {s.name: s for s in snapshot.slots}
     running: dict[str, list[Job]] = defaultdict(list)
     idle: dict[str, list[Job]] = defaultdict(list)
-    vacating: Counter[str] = Counter()
+    vacating: dict[str, int] = defaultdict(int)
+    holding: dict[str, Vec] = defaultdict(lambda: ZERO)
+    wanting: dict[str, Vec] = defaultdict(lambda: ZERO)
+    idle_cpus: dict[str, int] = defaultdict(int)
     busy: set[str] = set()  # slots with a running job
     leaving: set[str] = set()  # slots whose job is being vacated
     unplaced = 0
@@ -45,46 +85,85 @@ def count(snapshot: Snapshot, shares: ShareTable, target: Target) -> Census:
         state = job.state
         if state is JobState.RUNNING:
             running[job.owner].append(job)
+            amount = held(job.shape)
+            holding[job.owner] = plus(holding[job.owner], amount)
+            wanting[job.owner] = plus(wanting[job.owner], amount)
             if job.slot is not None and job.slot in slots:
                 busy.add(job.slot)
             else:
                 unplaced += 1
         elif state is JobState.IDLE:
             idle[job.owner].append(job)
+            idle_cpus[job.owner] += job.cpus
+            wanting[job.owner] = plus(wanting[job.owner], held(job.shape))
         elif state is JobState.VACATING:
             vacating[job.owner] += 1
+            wanting[job.owner] = plus(wanting[job.owner], held(job.shape))
             if job.slot is not None:
                 leaving.add(job.slot)
 
-    # Reservations count for their owner only while the slot is not running a job and the owner has
-    # idle jobs to put there; anything else is stale and left for the pool to expire.
-    reserved: Counter[str] = Counter()
-    free: list[Slot] = []
-    for slot in snapshot.slots:
-        if slot.name in busy:
+    # Room kept for owners: a static slot as a whole, or part of a partitionable slot.
+    reserved: dict[str, int] = defaultdict(int)
+    kept_cpus: dict[str, int] = defaultdict(int)
+    kept_static: set[str] = set()
+    rooms: dict[str, Room] = {s.name: s.room for s in snapshot.slots if s.partitionable}
+    ran = dict(holding)  # running jobs only
+    for kept in snapshot.kept:
+        slot = slots.get(kept.place)
+        if slot is None or (not slot.partitionable and (slot.name in busy or slot.name in kept_static)):
             continue
-        if slot.reserved_for is not None:
-            if reserved[slot.reserved_for] < len(idle.get(slot.reserved_for, ())):
-                reserved[slot.reserved_for] += 1
-        elif slot.name not in leaving:
-            free.append(slot)
+        if not slot.partitionable:
+            kept_static.add(slot.name)  # not free to anyone else, counted for its owner or not
+        if reserved[kept.owner] >= len(idle.get(kept.owner, ())):
+            continue
+        if slot.partitionable:
+            rooms[slot.name] = less(rooms[slot.name], kept.shape)
+        reserved[kept.owner] += 1
+        kept_cpus[kept.owner] += kept.shape[0]
+        holding[kept.owner] = plus(holding[kept.owner], held(kept.shape))
 
-    resolved = shares.resolve(capacity)
+    free: list[tuple[str, Room]] = []
+    for slot in snapshot.slots:
+        if slot.partitionable:
+            room = rooms[slot.name]
+            if room[0] > 0:
+                free.append((slot.name, room))
+        elif slot.parent is None and slot.name not in busy and slot.name not in kept_static \
+                and slot.name not in leaving:
+            free.append((slot.name, slot.room))
+
+    capacity = snapshot.totals()
+    resolved = shares.resolve_all(capacity)
     owners = sorted(set(resolved) | set(running) | set(idle) | set(vacating))
-    demand = {o: len(running.get(o, ())) + vacating[o] + len(idle.get(o, ())) for o in owners}
-    fes = feasible_shares(resolved, demand, capacity)
+    measures: dict[str, Measure] = {}
+    entitled: dict[str, float] = {}
+    for o in owners:
+        measures[o], entitled[o] = measure(unit, resolved.get(o, {}), capacity)
+    demand = {o: measures[o](wanting[o]) for o in owners}
+    index = unit.index
+    if index is not None:
+        fes = feasible_shares(entitled, demand, capacity[index])
+    else:  # dominant: water-filling is not defined across resources (see PolicySettings)
+        fes = {o: min(entitled[o], demand[o]) for o in owners}
+    targets = {o: fes[o] if target is Target.FEASIBLE else entitled[o] for o in owners}
     views = {
         o: OwnerView(
             owner=o,
-            share=resolved.get(o, 0.0),
+            share=entitled[o],
             running=len(running.get(o, ())),
             idle=len(idle.get(o, ())),
             vacating=vacating[o],
             reserved=reserved[o],
             demand=demand[o],
             feasible=fes[o],
-            target=fes[o] if target is Target.FEASIBLE else resolved.get(o, 0.0),
+            target=targets[o],
+            holding=measures[o](ran.get(o, ZERO)),
+            active=measures[o](holding[o]),
+            idle_cpus=idle_cpus[o],
+            kept_cpus=kept_cpus[o],
         )
         for o in owners
     }
-    return Census(views, slots, dict(running), dict(idle), free, unplaced)
+    ledger = Ledger({o: holding[o] for o in owners}, measures, targets)
+    return Census(views, ledger, slots, dict(running), dict(idle), free, rooms, unplaced)
+

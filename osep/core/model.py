@@ -4,9 +4,10 @@ These types are deliberately independent of HTCondor. The live adapter (:mod:`os
 translates ClassAds into them and the simulator (:mod:`osep.sim`) builds them directly, so the policy
 never learns where a snapshot came from.
 
-Capacity is counted in slots: one running job holds one slot. Slots and jobs carry cpus and memory
-already so that matching ("can this idle job use that freed slot?") is real, and so that shares in
-cores or memory can be added later without changing the shape of a snapshot.
+A place a job can run is a static slot (one job at a time) or a partitionable slot, whose unclaimed
+cpus, memory and GPUs are carved into a dynamic slot per job. The snapshot shows a partitionable slot
+with what it still has unclaimed and each dynamic slot with its ``parent``; what is counted and how
+is in :mod:`osep.core.resources`.
 """
 
 from __future__ import annotations
@@ -14,17 +15,9 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-# Targets and shares can be fractional (percentages, the equal split of excess): compare with this.
-EPS = 1e-9
+from osep.core.resources import EPS, Room, Shape, Vec, fits
 
-Shape = tuple[int, int]  # what a job asks for: (cpus, memory in MiB)
-
-
-def fits(shape: Shape, cpus: int, memory: int | None) -> bool:
-    """The one fit check: whether a job asking for ``shape`` fits a place with ``cpus`` cores and
-    ``memory`` MiB (None: memory is not modelled there, any request fits)."""
-    want_cpus, want_memory = shape
-    return want_cpus <= cpus and (memory is None or want_memory <= memory)
+__all__ = ["EPS", "Job", "JobId", "JobState", "Kept", "Shape", "Slot", "Snapshot"]
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -92,10 +85,11 @@ class Job:
     checkpoint_time: float | None = None
     cpus: int = 1
     memory: int = 0
+    gpus: int = 0
 
     @property
     def shape(self) -> Shape:
-        return (self.cpus, self.memory)
+        return (self.cpus, self.memory, self.gpus)
 
     def run_time(self, now: float) -> float:
         """Wall clock of the current run; zero for a job that is not running."""
@@ -116,20 +110,51 @@ class Job:
 
 @dataclass(frozen=True, slots=True)
 class Slot:
-    """One execution slot.
+    """A static slot, a partitionable slot or a dynamic slot carved from one.
 
-    ``reserved_for`` names the owner a slot is being kept for (after a vacate, or a claim on a free
-    slot); the policy counts such a slot as already belonging to that owner.
+    A static slot runs one job and is a place of its own. A partitionable slot (``partitionable``)
+    shows what it still has unclaimed; each of its jobs runs in a dynamic slot naming it as
+    ``parent``, and what a dynamic slot holds goes back to the parent when its job leaves. The
+    partitionable slot is the place: room for a job there is its unclaimed part plus what leaving
+    jobs give back.
     """
 
     name: str
     cpus: int = 1
-    memory: int | None = None  # MiB; None: not modelled, any job fits
-    reserved_for: str | None = None
+    memory: int | None = None  # MiB; None: not modelled, any request fits
+    gpus: int = 0
+    parent: str | None = None
+    partitionable: bool = False
+
+    @property
+    def room(self) -> Room:
+        return (self.cpus, self.memory, self.gpus)
+
+    @property
+    def place(self) -> str:
+        """The place this slot's resources belong to."""
+        return self.parent if self.parent is not None else self.name
 
     def fits(self, shape: Shape) -> bool:
-        """Whether a job asking for ``shape`` could run on this slot as far as the snapshot can tell."""
-        return fits(shape, self.cpus, self.memory)
+        """Whether a job asking for ``shape`` fits what this slot has, as far as the snapshot tells."""
+        return fits(shape, self.room)
+
+    @property
+    def amount(self) -> Vec:
+        """What this slot adds to the pool's capacity: a partitionable slot's unclaimed cores count
+        as one slot each (each could run a one-core job), like the dynamic slots carved already."""
+        slots = self.cpus if self.partitionable else 1
+        return (float(slots), float(self.cpus), float(self.memory or 0), float(self.gpus))
+
+
+@dataclass(frozen=True, slots=True)
+class Kept:
+    """Room kept for ``owner`` on ``place`` for a job of ``shape`` (a vacate made it, or it was free
+    and claimed) until the next negotiation hands it over."""
+
+    owner: str
+    place: str
+    shape: Shape
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,7 +165,20 @@ class Snapshot:
     time: float
     slots: tuple[Slot, ...]
     jobs: tuple[Job, ...]
+    kept: tuple[Kept, ...] = ()
 
     @property
     def capacity(self) -> int:
-        return len(self.slots)
+        """Capacity in slots (see :attr:`Slot.amount`)."""
+        return sum(s.cpus if s.partitionable else 1 for s in self.slots)
+
+    def totals(self) -> Vec:
+        """Capacity in every resource."""
+        slots = cpus = memory = gpus = 0.0
+        for s in self.slots:
+            a = s.amount
+            slots += a[0]
+            cpus += a[1]
+            memory += a[2]
+            gpus += a[3]
+        return (slots, cpus, memory, gpus)

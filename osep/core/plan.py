@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from osep.core.model import JobId
+from osep.core.resources import Shape, Unit
 
 
 class Target(enum.Enum):
@@ -35,8 +36,13 @@ class VictimOrder(enum.Enum):
 class OwnerView:
     """One owner's figures as the policy computed them for a snapshot (before the plan acts).
 
-    ``active`` counts running jobs plus slots already reserved for the owner; ``gap`` is the paper's
-    f = target - active (positive: the owner is owed slots; negative: it holds more than its target).
+    ``running``, ``idle``, ``vacating`` and ``reserved`` count jobs (and rooms kept for the owner).
+    ``share``, ``demand``, ``feasible``, ``target``, ``holding`` (its running jobs) and ``active``
+    (those plus the rooms kept for it) are in the plan's unit (:class:`osep.core.resources.Unit`;
+    with ``dominant``, in fractions of the owner's own share). ``gap`` is the paper's
+    f = target - active (positive: the owner is owed capacity; negative: it holds more than its
+    target). ``idle_cpus`` and ``kept_cpus`` are the cores its idle jobs ask for and the cores kept
+    for it: what holds are counted in.
     """
 
     owner: str
@@ -45,13 +51,13 @@ class OwnerView:
     idle: int
     vacating: int
     reserved: int
-    demand: int
+    demand: float
     feasible: float
     target: float
-
-    @property
-    def active(self) -> int:
-        return self.running + self.reserved
+    holding: float
+    active: float
+    idle_cpus: int = 0
+    kept_cpus: int = 0
 
     @property
     def gap(self) -> float:
@@ -64,9 +70,9 @@ class Reason:
 
     rule: str
     beneficiary_target: float
-    beneficiary_active: int
+    beneficiary_active: float
     victim_target: float | None = None
-    victim_active: int | None = None
+    victim_active: float | None = None
 
     def text(self) -> str:
         out = (
@@ -80,7 +86,9 @@ class Reason:
 
 @dataclass(frozen=True, slots=True)
 class Vacate:
-    """Vacate ``job`` (of ``owner``) and keep its slot for ``beneficiary``."""
+    """Vacate ``job`` (of ``owner``, on ``slot``) to make room on ``place`` for a job of
+    ``beneficiary`` asking for ``room``. The vacates of one ``group`` make that room together (one
+    job, or several on one partitionable slot); the room is kept once per group."""
 
     job: JobId
     owner: str
@@ -90,16 +98,21 @@ class Vacate:
     run_time: float
     lost_work: float
     reason: Reason
+    place: str = ""
+    room: Shape = (1, 0, 0)
+    group: int = 0
 
 
 @dataclass(frozen=True, slots=True)
 class Claim:
-    """Keep a free slot for ``beneficiary`` so that the next negotiation hands it over; no job is
-    touched."""
+    """Keep room on a free place (``slot``: a static slot, or a partitionable slot's unclaimed part)
+    for a job of ``beneficiary`` asking for ``shape``, so that the next negotiation hands it over; no
+    job is touched."""
 
     slot: str
     beneficiary: str
     reason: Reason
+    shape: Shape = (1, 0, 0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,10 +120,11 @@ class Plan:
     """The outcome of one decision: what to do and the figures it was decided on.
 
     ``holds`` maps the owners to hold until the next cycle (everyone at or above target with idle
-    jobs, for as long as some owner below target has idle jobs) to how many new slots each may still
-    be given. They keep what they run; slots that free up meanwhile (a vacate, a job ending) go to the
-    owners below target. The allowance is the free capacity beyond what the waiting owners can use,
-    split among the held owners, so that a hold never leaves slots idle that nobody waiting wants.
+    jobs, for as long as some owner below target has idle jobs) to how many more cores each may still
+    be given. They keep what they run; capacity that frees up meanwhile (a vacate, a job ending) goes
+    to the owners below target. The allowance is the free cores beyond what the waiting owners can
+    use, split among the held owners, so that a hold never leaves cores idle that nobody waiting
+    wants. ``capacity`` is in slots (:attr:`osep.core.model.Snapshot.capacity`).
     """
 
     time: float
@@ -121,3 +135,4 @@ class Plan:
     claims: tuple[Claim, ...] = ()
     holds: Mapping[str, int] = field(default_factory=dict)
     notes: tuple[str, ...] = field(default=())
+    unit: Unit = Unit.SLOTS

@@ -5,7 +5,7 @@ recursion that rescans every owner per preemption. It is the only copy of the po
 simulator, the report and replay all call :func:`decide`. One cycle, for a snapshot taken at ``now``:
 
 1. count per owner and compute targets and gaps (:mod:`osep.core.counting`);
-2. claim free slots for the owners below target, then plan up to ``p`` vacates, each with its
+2. claim free room for the owners below target, then plan up to ``p`` vacates, each with its
    beneficiary (:mod:`osep.core.victims`);
 3. hold everyone else while someone below target waits (:mod:`osep.core.holds`).
 """
@@ -17,10 +17,11 @@ from dataclasses import dataclass
 
 from osep.core.counting import count
 from osep.core.holds import holds
-from osep.core.model import EPS, Snapshot
+from osep.core.model import Snapshot
 from osep.core.plan import Plan, Target, Vacate, VictimOrder
+from osep.core.resources import EPS, RESOURCES, SLOTS, Unit, Vec
 from osep.core.shares import ShareTable
-from osep.core.victims import Wants, claim_free_slots, plan_vacates
+from osep.core.victims import Wants, claim_free_room, plan_vacates
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,34 +31,58 @@ class PolicySettings:
     shares: ShareTable
     target: Target = Target.OWNER
     victim_order: VictimOrder = VictimOrder.WALLCLOCK
-    # p: at most this many vacates per cycle. None: the largest owner share (the paper's finding that
-    # enforcing in a single cycle is cheapest).
+    # p: at most this many vacates per cycle. None: the largest owner share in slots (the paper's
+    # finding that enforcing in a single cycle is cheapest).
     max_vacates: int | None = None
+    unit: Unit = Unit.SLOTS
 
-    def vacate_budget(self, capacity: int) -> int:
+    def __post_init__(self) -> None:
+        if self.unit is Unit.DOMINANT and self.target is Target.FEASIBLE:
+            raise ValueError("feasible targets need one resource to fill: with the dominant unit, "
+                             "use owner targets")
+
+    def vacate_budget(self, capacity: int | Vec) -> int:
+        """p for a pool of ``capacity`` (slots, or every resource): the largest fraction of the pool
+        any owner contributed, in slots (the largest share in slots where shares are in slots)."""
         if self.max_vacates is not None:
             return self.max_vacates
-        return math.ceil(self.shares.largest(capacity) - EPS)
+        if isinstance(capacity, int):
+            return math.ceil(self.shares.largest(capacity) - EPS)
+        largest = 0.0
+        for owner_shares in self.shares.resolve_all(capacity).values():
+            for resource, amount in owner_shares.items():
+                total = capacity[RESOURCES.index(resource)]
+                if total > EPS:
+                    largest = max(largest, amount / total)
+        return math.ceil(largest * capacity[SLOTS] - EPS)
 
 
 def decide(snapshot: Snapshot, settings: PolicySettings) -> Plan:
     """Plan the vacates and claims that move owners towards their targets for one cycle."""
-    census = count(snapshot, settings.shares, settings.target)
-    views = census.views
-    gap = census.gaps()
-    budget = max(0, settings.vacate_budget(snapshot.capacity))
+    census = count(snapshot, settings.shares, settings.target, settings.unit)
+    views, ledger = census.views, census.ledger
+    capacity = snapshot.capacity if settings.unit is Unit.SLOTS else snapshot.totals()
+    budget = max(0, settings.vacate_budget(capacity))
     wants = {
         o: Wants(census.idle[o], v.reserved)
         for o, v in views.items()
-        if gap[o] > EPS and v.idle > v.reserved
+        if v.gap > EPS and v.idle > v.reserved
     }
-    claims = claim_free_slots(census.free, wants, gap, views)
+    free = dict(census.free)
+    free_cpus = census.free_cpus
+    partitionable = {s.name for s in snapshot.slots if s.partitionable}
+    claims = claim_free_room(free, wants, ledger, views, partitionable)
+    notes: list[str] = []
     vacates: list[Vacate] = []
     if budget > 0 and wants:
-        vacates = plan_vacates(budget, wants, gap, views, census.running, census.slots,
-                               settings.target, settings.victim_order, snapshot.time)
-    held = holds(views, {v.owner for v in vacates}, len(census.free), len(vacates))
-    notes: list[str] = []
+        rooms = dict(census.rooms)
+        rooms.update((name, room) for name, room in free.items() if name in partitionable)
+        vacates = plan_vacates(budget, wants, ledger, views, census.running, census.slots, rooms,
+                               settings.target, settings.victim_order, snapshot.time, notes,
+                               gainers={c.beneficiary for c in claims})
+    freed = sum(census.slots[v.slot].cpus for v in vacates if v.slot in census.slots)
+    held = holds(views, {v.owner for v in vacates}, free_cpus, freed,
+                 by_cores=settings.unit in (Unit.SLOTS, Unit.CPUS))
     if census.unplaced:
         notes.append(f"{census.unplaced} running job(s) on slots missing from the snapshot: "
                      "never victims")
@@ -70,4 +95,5 @@ def decide(snapshot: Snapshot, settings: PolicySettings) -> Plan:
         claims=tuple(claims),
         holds=held,
         notes=tuple(notes),
+        unit=settings.unit,
     )

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Protocol
 
 from osep.core.model import Job, JobId, Snapshot
+from osep.core.resources import Shape
 
 
 class Pool(Protocol):
@@ -23,11 +24,12 @@ class Pool(Protocol):
         """Ask the job to leave its slot gracefully; it goes back to the queue, it is never removed."""
         ...
 
-    def reserve(self, slot: str, owner: str) -> None:
-        """Keep ``slot`` for ``owner`` until one of its jobs starts there (or the reservation lapses)."""
+    def reserve(self, slot: str, owner: str, shape: Shape) -> None:
+        """Keep room for a job of ``shape`` on ``slot`` (a static slot, or a partitionable slot) for
+        ``owner`` until one of its jobs starts there (or the reservation lapses)."""
         ...
 
     def hold(self, holds: Mapping[str, int]) -> None:
-        """Until the next call, give each owner in ``holds`` at most that many new slots (they keep
+        """Until the next call, give each owner in ``holds`` at most that many more cores (they keep
         what they run); everyone else is free again. An empty mapping lifts every hold."""
         ...

@@ -1,18 +1,19 @@
 """The one book of reservations and holds, kept by every pool adapter under the same rules.
 
-A reservation says that a slot is on its way to an owner: the policy freed it (a vacate) or found it
-free (a claim) for that owner, and the next negotiation should hand it over. Until then the adapter
-shows it on its snapshot's slots (:attr:`osep.core.model.Slot.reserved_for`), so that the policy
-counts the slot as the owner's and does not vacate twice for the same deficit. A reservation ends:
+A reservation says that room on a place (a static slot, or part of a partitionable slot) is on its
+way to an owner for one job of a given shape: the policy freed it (vacates) or found it free (a claim)
+for that owner, and the next negotiation should hand it over. Until then the adapter shows it on its
+snapshot (:attr:`osep.core.model.Snapshot.kept`), so that the policy counts the room as the owner's
+and does not vacate twice for the same deficit. A reservation ends:
 
-- when the negotiator hands its slot over, used or not (:meth:`ReservationBook.take`, where the
+- when the negotiator hands its room over, used or not (:meth:`ReservationBook.take`, where the
   pool's negotiator is modelled; :meth:`ReservationBook.handed_over` when a job starts there);
 - when its owner runs as many jobs as it did when the slot was reserved plus the reservations made
   for it in the same cycle (the slot, or an equivalent one, reached it);
 - when its owner has no idle job left to put there;
 - at the latest ``lifetime`` seconds after it was made.
 
-A hold caps, until the next cycle, how many new slots an owner may still be given (the plan's
+A hold caps, until the next cycle, how many more cores an owner may still be given (the plan's
 allowance). The live pool turns holds into negotiator ceilings; the simulated negotiator asks
 :meth:`ReservationBook.may_match` and reports each match.
 
@@ -25,15 +26,17 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from osep.core.model import Slot
+from osep.core.model import Kept, Slot
+from osep.core.resources import Shape
 
 
 @dataclass(frozen=True, slots=True)
 class Reservation:
     owner: str
-    slot: str
+    slot: str  # the place: a static slot or a partitionable slot
     expires: float
     until_running: int  # fulfilled once the owner runs at least this many jobs
+    shape: Shape = (1, 0, 0)
 
 
 class ReservationBook:
@@ -45,11 +48,14 @@ class ReservationBook:
 
     # -- reservations ---------------------------------------------------------------------------
 
-    def reserve(self, slot: str, owner: str, now: float, running: int) -> None:
-        """Keep ``slot`` for ``owner``, which runs ``running`` jobs now."""
+    def reserve(self, slot: str, owner: str, now: float, running: int,
+                shape: Shape = (1, 0, 0)) -> None:
+        """Keep room for a job of ``shape`` on ``slot`` for ``owner``, which runs ``running`` jobs
+        now."""
         made = self._this_cycle.get(owner, 0) + 1
         self._this_cycle[owner] = made
-        self._reservations.append(Reservation(owner, slot, now + self.lifetime, running + made))
+        self._reservations.append(
+            Reservation(owner, slot, now + self.lifetime, running + made, shape))
 
     def expire(self, now: float, running: Mapping[str, int], idle: Mapping[str, int]
                ) -> list[Reservation]:
@@ -67,28 +73,30 @@ class ReservationBook:
         self._reservations = kept
         return timed_out
 
-    def mark(self, slots: Sequence[Slot], occupied: Iterable[str]) -> list[Slot]:
-        """``slots`` with each pending reservation shown on its slot, or, when that slot is busy or
-        gone (a dynamic slot that went back to its partitionable parent), on another free one."""
-        out = list(slots)
+    def mark(self, slots: Sequence[Slot], occupied: Iterable[str]) -> tuple[Kept, ...]:
+        """Every pending reservation as the snapshot shows it: on its place, or, when that is a
+        static slot that is busy or gone, on another free static slot."""
         if not self._reservations:
-            return out
+            return ()
         taken = set(occupied)
-        index = {s.name: k for k, s in enumerate(out)}
-        marked: dict[int, str] = {}
+        places = {s.name: s for s in slots if s.parent is None}
+        static_kept: set[str] = set()
+        out: list[Kept] = []
         pending: list[Reservation] = []
         for res in self._reservations:
-            k = index.get(res.slot)
-            if k is not None and k not in marked and res.slot not in taken:
-                marked[k] = res.owner
+            place = places.get(res.slot)
+            if place is not None and place.partitionable:
+                out.append(Kept(res.owner, res.slot, res.shape))
+            elif place is not None and res.slot not in taken and res.slot not in static_kept:
+                static_kept.add(res.slot)
+                out.append(Kept(res.owner, res.slot, res.shape))
             else:
                 pending.append(res)
-        free = (k for k, s in enumerate(out) if s.name not in taken and k not in marked)
-        for res, k in zip(pending, free, strict=False):
-            marked[k] = res.owner
-        for k, owner in marked.items():
-            out[k] = replace(out[k], reserved_for=owner)
-        return out
+        free = (s for s in places.values()
+                if not s.partitionable and s.name not in taken and s.name not in static_kept)
+        for res, slot in zip(pending, free, strict=False):
+            out.append(Kept(res.owner, slot.name, res.shape))
+        return tuple(out)
 
     def take(self, slot: str, now: float) -> Reservation | None:
         """The reservation ``slot`` is kept under, if one still stands; it ends here, whether or
@@ -112,22 +120,23 @@ class ReservationBook:
     # -- holds ----------------------------------------------------------------------------------
 
     def hold(self, holds: Mapping[str, int]) -> None:
-        """Replace the holds: each owner named may be given that many new slots until the next call."""
+        """Replace the holds: each owner named may be given that many more cores until the next
+        call."""
         self._holds = dict(holds)
 
     @property
     def holds(self) -> dict[str, int]:
         return dict(self._holds)
 
-    def may_match(self, owner: str) -> bool:
+    def may_match(self, owner: str, cpus: int = 1) -> bool:
         allowed = self._holds.get(owner)
-        return allowed is None or allowed > 0
+        return allowed is None or allowed >= cpus
 
-    def matched(self, owner: str) -> None:
-        """``owner`` was given a new slot: one less of its allowance, if it is held."""
+    def matched(self, owner: str, cpus: int = 1) -> None:
+        """``owner`` was given ``cpus`` more cores: that much less of its allowance, if it is held."""
         allowed = self._holds.get(owner)
         if allowed is not None:
-            self._holds[owner] = allowed - 1
+            self._holds[owner] = allowed - cpus
 
     def clear(self) -> None:
         self._reservations.clear()

@@ -15,43 +15,73 @@ weights:
 Non-owners take part in step 2 like anyone else, so idle capacity is never withheld from them. The
 result satisfies sum(fes_i) = min(capacity, sum(d_i)): exactly the capacity demand can use.
 
-When fewer slots are present than the shares add up to (machines down or drained), every share is
-scaled by capacity / sum(a_i), so entitlements stay proportional to contributions.
+Shares are given per resource (:mod:`osep.core.resources`): a plain number is a share in slots, a
+table names cpus, memory (MiB) and GPUs. When less of a resource is present than the shares of it add
+up to (machines down or drained), every share of it is scaled by capacity / sum(a_i), so entitlements
+stay proportional to contributions. Water-filling works in any one resource; with the dominant unit
+only owner shares are available as targets (see :class:`osep.core.policy.PolicySettings`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+
+from osep.core.resources import RESOURCES
 
 
 @dataclass(frozen=True, slots=True)
 class ShareTable:
-    """Owner shares as configured: absolute slot counts, or percentages of the pool (never mixed)."""
+    """Owner shares as configured: per owner a number of slots, or a table of amounts per resource
+    (``{"cpus": 400, "gpus": 8}``); all absolute or all percentages of the pool (never mixed)."""
 
-    shares: Mapping[str, float]
+    shares: Mapping[str, float | Mapping[str, float]]
     percent: bool = False
 
-    def resolve(self, capacity: int) -> dict[str, float]:
-        """Shares in slots for a pool of ``capacity`` slots, scaled down if they exceed it."""
+    def amounts(self, resource: str) -> dict[str, float]:
+        """Every owner's configured amount of ``resource`` (0 where it names none)."""
+        out = {}
+        for owner, share in self.shares.items():
+            if isinstance(share, Mapping):
+                out[owner] = float(share.get(resource, 0.0))
+            else:
+                out[owner] = float(share) if resource == "slots" else 0.0
+        return out
+
+    def resources(self) -> set[str]:
+        """The resources shares are given in."""
+        return {r for s in self.shares.values() for r in (s if isinstance(s, Mapping) else ("slots",))}
+
+    def resolve(self, capacity: float, resource: str = "slots") -> dict[str, float]:
+        """Shares of ``resource`` for a pool with ``capacity`` of it, scaled down if they exceed it."""
+        raw = self.amounts(resource)
         if self.percent:
-            raw = {o: capacity * s / 100.0 for o, s in self.shares.items()}
-        else:
-            raw = {o: float(s) for o, s in self.shares.items()}
+            raw = {o: capacity * s / 100.0 for o, s in raw.items()}
         total = sum(raw.values())
         if total > capacity and total > 0:
             scale = capacity / total
             return {o: s * scale for o, s in raw.items()}
         return raw
 
+    def resolve_all(self, capacity: Sequence[float]) -> dict[str, dict[str, float]]:
+        """Every owner's resolved shares per resource, for a pool with ``capacity`` (one amount per
+        resource, in the order of :data:`osep.core.resources.RESOURCES`)."""
+        out: dict[str, dict[str, float]] = {o: {} for o in self.shares}
+        for resource in sorted(self.resources()):
+            for owner, amount in self.resolve(capacity[RESOURCES.index(resource)], resource).items():
+                share = self.shares[owner]
+                if (resource in share) if isinstance(share, Mapping) else resource == "slots":
+                    out[owner][resource] = amount
+        return out
+
     def largest(self, capacity: int) -> float:
-        """The largest resolved share: the paper's recommended p."""
+        """The largest resolved share in slots: the paper's recommended p."""
         resolved = self.resolve(capacity)
         return max(resolved.values(), default=0.0)
 
 
 def feasible_shares(
-    shares: Mapping[str, float], demand: Mapping[str, int], capacity: float
+    shares: Mapping[str, float], demand: Mapping[str, float], capacity: float
 ) -> dict[str, float]:
     """Max-min water-filling of ``capacity`` over owners, starting from their shares.
 

@@ -1,45 +1,82 @@
-"""The Decision Algorithm proper: who gets the free slots, and whose jobs are vacated for whom.
+"""The Decision Algorithm proper: who gets the free room, and whose jobs are vacated for whom.
 
-Free slots first: a free, unreserved slot that an owner below target can use is claimed for the owner
-with the largest gap. No job is touched for these, and they do not count against ``p``.
+Free room first: a free static slot, or the unclaimed part of a partitionable slot, that an owner
+below target has an idle job for is claimed for the owner with the largest gap, one job at a time. No
+job is touched for these, and they do not count against ``p``.
 
-Then, while fewer than ``p`` vacates are planned: the beneficiary is the owner with the largest gap
-(f > 0) that still has an idle job not yet provided for; the victim owner is the owner with the most
-negative gap that is at least one whole slot above its target (f <= -1), so that a vacate never
-pushes it below target; the victim is that owner's running job with the lowest wall clock (or the
-least work to lose) whose slot one of the beneficiary's idle jobs fits. If the most-over owner has no
-such job, the next one is tried; if none has, the beneficiary is passed over for this cycle.
+Then, while fewer than ``p`` vacates are planned, the beneficiary is the owner with the largest gap
+(f > 0) that still has an idle job not yet provided for. Room is made for one of its idle jobs, tried
+in queue order of their shapes (the job the negotiator would start first):
 
-Each step lowers the sum of |f| over owners, so a plan never undoes itself within a snapshot. Ties are
-broken by owner name and job id, so the same snapshot always yields the same plan.
+1. one victim, if any will do: the owner furthest above its target whose running job, once gone,
+   leaves room for the beneficiary's job on its place (its static slot, or its partitionable slot
+   with what is unclaimed there); within that owner the job with the lowest wall clock (or least
+   work to lose);
+2. else a set of victims on one partitionable slot: on every partitionable slot, the running jobs of
+   owners above target are added (most-over owner first, lowest wall clock first; and again largest
+   job first) until the room fits the job, and then every victim the room does not need is dropped.
+   The place needing the fewest victims wins, then the lowest summed wall clock (or lost work), then
+   the place's name. A set larger than what is left of ``p`` is not taken.
+
+No vacate pushes its owner below target (:meth:`osep.core.counting.Ledger.may_lose`), an owner given
+room in this plan (a claim or vacates) is not a victim in it, a job whose start is unknown is never a
+victim, and a job that fits no place in the pool, even empty, is never
+vacated for (the plan notes it). If no room can be made for any of the beneficiary's jobs, it is
+passed over for this cycle.
+
+Victims only ever end at or above their target and beneficiaries only gain, so a plan never undoes
+itself within a snapshot, and the next cycle does not hand back what this one took (no ping-pong).
+Ties are broken by owner name, job id and place name, so the same snapshot always yields the same
+plan.
 """
 
 from __future__ import annotations
 
 import heapq
-from collections import Counter
+from collections.abc import Iterable
 
-from osep.core.model import EPS, Job, Shape, Slot
+from osep.core.counting import Ledger
+from osep.core.model import Job, JobId, Slot
 from osep.core.plan import Claim, OwnerView, Reason, Target, Vacate, VictimOrder
+from osep.core.resources import (
+    EPS,
+    NO_ROOM,
+    ZERO,
+    Room,
+    Shape,
+    Vec,
+    add_room,
+    fits,
+    held,
+    less,
+    plus,
+)
 
 
 class Wants:
-    """The idle jobs of one owner that no slot has been found for yet, grouped by shape.
+    """The idle jobs of one owner that no room has been found for yet, counted per shape, the shapes
+    in queue order (of their first job).
 
-    Only counts per shape are kept: which of the owner's idle jobs ends up on a slot is the
+    Only counts per shape are kept: which of the owner's idle jobs ends up in the room is the
     negotiator's business; the policy only needs to know that one of them can use it.
     """
 
     __slots__ = ("shapes",)
 
     def __init__(self, jobs: list[Job], already_served: int) -> None:
-        counts = Counter(j.shape for j in jobs)
-        self.shapes: dict[Shape, int] = dict(sorted(counts.items()))
-        # Reserved slots will take some of these jobs; drop the smallest shapes first, they fit most.
+        first: dict[Shape, JobId] = {}
+        counts: dict[Shape, int] = {}
+        for job in jobs:
+            shape = job.shape
+            counts[shape] = counts.get(shape, 0) + 1
+            if shape not in first or job.id < first[shape]:
+                first[shape] = job.id
+        self.shapes: dict[Shape, int] = {s: counts[s] for s in sorted(counts, key=first.__getitem__)}
+        # Kept room will take some of these jobs; drop the smallest shapes first, they fit most.
         for _ in range(min(already_served, len(jobs))):
-            self._consume(next(iter(self.shapes)))
+            self.consume(min(self.shapes))
 
-    def _consume(self, shape: Shape) -> None:
+    def consume(self, shape: Shape) -> None:
         left = self.shapes[shape] - 1
         if left:
             self.shapes[shape] = left
@@ -49,87 +86,61 @@ class Wants:
     def __bool__(self) -> bool:
         return bool(self.shapes)
 
-    def take(self, slot: Slot) -> bool:
-        """Provide one idle job for ``slot`` if any fits; largest fitting shape first, so that small
-        jobs stay available for small slots."""
-        for shape in reversed(self.shapes):
-            if slot.fits(shape):
-                self._consume(shape)
-                return True
-        return False
-
-    def any_fits(self, slot: Slot) -> bool:
-        return any(slot.fits(shape) for shape in self.shapes)
+    def fitting(self, room: Room) -> Shape | None:
+        """The largest shape that fits ``room`` (small jobs stay available for small rooms)."""
+        best: Shape | None = None
+        for shape in self.shapes:
+            if fits(shape, room) and (best is None or shape > best):
+                best = shape
+        return best
 
 
-class _Victims:
-    """One owner's running jobs, in the order they would be vacated, consumed lazily."""
-
-    __slots__ = ("jobs", "next", "taken")
-
-    def __init__(self, jobs: list[Job], order: VictimOrder, now: float) -> None:
-        # Equal wall clocks (or lost work) go by job id: schedd, then cluster and proc, the order
-        # in which HTCondor numbers jobs.
-        if order is VictimOrder.WALLCLOCK:
-            self.jobs = sorted(jobs, key=lambda j: (j.run_time(now), j.id))
-        else:
-            self.jobs = sorted(jobs, key=lambda j: (j.lost_work(now), j.run_time(now), j.id))
-        self.next = 0
-        self.taken: set[int] = set()
-
-    def pop_fitting(self, wants: Wants, slots: dict[str, Slot]) -> tuple[Job, Slot] | None:
-        """The first job in order whose slot the beneficiary can use; None if there is none."""
-        while self.next < len(self.jobs) and self.next in self.taken:
-            self.next += 1
-        for index in range(self.next, len(self.jobs)):
-            if index in self.taken:
-                continue
-            job = self.jobs[index]
-            slot = slots[job.slot] if job.slot is not None else None
-            if slot is not None and wants.any_fits(slot):
-                self.taken.add(index)
-                return job, slot
-        return None
+def _reason(rule: str, ledger: Ledger, views: dict[str, OwnerView], ben: str,
+            victim: str | None = None) -> Reason:
+    return Reason(
+        rule=rule,
+        beneficiary_target=views[ben].target,
+        beneficiary_active=ledger.active(ben),
+        victim_target=None if victim is None else views[victim].target,
+        victim_active=None if victim is None else ledger.active(victim),
+    )
 
 
-def _beneficiary_heap(wants: dict[str, Wants], gap: dict[str, float]) -> list[tuple[float, str]]:
-    heap = [(-gap[o], o) for o, w in wants.items() if w and gap[o] > EPS]
+def _beneficiaries(wants: dict[str, Wants], ledger: Ledger) -> list[tuple[float, str]]:
+    heap = [(-ledger.gap(o), o) for o, w in wants.items() if w and ledger.gap(o) > EPS]
     heapq.heapify(heap)
     return heap
 
 
-def claim_free_slots(
-    free: list[Slot], wants: dict[str, Wants], gap: dict[str, float], views: dict[str, OwnerView]
-) -> list[Claim]:
-    """Hand free slots to owners below target, largest gap first, one slot at a time. Updates
-    ``gap`` and ``wants`` for what it hands out."""
+def claim_free_room(free: dict[str, Room], wants: dict[str, Wants], ledger: Ledger,
+                    views: dict[str, OwnerView], partitionable: set[str]) -> list[Claim]:
+    """Hand free room (place -> room, in snapshot order) to owners below target, largest gap
+    first, one job at a time. Updates ``ledger``, ``wants`` and ``free`` for what it hands out."""
     claims: list[Claim] = []
     if not free or not wants:
         return claims
-    heap = _beneficiary_heap(wants, gap)
+    heap = _beneficiaries(wants, ledger)
     passed: list[tuple[float, str]] = []
-    for slot in free:
-        # Owners that cannot use this slot are set aside and come back for the next one.
+    rule = "free room to the owner furthest below target"
+    for place, offered in list(free.items()):
+        room = offered
+        # Owners that cannot use this room are set aside and come back for the next one.
         while heap:
             neg_gap, owner = heapq.heappop(heap)
-            if wants[owner].take(slot):
-                view = views[owner]
-                claims.append(
-                    Claim(
-                        slot=slot.name,
-                        beneficiary=owner,
-                        reason=Reason(
-                            rule="free slot to the owner furthest below target",
-                            beneficiary_target=view.target,
-                            beneficiary_active=round(view.target - gap[owner]),
-                        ),
-                    )
-                )
-                gap[owner] -= 1
-                if gap[owner] > EPS and wants[owner]:
-                    heapq.heappush(heap, (-gap[owner], owner))
+            shape = wants[owner].fitting(room)
+            if shape is None:
+                passed.append((neg_gap, owner))
+                continue
+            wants[owner].consume(shape)
+            claims.append(Claim(place, owner, _reason(rule, ledger, views, owner), shape))
+            ledger.give(owner, held(shape))
+            if ledger.gap(owner) > EPS and wants[owner]:
+                heapq.heappush(heap, (-ledger.gap(owner), owner))
+            if place not in partitionable:
+                room = NO_ROOM
                 break
-            passed.append((neg_gap, owner))
+            room = less(room, shape)
+        free[place] = room
         for entry in passed:
             heapq.heappush(heap, entry)
         passed.clear()
@@ -138,73 +149,236 @@ def claim_free_slots(
     return claims
 
 
+class _Search:
+    """The running jobs of a snapshot arranged for finding victims, consumed as the plan goes.
+    Everything is built on first use: most cycles need a few victims from a few owners."""
+
+    def __init__(self, running: dict[str, list[Job]], slots: dict[str, Slot],
+                 free: dict[str, Room], order: VictimOrder, now: float) -> None:
+        self.running = running
+        self.slots = slots
+        self.free = free  # unclaimed room per partitionable slot, as claims and vacates leave it
+        self.now = now
+        self.order = order
+        self.taken: set[JobId] = set()
+        # Owners given room in this plan are never its victims: what one cycle gives, it does not
+        # take back.
+        self.gainers: set[str] = set()
+        self._queues: dict[str, list[Job]] = {}
+        self._whole: dict[str, Room] | None = None
+        self._jobs: dict[str, list[Job]] | None = None
+        self.misses: set[tuple[str, Shape]] = set()  # (owner, shape): no single victim of it will do
+        self.several_misses: set[Shape] = set()
+        self.nowhere: set[Shape] = set()
+        self.somewhere: set[Shape] = set()
+
+    def key(self, job: Job) -> tuple[float, float, JobId]:
+        # Equal wall clocks (or lost work) go by job id: schedd, then cluster and proc, the order
+        # in which HTCondor numbers jobs.
+        if self.order is VictimOrder.WALLCLOCK:
+            return (job.run_time(self.now), 0.0, job.id)
+        return (job.lost_work(self.now), job.run_time(self.now), job.id)
+
+    def queue(self, owner: str) -> list[Job]:
+        """The owner's running jobs in the order they would be vacated."""
+        queue = self._queues.get(owner)
+        if queue is None:
+            # A job whose start is unknown cannot be weighed against the others: never a victim.
+            placed = [j for j in self.running.get(owner, ())
+                      if j.slot in self.slots and j.start_time is not None]
+            queue = self._queues[owner] = sorted(placed, key=self.key)
+        return queue
+
+    def place_of(self, job: Job) -> str:
+        return self.slots[job.slot].place if job.slot is not None else ""
+
+    def freed(self, job: Job) -> Room:
+        """What a job gives back to its place when it leaves: its slot's resources."""
+        return self.slots[job.slot].room if job.slot is not None else NO_ROOM
+
+    def room(self, place: str) -> Room:
+        """What a place has free besides what its victims would give back."""
+        return self.free.get(place, NO_ROOM)
+
+    def fits_anywhere(self, shape: Shape) -> bool:
+        """Whether some place could run a job of ``shape`` at all, were it empty."""
+        if shape in self.somewhere:
+            return True
+        if shape in self.nowhere:
+            return False
+        if self._whole is None:
+            whole = {s.name: s.room for s in self.slots.values() if s.parent is None}
+            for s in self.slots.values():
+                if s.parent is not None and s.parent in whole:
+                    whole[s.parent] = add_room(whole[s.parent], s.room)
+            self._whole = whole
+        found = any(fits(shape, room) for room in self._whole.values())
+        (self.somewhere if found else self.nowhere).add(shape)
+        return found
+
+    def single(self, shape: Shape, ledger: Ledger) -> list[Job] | None:
+        """One victim, from the owner furthest above target that has one that will do."""
+        over = sorted((ledger.gap(o), o) for o in self.running
+                      if o not in self.gainers and ledger.gap(o) < -EPS)
+        for _, owner in over:
+            if (owner, shape) in self.misses:
+                continue
+            for job in self.queue(owner):
+                if job.id in self.taken or not ledger.may_lose(owner, held(job.shape)):
+                    continue
+                if fits(shape, add_room(self.room(self.place_of(job)), self.freed(job))):
+                    return [job]
+            # Owners only lose jobs while a plan is made, so this stays a miss (room an earlier
+            # vacate left over is looked at again next cycle).
+            self.misses.add((owner, shape))
+        return None
+
+    def several(self, shape: Shape, ledger: Ledger, budget: int) -> list[Job] | None:
+        """The fewest victims on one partitionable slot that make room for ``shape``."""
+        if shape in self.several_misses:
+            return None
+        if self._jobs is None:
+            self._jobs = {}
+            for slot in self.slots.values():
+                if slot.partitionable:
+                    self._jobs[slot.name] = []
+            for owner in sorted(self.running):
+                for job in self.queue(owner):
+                    jobs = self._jobs.get(self.place_of(job))
+                    if jobs is not None:
+                        jobs.append(job)
+        best: tuple[int, float, str, list[Job]] | None = None
+        gaps = ledger.gaps()
+        for name in sorted(self._jobs):
+            candidates = [j for j in self._jobs[name] if j.id not in self.taken
+                          and j.owner not in self.gainers and gaps[j.owner] < -EPS]
+            if len(candidates) < 2:
+                continue
+            by_owner = sorted(candidates, key=lambda j: (gaps[j.owner], j.owner, self.key(j)))
+            by_size = sorted(candidates, key=lambda j: ((-j.cpus, -j.gpus, -j.memory), self.key(j)))
+            for order in (by_owner, by_size):
+                chosen = self._fill(name, order, shape, ledger)
+                if chosen is None or len(chosen) > budget:
+                    continue
+                cost = sum(self.key(j)[0] for j in chosen)
+                if best is None or (len(chosen), cost, name) < best[:3]:
+                    best = (len(chosen), cost, name, chosen)
+        if best is None:
+            self.several_misses.add(shape)
+            return None
+        return best[3]
+
+    def _fill(self, place: str, order: list[Job], shape: Shape, ledger: Ledger) -> list[Job] | None:
+        """Victims in ``order`` until ``shape`` fits, none pushing its owner below target; then
+        those the room does not need are dropped, last added first."""
+        losing: dict[str, Vec] = {}
+        chosen: list[Job] = []
+        room = self.room(place)
+        for job in order:
+            if fits(shape, room):
+                break
+            lost = plus(losing.get(job.owner, ZERO), held(job.shape))
+            if not ledger.may_lose(job.owner, lost):
+                continue
+            losing[job.owner] = lost
+            chosen.append(job)
+            room = add_room(room, self.freed(job))
+        if not fits(shape, room):
+            return None
+        for job in reversed(list(chosen)):
+            rest = [j for j in chosen if j is not job]
+            left = self.room(place)
+            for other in rest:
+                left = add_room(left, self.freed(other))
+            if fits(shape, left):
+                chosen = rest
+        return chosen
+
+    def vacated(self, jobs: list[Job], shape: Shape) -> str:
+        """The jobs leave and the room they make goes to a job of ``shape``; returns the place."""
+        name = self.place_of(jobs[0])
+        room = self.room(name)
+        for job in jobs:
+            self.taken.add(job.id)
+            room = add_room(room, self.freed(job))
+        slot = self.slots.get(name)
+        if slot is not None and slot.partitionable:  # what the job does not need stays free there
+            self.free[name] = less(room, shape)
+        return name
+
+
 def plan_vacates(
     budget: int,
     wants: dict[str, Wants],
-    gap: dict[str, float],
+    ledger: Ledger,
     views: dict[str, OwnerView],
     running: dict[str, list[Job]],
     slots: dict[str, Slot],
+    free: dict[str, Room],
     target: Target,
     order: VictimOrder,
     now: float,
+    notes: list[str],
+    gainers: Iterable[str] = (),
 ) -> list[Vacate]:
-    """Up to ``budget`` vacates, each with its beneficiary. Updates ``gap`` and ``wants``."""
-    beneficiaries = _beneficiary_heap(wants, gap)
-    over = [(gap[o], o) for o in gap if gap[o] <= -1 + EPS and running.get(o)]
-    heapq.heapify(over)
-    queues: dict[str, _Victims] = {}
+    """Up to ``budget`` vacates, each with its beneficiary. Updates ``ledger`` and ``wants``; adds
+    to ``notes`` the jobs no room can be made for. ``gainers``: owners already given room (claims)."""
+    beneficiaries = _beneficiaries(wants, ledger)
+    search = _Search(running, slots, free, order, now)
+    search.gainers = set(gainers)
+    partitionable = any(s.partitionable for s in slots.values())
     rule = (
         f"vacate for the owner furthest below its {target.value} target, from the owner "
         f"furthest above its own, lowest {order.value} first"
     )
     vacates: list[Vacate] = []
-    while beneficiaries and over and len(vacates) < budget:
+    group = 0
+    while beneficiaries and len(vacates) < budget:
         _, ben = heapq.heappop(beneficiaries)
-        found: tuple[str, Job, Slot] | None = None
-        tried: list[tuple[float, str]] = []
-        while over:
-            entry = heapq.heappop(over)
-            owner = entry[1]
-            queue = queues.get(owner)
-            if queue is None:
-                # A job whose start is unknown cannot be weighed against the others: never a victim.
-                placed = [j for j in running[owner] if j.slot in slots and j.start_time is not None]
-                queue = queues[owner] = _Victims(placed, order, now)
-            hit = queue.pop_fitting(wants[ben], slots)
-            if hit is not None:
-                found = (owner, hit[0], hit[1])
+        found: tuple[Shape, list[Job]] | None = None
+        for shape in list(wants[ben].shapes):
+            if not search.fits_anywhere(shape):
+                notes.append(f"{ben}: {wants[ben].shapes[shape]} idle job(s) asking for "
+                             f"{_show(shape)} fit no place in the pool: never vacated for")
+                del wants[ben].shapes[shape]
+                continue
+            victims = search.single(shape, ledger)
+            if victims is None and budget - len(vacates) >= 2 and partitionable:
+                victims = search.several(shape, ledger, budget - len(vacates))
+            if victims is not None:
+                found = (shape, victims)
                 break
-            tried.append(entry)
-        for entry in tried:
-            heapq.heappush(over, entry)
         if found is None:
-            continue  # nothing running anywhere that this beneficiary's jobs could use
-        owner, job, slot = found
-        wants[ben].take(slot)
-        victim_view, ben_view = views[owner], views[ben]
-        vacates.append(
-            Vacate(
-                job=job.id,
-                owner=owner,
-                slot=slot.name,
-                beneficiary=ben,
-                start_time=job.start_time,
-                run_time=job.run_time(now),
-                lost_work=job.lost_work(now),
-                reason=Reason(
-                    rule=rule,
-                    beneficiary_target=ben_view.target,
-                    beneficiary_active=round(ben_view.target - gap[ben]),
-                    victim_target=victim_view.target,
-                    victim_active=round(victim_view.target - gap[owner]),
-                ),
+            continue  # nothing running anywhere can make room for this beneficiary's jobs
+        shape, victims = found
+        place = search.vacated(victims, shape)
+        wants[ben].consume(shape)
+        for job in victims:
+            vacates.append(
+                Vacate(
+                    job=job.id,
+                    owner=job.owner,
+                    slot=job.slot or "",
+                    beneficiary=ben,
+                    start_time=job.start_time,
+                    run_time=job.run_time(now),
+                    lost_work=job.lost_work(now),
+                    reason=_reason(rule, ledger, views, ben, job.owner),
+                    place=place,
+                    room=shape,
+                    group=group,
+                )
             )
-        )
-        gap[owner] += 1
-        gap[ben] -= 1
-        if gap[owner] <= -1 + EPS:
-            heapq.heappush(over, (gap[owner], owner))
-        if gap[ben] > EPS and wants[ben]:
-            heapq.heappush(beneficiaries, (-gap[ben], ben))
+            ledger.take(job.owner, held(job.shape))
+        ledger.give(ben, held(shape))
+        search.gainers.add(ben)
+        group += 1
+        if ledger.gap(ben) > EPS and wants[ben]:
+            heapq.heappush(beneficiaries, (-ledger.gap(ben), ben))
     return vacates
+
+
+def _show(shape: Shape) -> str:
+    cpus, memory, gpus = shape
+    out = f"{cpus} cpus, {memory} MiB"
+    return out + (f", {gpus} gpus" if gpus else "")

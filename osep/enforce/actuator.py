@@ -59,6 +59,7 @@ class Actuator:
         if self.limits.max_vacates_per_cycle is not None:
             cap = min(cap, self.limits.max_vacates_per_cycle)
         sent = 0
+        made: dict[int, Vacate] = {}  # group -> a vacate of it that went through
         for vacate in plan.vacates:
             if sent >= cap:
                 result = ActionResult(vacate, Outcome.RATE_LIMITED, f"cycle cap of {cap} reached")
@@ -66,8 +67,16 @@ class Actuator:
                 result = self._vacate(vacate, now)
                 if result.outcome in (Outcome.DONE, Outcome.DRY_RUN):
                     sent += 1
+                if result.outcome is Outcome.DONE:
+                    made.setdefault(vacate.group, vacate)
             results.append(result)
             record.action(vacate, result.outcome, result.detail)
+        # The room a group of vacates makes is kept once for its beneficiary, if any of them went.
+        for vacate in made.values():
+            try:
+                self.pool.reserve(vacate.place or vacate.slot, vacate.beneficiary, vacate.room)
+            except PoolError as exc:
+                record.reserve_failed(vacate, str(exc))
         for claim in plan.claims:
             result = self._claim(claim)
             results.append(result)
@@ -112,7 +121,6 @@ class Actuator:
             return ActionResult(vacate, Outcome.DRY_RUN)
         try:
             self.pool.vacate(vacate.job)
-            self.pool.reserve(vacate.slot, vacate.beneficiary)
         except PoolError as exc:
             return ActionResult(vacate, Outcome.FAILED, str(exc))
         history.append(now)
@@ -122,7 +130,7 @@ class Actuator:
         if self.limits.dry_run:
             return ActionResult(claim, Outcome.DRY_RUN)
         try:
-            self.pool.reserve(claim.slot, claim.beneficiary)
+            self.pool.reserve(claim.slot, claim.beneficiary, claim.shape)
         except PoolError as exc:
             return ActionResult(claim, Outcome.FAILED, str(exc))
         return ActionResult(claim, Outcome.DONE)

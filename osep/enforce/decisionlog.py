@@ -71,12 +71,18 @@ class Recorder:
     def action(self, action: Vacate | Claim, outcome: Outcome, detail: str) -> None:
         if isinstance(action, Vacate):
             self.log.info(ACTION, kind="vacate", job=str(action.job), owner=action.owner,
-                          slot=action.slot, beneficiary=action.beneficiary,
+                          slot=action.slot, place=action.place, group=action.group,
+                          room=list(action.room), beneficiary=action.beneficiary,
                           run_time=action.run_time, lost_work=action.lost_work,
                           outcome=outcome.value, detail=detail)
         else:
-            self.log.info(ACTION, kind="claim", slot=action.slot, beneficiary=action.beneficiary,
-                          outcome=outcome.value, detail=detail)
+            self.log.info(ACTION, kind="claim", slot=action.slot, room=list(action.shape),
+                          beneficiary=action.beneficiary, outcome=outcome.value, detail=detail)
+
+    def reserve_failed(self, vacate: Vacate, problem: str) -> None:
+        """The room a group of vacates made could not be kept for its beneficiary."""
+        self.log.error(ACTION, kind="reserve", slot=vacate.place, beneficiary=vacate.beneficiary,
+                       outcome=Outcome.FAILED.value, detail=problem)
 
     def hold(self, holds: Mapping[str, int], outcome: Outcome, detail: str = "") -> None:
         level = self.log.error if outcome is Outcome.FAILED else self.log.info

@@ -30,12 +30,13 @@ JOB_STATES: dict[int, JobState] = {
 JOB_ATTRS = [
     "ClusterId", "ProcId", "Owner", "User", "AcctGroup", "AccountingGroup", "JobStatus",
     "JobUniverse", "QDate", "JobCurrentStartDate", "LastCkptTime", "RequestCpus", "RequestMemory",
-    "RemoteHost", "ServerTime",
+    "RequestGPUs", "RemoteHost", "ServerTime",
     # What the request expressions of a stock submit file refer to (RequestMemory is
     # ifthenelse(MemoryUsage =!= undefined, MemoryUsage, (ImageSize + 1023) / 1024)).
     "MemoryUsage", "ImageSize", "ResidentSetSize",
 ]
-SLOT_ATTRS = ["Name", "Cpus", "Memory", "SlotType", "State"]
+SLOT_ATTRS = ["Name", "Cpus", "Memory", "GPUs", "SlotType", "State", "ParentSlotId", "SlotWeight",
+              "RemoteUser", "RemoteOwner"]
 # Slots in these states cannot run a job for anyone, so they are not capacity.
 UNAVAILABLE = {"Owner", "Drained", "Delete"}
 # Jobs of these universes run on the submit machine (scheduler: DAGMan; local) or at another site
@@ -52,9 +53,12 @@ JOB_CONSTRAINT = (
 DEFAULTS: dict[str, float] = {
     "RequestCpus": 1,  # the negotiator's own default for a job that asks for nothing
     "RequestMemory": 0,  # unknown: the job is taken to fit any slot's memory
+    "RequestGPUs": 0,  # a job that asks for no GPUs (undefined is the normal case, not counted)
     "QDate": 0,  # unknown: the oldest
     "LastCkptTime": 0,  # no checkpoint
 }
+# Attributes whose absence is normal: undefined takes the default without being counted.
+QUIET_DEFAULTS = {"LastCkptTime", "RequestGPUs"}
 # Shown in the odd_ads examples for what has no number to stand in for it.
 DEFAULT_TEXT = {"JobCurrentStartDate": "unknown: never a victim"}
 LARGEST = 2**31 - 1  # requests and times beyond this are not read as they are
@@ -167,7 +171,7 @@ def to_job(schedd: str, ad: Ad, tally: AdTally | None = None, pool: str = "") ->
         raw = evaluate(ad, attr)
         value = _number(raw)
         if value is None:
-            if raw is not classad2.Value.Undefined or attr != "LastCkptTime":
+            if raw is not classad2.Value.Undefined or attr not in QUIET_DEFAULTS:
                 tally.default(attr, where, raw)
             return DEFAULTS[attr]
         return value
@@ -192,6 +196,7 @@ def to_job(schedd: str, ad: Ad, tally: AdTally | None = None, pool: str = "") ->
         submitter = f"{accounting}@{domain}" if isinstance(accounting, str) and accounting else user
         cpus = max(1, int(optional("RequestCpus")))
         memory = int(optional("RequestMemory"))
+        gpus = int(optional("RequestGPUs"))
         submit = optional("QDate")
         slot = start = ckpt = None
         if state is JobState.RUNNING:
@@ -212,34 +217,72 @@ def to_job(schedd: str, ad: Ad, tally: AdTally | None = None, pool: str = "") ->
     except BadAd as exc:
         raise BadAd(f"{where}: {exc}") from None
     job = Job(job_id, owner, state, submit, slot=slot, start_time=start, checkpoint_time=ckpt,
-              cpus=cpus, memory=memory)
+              cpus=cpus, memory=memory, gpus=gpus)
     return JobAd(job, submitter)
+
+
+def parent_name(name: str, parent_id: Any) -> str | None:
+    """The partitionable slot a dynamic slot ``slot<N>_<M>@host`` was carved from: ``slot<N>@host``
+    (by its ParentSlotId where the ad has one, else by its name)."""
+    local, at, host = name.partition("@")
+    number = integer(parent_id)
+    if number is not None:
+        return f"slot{number}{at}{host}"
+    base, underscore, _ = local.rpartition("_")
+    return f"{base}{at}{host}" if at and underscore and base else None
 
 
 def to_slots(ads: Iterable[Ad]) -> Iterator[Slot | BadAd]:
     """The slots the ads describe, in their order, with a :class:`BadAd` in place of each ad that
-    cannot be read. Slots that cannot run a job for anyone (``UNAVAILABLE``) are left out."""
+    cannot be read. Slots that cannot run a job for anyone (``UNAVAILABLE``) are left out, and so
+    are dynamic slots of a partitionable slot that is."""
+    gone: set[str] = set()
+    dynamic: list[Slot] = []
     for ad in ads:
         name = evaluate(ad, "Name")
         cpus = _number(evaluate(ad, "Cpus"))
         memory = _number(evaluate(ad, "Memory"))
+        gpus = _number(evaluate(ad, "GPUs"))
         state = evaluate(ad, "State")
         kind = evaluate(ad, "SlotType")
         if not isinstance(name, str) or not name or cpus is None:
             yield BadAd(f"{ad_id(ad)}: Name is {_show(name)}, Cpus is {_show(evaluate(ad, 'Cpus'))}")
             continue
-        if isinstance(state, str) and state in UNAVAILABLE:
-            continue
         mib = int(memory) if memory is not None else None
+        count = int(gpus) if gpus is not None else 0
+        if kind == "Dynamic":
+            parent = parent_name(name, evaluate(ad, "ParentSlotId"))
+            if parent is None:
+                yield BadAd(f"{name}: a dynamic slot without a parent")
+                continue
+            dynamic.append(Slot(name, int(cpus), mib, count, parent=parent))
+            continue
+        if isinstance(state, str) and state in UNAVAILABLE:
+            gone.add(name)
+            continue
         if kind == "Partitionable":
-            # Unclaimed cores of a partitionable slot: one single-core place each, sharing its
-            # remaining memory, so that capacity counts what jobs could still start here.
-            count = int(cpus)
-            share = mib // count if mib is not None and count > 0 else None
-            for k in range(count):
-                yield Slot(f"{name}#{k}", 1, share)
+            # What is still unclaimed; its dynamic slots hold the rest.
+            yield Slot(name, int(cpus), mib, count, partitionable=True)
         else:
-            yield Slot(name, max(int(cpus), 1), mib)
+            yield Slot(name, max(int(cpus), 1), mib, count)
+    for slot in dynamic:
+        if slot.parent not in gone:
+            yield slot
+
+
+def slot_weights(ads: Iterable[Ad]) -> dict[str, float]:
+    """Each slot's SlotWeight as its ad evaluates it: what the negotiator charges a submitter for
+    the slot, and so what a ceiling counts (the negotiator's default, without SLOT_WEIGHT, is the
+    slot's Cpus)."""
+    out = {}
+    for ad in ads:
+        name = evaluate(ad, "Name")
+        weight = _number(evaluate(ad, "SlotWeight"))
+        if weight is None:
+            weight = _number(evaluate(ad, "Cpus"))
+        if isinstance(name, str) and weight is not None:
+            out[name] = weight
+    return out
 
 
 def check_complete(slot_ads: Iterable[Ad], jobs: Iterable[Job], schedds: int) -> None:
@@ -264,17 +307,21 @@ class Accounts:
     running: dict[str, int] = field(default_factory=dict)  # owner -> running jobs
     idle: dict[str, int] = field(default_factory=dict)  # owner -> idle jobs
     submitters: dict[str, set[str]] = field(default_factory=dict)  # owner -> accounting names
-    busy: dict[str, float] = field(default_factory=dict)  # submitter -> cores held, not vacating
-    # running job -> (owner, submitter, cores, start of its current run)
+    # submitter -> what it holds, not vacating, in the negotiator's SlotWeight (cores by default)
+    busy: dict[str, float] = field(default_factory=dict)
+    # running job -> (owner, submitter, weight, start of its current run)
     placed: dict[JobId, tuple[str, str, float, float | None]] = field(default_factory=dict)
+    # slot name -> its SlotWeight, as the slot ads give it (a job on a slot not named: its cores)
+    weights: Mapping[str, float] = field(default_factory=dict)
 
     def add(self, entry: JobAd) -> None:
         job, submitter = entry.job, entry.submitter
         self.submitters.setdefault(job.owner, set()).add(submitter)
         if job.state is JobState.RUNNING:
             self.running[job.owner] = self.running.get(job.owner, 0) + 1
-            self.busy[submitter] = self.busy.get(submitter, 0.0) + job.cpus
-            self.placed[job.id] = (job.owner, submitter, float(job.cpus), job.start_time)
+            weight = self.weights.get(job.slot or "", float(job.cpus))
+            self.busy[submitter] = self.busy.get(submitter, 0.0) + weight
+            self.placed[job.id] = (job.owner, submitter, weight, job.start_time)
         elif job.state is JobState.IDLE:
             self.idle[job.owner] = self.idle.get(job.owner, 0) + 1
 

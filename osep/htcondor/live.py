@@ -34,6 +34,7 @@ from tenacity import (
 
 from osep.core.model import Job, JobId, JobState, Slot, Snapshot
 from osep.core.reservations import ReservationBook
+from osep.core.resources import Shape
 from osep.errors import PoolError
 from osep.htcondor.ads import (
     JOB_ATTRS,
@@ -45,6 +46,7 @@ from osep.htcondor.ads import (
     JobAd,
     check_complete,
     integer,
+    slot_weights,
     to_job,
     to_slots,
 )
@@ -197,7 +199,7 @@ class LivePool:
                 now = float(server_time)
                 break
         jobs: list[Job] = []
-        accounts = Accounts()
+        accounts = Accounts(weights=slot_weights(slot_ads))
         tally = AdTally()
         for schedd_name, ad in job_ads:
             entry = self._translate(schedd_name, ad, tally)
@@ -223,7 +225,8 @@ class LivePool:
         for res in self.book.expire(now, accounts.running, accounts.idle):
             self.log.info("reservation_expired", owner=res.owner, slot=res.slot)
         occupied = {j.slot for j in jobs if j.state is JobState.RUNNING and j.slot is not None}
-        return Snapshot(time=now, slots=tuple(self.book.mark(slots, occupied)), jobs=tuple(jobs))
+        return Snapshot(time=now, slots=tuple(slots), jobs=tuple(jobs),
+                        kept=self.book.mark(slots, occupied))
 
     def _query_jobs(self, name: str, schedd_ad: Any) -> list[Any]:
         schedd = htcondor.Schedd(schedd_ad)
@@ -283,8 +286,8 @@ class LivePool:
         # The job no longer counts for its owner: it will not be capped for it, nor counted running.
         self.vacates.sent(job_id, self._accounts.vacated(job_id), self.now)
 
-    def reserve(self, slot: str, owner: str) -> None:
-        self.book.reserve(slot, owner, self.now, self._accounts.running.get(owner, 0))
+    def reserve(self, slot: str, owner: str, shape: Shape) -> None:
+        self.book.reserve(slot, owner, self.now, self._accounts.running.get(owner, 0), shape)
 
     def hold(self, holds: Mapping[str, int]) -> None:
         self.book.hold(holds)

@@ -37,10 +37,11 @@ def negotiate(pool: SimulatedPool, shares: Mapping[str, float]) -> None:
         if pool.settings.order is Order.FIFO:
             ranked = [o for _, o in sorted((q[0], o) for o, q in pool.idle.items() if q)]
         for candidate in ranked:
-            if not book.may_match(candidate):
+            # A static slot is charged whole, as SlotWeight (its cores) charges it.
+            if not book.may_match(candidate, slot.spec.cpus):
                 continue
             job = pool.pop_fitting(candidate, slot)
             if job is not None:
                 pool.start(job, slot)
-                book.matched(candidate)
+                book.matched(candidate, slot.spec.cpus)
                 break

@@ -25,8 +25,9 @@ import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 
-from osep.core.model import Job, JobId, JobState, Slot, Snapshot, fits
+from osep.core.model import Job, JobId, JobState, Slot, Snapshot
 from osep.core.reservations import ReservationBook
+from osep.core.resources import Shape, fits
 from osep.errors import PoolError
 from osep.measure.records import JobRecord, Run
 from osep.sim.fairshare import Accountant
@@ -70,7 +71,7 @@ class SimSlot:
         self.job: SimJob | None = None
 
     def fits(self, spec: JobSpec) -> bool:
-        return fits(spec.shape, self.spec.cpus, self.spec.memory)
+        return fits(spec.shape, (self.spec.cpus, self.spec.memory, self.spec.gpus))
 
 
 # What the pool asks its driver to do later: (time, kind, data).
@@ -100,10 +101,11 @@ class SimulatedPool:
         idle = {o: len(q) for o, q in self.idle.items() if q}
         running = {o: n for o, n in self.running.items() if n}
         self.book.expire(self.now, running, idle)
-        slots = [Slot(s.spec.name, s.spec.cpus, s.spec.memory) for s in self.slots.values()]
+        slots = tuple(Slot(s.spec.name, s.spec.cpus, s.spec.memory, s.spec.gpus)
+                      for s in self.slots.values())
         occupied = {s.spec.name for s in self.slots.values()
                     if s.job is not None and s.job.state is JobState.RUNNING}
-        return Snapshot(time=self.now, slots=tuple(self.book.mark(slots, occupied)), jobs=jobs)
+        return Snapshot(time=self.now, slots=slots, jobs=jobs, kept=self.book.mark(slots, occupied))
 
     def job(self, job_id: JobId) -> Job | None:
         job = self.jobs.get(job_id)
@@ -128,10 +130,10 @@ class SimulatedPool:
         self.later.append((self.now + self.settings.vacate_delay, "release",
                            (job.spec.id, job.run_id)))
 
-    def reserve(self, slot: str, owner: str) -> None:
+    def reserve(self, slot: str, owner: str, shape: Shape) -> None:
         if slot not in self.slots:
             raise PoolError(f"no slot {slot}")
-        self.book.reserve(slot, owner, self.now, self.running.get(owner, 0))
+        self.book.reserve(slot, owner, self.now, self.running.get(owner, 0), shape)
 
     def hold(self, holds: Mapping[str, int]) -> None:
         if self.settings.holds:
@@ -143,7 +145,7 @@ class SimulatedPool:
         spec = job.spec
         if job.state is JobState.IDLE:
             return Job(spec.id, spec.owner, JobState.IDLE, spec.submit, cpus=spec.cpus,
-                       memory=spec.memory)
+                       memory=spec.memory, gpus=spec.gpus)
         checkpoint = None
         if self.settings.checkpointing is Checkpointing.PERIODIC:
             done = _last_checkpoint(self.now - job.start, self.settings.checkpoint_interval)
@@ -153,6 +155,7 @@ class SimulatedPool:
             spec.id, spec.owner, job.state, spec.submit,
             slot=job.slot.spec.name if job.slot else None,
             start_time=job.start, checkpoint_time=checkpoint, cpus=spec.cpus, memory=spec.memory,
+            gpus=spec.gpus,
         )
 
     def arrive(self, spec: JobSpec) -> None:

@@ -28,6 +28,7 @@ class SlotSpec:
     name: str
     cpus: int = 1
     memory: int | None = None
+    gpus: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,10 +39,11 @@ class JobSpec:
     runtime: float
     cpus: int = 1
     memory: int = 0
+    gpus: int = 0
 
     @property
     def shape(self) -> Shape:
-        return (self.cpus, self.memory)
+        return (self.cpus, self.memory, self.gpus)
 
 
 @dataclass(frozen=True, slots=True)

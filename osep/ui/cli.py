@@ -17,6 +17,7 @@ from osep.config.knobs import KNOBS, Overrides, parse_knobs
 from osep.config.policy import load_policy
 from osep.config.toml import Table, read_toml
 from osep.core.plan import Target, VictimOrder
+from osep.core.resources import RESOURCES
 from osep.errors import OsepError
 from osep.sim.variants import NAMES as POLICY_NAMES
 
@@ -159,11 +160,14 @@ def validate(files: tuple[Path, ...]) -> None:
             )
         else:
             settings = load_policy(path).settings
-            owners = len(settings.shares.shares)
-            unit = "%" if settings.shares.percent else " slots"
-            total = sum(settings.shares.shares.values())
-            click.echo(f"{path}: policy: {owners} owners, {total:g}{unit} in all, target "
-                       f"{settings.target.value}, victims by {settings.victim_order.value}")
+            shares = settings.shares
+            owners = len(shares.shares)
+            totals = ", ".join(
+                f"{sum(shares.amounts(r).values()):g}{'%' if shares.percent else ''} {r}"
+                for r in RESOURCES if r in shares.resources())
+            click.echo(f"{path}: policy: {owners} owners, {totals or 'nothing'} in all, unit "
+                       f"{settings.unit.value}, target {settings.target.value}, victims by "
+                       f"{settings.victim_order.value}")
 
 
 @cli.command()

@@ -8,6 +8,7 @@ import pytest
 
 from osep.config.policy import load_policy
 from osep.core.plan import Target, VictimOrder
+from osep.core.resources import Unit
 from osep.errors import ConfigError
 
 GOOD = """
@@ -48,6 +49,30 @@ def test_defaults_follow_the_paper(tmp_path):
     assert settings.vacate_budget(10) == 6  # the largest share
 
 
+def test_shares_in_resources_load_with_their_units(tmp_path):
+    text = """
+[policy]
+unit = "dominant"
+
+[owners]
+physics = { cpus = 400, memory = "1.5 TiB", gpus = 8 }
+chemistry = { cpus = 100, memory = 262144 }
+biology = { gpus = 2, memory = "512G" }
+"""
+    settings = load_policy(write(tmp_path, text)).settings
+    assert settings.unit is Unit.DOMINANT
+    assert settings.shares.shares == {
+        "physics": {"cpus": 400, "memory": 1.5 * 1024 * 1024, "gpus": 8},
+        "chemistry": {"cpus": 100, "memory": 262144},
+        "biology": {"gpus": 2, "memory": 512 * 1024},
+    }
+    cores = load_policy(write(tmp_path, '[policy]\nunit = "cpus"\n[owners]\na = 40\nb = { cpus = 8 }\n'))
+    assert cores.settings.shares.shares == {"a": {"cpus": 40}, "b": {"cpus": 8}}
+    memory = load_policy(write(tmp_path, '[policy]\nunit = "memory"\n[owners]\na = "25%"\nb = "64 GiB"\n'
+                               .replace('"64 GiB"', '"75%"')))
+    assert memory.settings.shares.percent and memory.settings.shares.shares["a"] == {"memory": 25}
+
+
 def test_bundled_policy_example_is_valid():
     from pathlib import Path
 
@@ -60,12 +85,32 @@ def test_bundled_policy_example_is_valid():
     [
         ('[owners]\na = -3\n', "owners.a", "negative"),
         ('[owners]\na = "-5%"\n', "owners.a", "negative"),
-        ('[owners]\na = 5\nb = "50%"\n', "owners.b", "different units"),
+        ('[owners]\na = 5\nb = "50%"\n', "owners.b", "different kinds"),
         ('[owners]\na = "70%"\nb = "40%"\n', "owners", "more than 100%"),
         ('[owners]\na = "lots"\n', "owners.a", "a share is a number"),
         ('[owners]\na = "x%"\n', "owners.a", "not a percentage"),
         ('[owners]\na = true\n', "owners.a", "a share is a number"),
-        ('[owners]\na = { shar = 3 }\n', "owners.a.share", "missing"),
+        ('[owners]\na = { shar = 3 }\n', "owners.a.shar", "unknown key"),
+        ('[owners]\na = {}\n', "owners.a", "names at least one of: slots"),
+        # Resources: what the unit cannot weigh, mixtures, sizes.
+        ('[policy]\nunit = "cpus"\n[owners]\na = { cpus = 4, gpus = 1 }\n', "owners.a.gpus",
+         "a share in gpus would be ignored"),
+        ('[owners]\na = { cpus = 4 }\n', "owners.a.cpus", "policy.unit is 'slots'"),
+        ('[policy]\nunit = "dominant"\n[owners]\na = 4\n', "owners.a", "names the resources"),
+        ('[policy]\nunit = "dominant"\n[owners]\na = { share = 4 }\n', "owners.a.share",
+         "names the resources"),
+        ('[policy]\nunit = "dominant"\n[owners]\na = { slots = 4 }\n', "owners.a.slots",
+         "names the resources"),
+        ('[policy]\nunit = "dominant"\ntarget = "feasible"\n[owners]\na = { cpus = 4 }\n',
+         "policy.target", "only \"owner\" targets"),
+        ('[policy]\nunit = "memory"\n[owners]\na = "1.5 TB of it"\n', "owners.a", "not a memory size"),
+        ('[policy]\nunit = "gpus"\n[owners]\na = "2 GiB"\n', "owners.a", "number of GPUs"),
+        ('[policy]\nunit = "dominant"\n[owners]\na = { cpus = "60%" }\nb = { cpus = "50%" }\n',
+         "owners", "percentages of cpus add up to 110%"),
+        ('[policy]\nunit = "dominant"\n[owners]\na = { cpus = "60%", gpus = 2 }\n', "owners.a.cpus",
+         "different kinds"),
+        ('[policy]\nunit = "dominant"\n[owners]\na = { cpus = 4, cpu = 2 }\n', "owners.a.cpu",
+         "unknown key"),
         ('[owners]\na = { share = 3, weight = 2 }\n', "owners.a.weight", "unknown key"),
         ('[policy]\ntarget = "ownr"\n[owners]\na = 1\n', "policy.target", "expected one of owner, feasible"),
         ('[policy]\nvictim_order = "random"\n[owners]\na = 1\n', "policy.victim_order", "wallclock, lost-work"),
@@ -74,7 +119,7 @@ def test_bundled_policy_example_is_valid():
         ('[policy]\ninterval = 0\n[owners]\na = 1\n', "policy.interval", "greater than 0"),
         ('[policy]\ninterval = "5m"\n[owners]\na = 1\n', "policy.interval", "expected a number"),
         ('[policy]\nintervall = 60\n[owners]\na = 1\n', "policy.intervall", "did you mean 'interval'"),
-        ('[policy]\nunit = "cores"\n[owners]\na = 1\n', "policy.unit", "only \"slots\""),
+        ('[policy]\nunit = "cores"\n[owners]\na = 1\n', "policy.unit", "one of slots, cpus, memory, gpus, dominant"),
         ('[owner]\na = 1\n', "owners", "missing"),
         ('[owners]\na = 1\n[extra]\nx = 1\n', "extra", "unknown key"),
         ('owners = 3\n', "owners", "expected a table"),

@@ -64,7 +64,7 @@ def test_slot_groups(tmp_path):
     "change, key, reason",
     [
         (lambda t: t.replace("a = 2", "a = -2"), "owners.a", "negative"),
-        (lambda t: t.replace("b = 2", 'b = "50%"'), "owners.b", "different units"),
+        (lambda t: t.replace("b = 2", 'b = "50%"'), "owners.b", "different kinds"),
         (lambda t: "[scenario]\npolicies = [\"osep\", \"fairshare\", \"osepp\"]\n" + t,
          "scenario.policies", "did you mean 'osep'"),
         (lambda t: "[scenario]\npolicy = [\"osep\"]\n" + t, "scenario.policy", "unknown key"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from builders import jid, name, snap
-from osep.core.model import Job, JobState, Slot, Snapshot
+from osep.core.model import Job, JobState, Kept, Slot, Snapshot
 from osep.core.plan import Target, VictimOrder
 from osep.core.policy import PolicySettings, decide
 from osep.core.shares import ShareTable
@@ -162,13 +162,14 @@ def test_default_p_is_largest_share():
 def test_reservations_in_flight_prevent_double_vacates():
     """Jobs already being vacated for b, with their slots reserved for b, count as b's: the next
     cycle must not vacate again for the same deficit."""
-    slots = tuple(Slot(f"s{k}", reserved_for="b" if k < 5 else None) for k in range(10))
+    slots = tuple(Slot(f"s{k}") for k in range(10))
+    kept = tuple(Kept("b", f"s{k}", (1, 0, 0)) for k in range(5))
     jobs = tuple(
         Job(jid(f"a.{k}"), "a", JobState.VACATING if k < 5 else JobState.RUNNING, slot=f"s{k}",
             start_time=float(k))
         for k in range(10)
     ) + tuple(Job(jid(f"b.{k}"), "b", JobState.IDLE) for k in range(10))
-    plan = decide(Snapshot(1000.0, slots, jobs), settings({"a": 5, "b": 5}))
+    plan = decide(Snapshot(1000.0, slots, jobs, kept), settings({"a": 5, "b": 5}))
     assert plan.vacates == ()
     b = next(v for v in plan.owners if v.owner == "b")
     assert (b.reserved, b.active, b.gap) == (5, 5, 0)
@@ -177,9 +178,10 @@ def test_reservations_in_flight_prevent_double_vacates():
 
 
 def test_stale_reservation_for_owner_without_idle_jobs_does_not_count():
-    slots = (Slot("s0", reserved_for="b"), Slot("s1"))
+    slots = (Slot("s0"), Slot("s1"))
     jobs = (Job(jid("a.0"), "a", JobState.RUNNING, slot="s1", start_time=0.0),)
-    plan = decide(Snapshot(100.0, slots, jobs), settings({"a": 1, "b": 1}))
+    plan = decide(Snapshot(100.0, slots, jobs, (Kept("b", "s0", (1, 0, 0)),)),
+                  settings({"a": 1, "b": 1}))
     b = next(v for v in plan.owners if v.owner == "b")
     assert b.reserved == 0
 
@@ -260,11 +262,12 @@ def test_percent_shares_resolve_against_the_snapshot():
         (snap(running={"a": [0] * 5, "c": [0]}, idle={"a": 9, "b": 1, "c": 1}, free=6),
          {"a": 5, "b": 5}, {"a": 4, "c": 1}),
         # b's reserved slots are not running yet: b still counts as waiting, a stays held.
-        (Snapshot(0.0, tuple(Slot(f"s{k}", reserved_for="b" if k < 2 else None) for k in range(4)),
+        (Snapshot(0.0, tuple(Slot(f"s{k}") for k in range(4)),
                   (Job(jid("a.0"), "a", JobState.RUNNING, slot="s2", start_time=0.0),
                    Job(jid("a.1"), "a", JobState.RUNNING, slot="s3", start_time=0.0),
                    Job(jid("a.2"), "a", JobState.IDLE),
-                   Job(jid("b.0"), "b", JobState.IDLE), Job(jid("b.1"), "b", JobState.IDLE))),
+                   Job(jid("b.0"), "b", JobState.IDLE), Job(jid("b.1"), "b", JobState.IDLE)),
+                  (Kept("b", "s0", (1, 0, 0)), Kept("b", "s1", (1, 0, 0)))),
          {"a": 2, "b": 2}, {"a": 0}),
     ],
 )

@@ -8,7 +8,7 @@ from collections import Counter
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from osep.core.model import EPS, Job, JobId, JobState, Slot, Snapshot
+from osep.core.model import EPS, Job, JobId, JobState, Kept, Slot, Snapshot
 from osep.core.plan import Target, VictimOrder
 from osep.core.policy import PolicySettings, decide
 from osep.core.shares import ShareTable
@@ -20,13 +20,15 @@ OWNERS = ["a", "b", "c", "d", "e"]
 def pools(draw):
     now = 100_000.0
     n_slots = draw(st.integers(0, 30))
-    slots, jobs = [], []
+    slots, jobs, kept = [], [], []
     for k in range(n_slots):
         cpus = draw(st.sampled_from([1, 1, 2]))
         memory = draw(st.sampled_from([None, 2048, 4096]))
         reserved = draw(st.sampled_from([None] * 4 + OWNERS))
         occupant = draw(st.sampled_from([None, "run", "run", "run", "vacating"]))
-        slots.append(Slot(f"s{k}", cpus=cpus, memory=memory, reserved_for=reserved))
+        slots.append(Slot(f"s{k}", cpus=cpus, memory=memory))
+        if reserved:
+            kept.append(Kept(reserved, f"s{k}", (1, 0, 0)))
         if occupant:
             owner = draw(st.sampled_from(OWNERS))
             start = draw(st.floats(0, now, allow_nan=False))
@@ -56,7 +58,7 @@ def pools(draw):
         victim_order=draw(st.sampled_from(list(VictimOrder))),
         max_vacates=draw(st.one_of(st.none(), st.integers(0, 10))),
     )
-    return Snapshot(now, tuple(slots), tuple(jobs)), policy
+    return Snapshot(now, tuple(slots), tuple(jobs), tuple(kept)), policy
 
 
 @settings(max_examples=300, deadline=None)
@@ -102,7 +104,7 @@ def test_plan_invariants(case):
     busy = {j.slot for j in snapshot.jobs if j.state in (JobState.RUNNING, JobState.VACATING)}
     for c in plan.claims:
         # Claims only take free, unreserved slots, each once.
-        assert c.slot not in busy and slots[c.slot].reserved_for is None
+        assert c.slot not in busy and c.slot not in {k.place for k in snapshot.kept}
         assert c.slot not in seen_slots
         seen_slots.add(c.slot)
 
@@ -115,7 +117,7 @@ def test_plan_is_deterministic_and_ignores_job_order(case, rnd: random.Random):
     assert decide(snapshot, policy) == first
     shuffled = list(snapshot.jobs)
     rnd.shuffle(shuffled)
-    assert decide(Snapshot(snapshot.time, snapshot.slots, tuple(shuffled)), policy) == first
+    assert decide(Snapshot(snapshot.time, snapshot.slots, tuple(shuffled), snapshot.kept), policy) == first
 
 
 @settings(max_examples=150, deadline=None)

@@ -9,7 +9,8 @@ SLOTS = [Slot("s0"), Slot("s1"), Slot("s2")]
 
 
 def marked(book: ReservationBook, occupied=()) -> dict[str, str | None]:
-    return {s.name: s.reserved_for for s in book.mark(SLOTS, occupied)}
+    shown = {k.place: k.owner for k in book.mark(SLOTS, occupied)}
+    return {s.name: shown.get(s.name) for s in SLOTS}
 
 
 def test_a_reservation_is_shown_on_its_slot_until_it_times_out():

@@ -37,7 +37,7 @@ class FakePool:
             raise PoolError(f"schedd refused {job_id}")
         self.calls.append(("vacate", name(job_id)))
 
-    def reserve(self, slot: str, owner: str) -> None:
+    def reserve(self, slot: str, owner: str, shape: tuple[int, int, int]) -> None:
         self.calls.append(("reserve", slot, owner))
 
     def hold(self, owners) -> None:
@@ -59,8 +59,8 @@ def test_vacates_and_reserves_the_slot_for_the_beneficiary():
     results = actuator.apply(plan)
     assert [r.outcome for r in results] == [Outcome.DONE, Outcome.DONE]
     # a is held last, so that it stays at what it runs after the vacates.
-    assert pool.calls == [("vacate", "a.3"), ("reserve", "s3", "b"),
-                          ("vacate", "a.2"), ("reserve", "s2", "b"), ("hold", "a")]
+    assert pool.calls == [("vacate", "a.3"), ("vacate", "a.2"),
+                          ("reserve", "s3", "b"), ("reserve", "s2", "b"), ("hold", "a")]
 
 
 def test_dry_run_touches_nothing():

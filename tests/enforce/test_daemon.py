@@ -33,7 +33,7 @@ class FakeLive:
     def vacate(self, job_id):
         self.calls.append(("vacate", job_id))
 
-    def reserve(self, slot, owner):
+    def reserve(self, slot, owner, shape):
         self.calls.append(("reserve", slot, owner))
 
     def hold(self, owners):

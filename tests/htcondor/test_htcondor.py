@@ -112,11 +112,19 @@ def test_real_machine_ads():
     assert len(static) == 20 and all(s.cpus == 1 for s in static if not isinstance(s, BadAd))
     partitionable = list(to_slots(fixture("machines-partitionable.ads")))
     assert not [s for s in partitionable if isinstance(s, BadAd)]
-    names = [s.name for s in partitionable if not isinstance(s, BadAd)]
-    # The dynamic slots the running jobs hold, and each free core of the two partitionable slots.
-    assert sum(1 for n in names if n.startswith("slot1@vm#")) == 2
-    assert sum(1 for n in names if n.startswith("slot2@vm#")) == 8
-    assert {"slot1_1@vm", "slot1_4@vm", "slot2_2@vm"} <= set(names)
+    slots = {s.name: s for s in partitionable if isinstance(s, Slot)}
+    # As machines-partitionable.summary has them: each partitionable slot with what is unclaimed,
+    # each dynamic slot with what it holds and its parent.
+    assert slots["slot1@vm"] == Slot("slot1@vm", 2, 6784, 1, partitionable=True)
+    assert slots["slot2@vm"] == Slot("slot2@vm", 8, 9984, 2, partitionable=True)
+    assert slots["slot1_4@vm"] == Slot("slot1_4@vm", 4, 2048, 0, parent="slot1@vm")
+    assert slots["slot1_5@vm"] == Slot("slot1_5@vm", 1, 1024, 1, parent="slot1@vm")
+    assert slots["slot2_2@vm"].parent == "slot2@vm"
+    assert len(slots) == 9
+    # Together: two machines of 10 cores, 10 GiB and 2 GPUs each.
+    snapshot = Snapshot(0.0, tuple(slots.values()), ())
+    assert snapshot.totals()[1:] == (20.0, 2 * 10240.0, 4.0)
+    assert snapshot.capacity == 7 + 10  # dynamic slots, and one per unclaimed core
 
 
 @pytest.mark.parametrize("attr, text, expected", [
@@ -227,10 +235,20 @@ def test_slots_static_partitionable_and_unavailable():
         ad(Name="slot2@a", Cpus=1, Memory=1000, SlotType="Static", State="Owner"),
         ad(Name="broken", Memory=1000),
     ]))
-    assert isinstance(items[-1], BadAd) and "broken" in str(items[-1])
-    assert [(s.name, s.cpus, s.memory) for s in items[:-1]] == [
-        ("slot1@a", 1, 1000), ("slot1@b#0", 1, 1000), ("slot1@b#1", 1, 1000), ("slot1@b#2", 1, 1000),
-        ("slot1_1@b", 1, 1000)]
+    bad = [i for i in items if isinstance(i, BadAd)]
+    assert len(bad) == 1 and "broken" in str(bad[0])
+    assert [(s.name, s.cpus, s.memory, s.parent, s.partitionable) for s in items if isinstance(s, Slot)] == [
+        ("slot1@a", 1, 1000, None, False), ("slot1@b", 3, 3000, None, True),
+        ("slot1_1@b", 1, 1000, "slot1@b", False)]
+
+
+def test_dynamic_slots_of_an_unavailable_machine_are_left_out_with_it():
+    items = list(to_slots([
+        ad(Name="slot1_1@b", Cpus=1, Memory=1000, SlotType="Dynamic", State="Claimed", ParentSlotId=1),
+        ad(Name="slot1@b", Cpus=3, Memory=3000, SlotType="Partitionable", State="Drained"),
+        ad(Name="oddly_named", Cpus=1, SlotType="Dynamic", State="Claimed"),
+    ]))
+    assert len(items) == 1 and isinstance(items[0], BadAd) and "without a parent" in str(items[0])
 
 
 def test_incomplete_view_is_refused():

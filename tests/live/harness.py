@@ -32,7 +32,8 @@ class Live:
 
     # -- files ------------------------------------------------------------------------------------
 
-    def policy(self, shares: dict[str, int], **policy: object) -> Path:
+    def policy(self, shares: dict[str, int | str], **policy: object) -> Path:
+        """A policy file; a share given as a string is written as it is (a TOML table, say)."""
         lines = ["[policy]"] + [f"{k} = {json.dumps(v)}" for k, v in policy.items()]
         lines += ["[owners]"] + [f"{o} = {s}" for o, s in shares.items()]
         path = self.work / "policy.toml"
@@ -106,8 +107,8 @@ class Live:
     # -- the pool ---------------------------------------------------------------------------------
 
     def submit(self, user: str, count: int, seconds: int = 3600, extra: str = "",
-               stock: bool = False) -> int:
-        return self.pool.submit(user, count, seconds, extra=extra, stock=stock)
+               stock: bool = False, cpus: int = 1) -> int:
+        return self.pool.submit(user, count, seconds, cpus=cpus, extra=extra, stock=stock)
 
     def jobs(self) -> list[dict]:
         """Every job in the queue, as the schedd says (not as osep saw it)."""
