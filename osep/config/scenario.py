@@ -9,7 +9,8 @@ Layout (every key is checked; unknown keys are errors)::
     horizon = 100000            # optional: stop the simulation here
 
     [pool]
-    slots = 10                  # or [[pool.slots]] tables with count, cpus, memory
+    slots = 10                  # or [[pool.slots]] tables with count, cpus, memory, gpus and
+                                # partitionable = true for machines carved into dynamic slots
     negotiation_interval = 60
     vacate_delay = 10
     reservation_timeout = 130   # optional; default vacate_delay + 2 negotiation intervals
@@ -32,6 +33,7 @@ Layout (every key is checked; unknown keys are errors)::
     runtime = 3600              # or runtimes = [..] (one per job)
     cpus = 1
     memory = 0
+    gpus = 0
 """
 
 from __future__ import annotations
@@ -64,7 +66,8 @@ class Scenario:
 
     @property
     def capacity(self) -> int:
-        return len(self.slots)
+        """In slots: one per static slot, one per core of a partitionable machine."""
+        return sum(s.slots for s in self.slots)
 
 
 def check_policy_names(
@@ -94,9 +97,13 @@ def _slots(pool: Table) -> tuple[SlotSpec, ...]:
         count = group.number("count", 1, integer=True, positive=True)
         cpus = group.number("cpus", 1, integer=True, positive=True)
         memory = group.number("memory", None, integer=True, positive=True)
+        gpus = group.number("gpus", 0, integer=True, minimum=0)
+        partitionable = group.raw("partitionable", False)
+        if not isinstance(partitionable, bool):
+            raise group.error("partitionable", f"expected true or false, got {partitionable!r}")
         group.finish()
         for _ in range(count):
-            specs.append(SlotSpec(f"slot{len(specs) + 1}", cpus, memory))
+            specs.append(SlotSpec(f"slot{len(specs) + 1}", cpus, memory, gpus, partitionable))
     if not specs:
         raise pool.error("slots", "the pool has no slots")
     return tuple(specs)
@@ -115,6 +122,7 @@ def _jobs(top: Table) -> tuple[JobSpec, ...]:
         time = group.number("time", 0.0, minimum=0)
         cpus = group.number("cpus", 1, integer=True, positive=True)
         memory = group.number("memory", 0, integer=True, minimum=0)
+        gpus = group.number("gpus", 0, integer=True, minimum=0)
         if group.has("runtimes"):
             if group.has("runtime"):
                 raise group.error("runtime", "give either runtime or runtimes, not both")
@@ -136,7 +144,7 @@ def _jobs(top: Table) -> tuple[JobSpec, ...]:
         for r in runtimes:
             n = numbering.get(owner, 0)
             numbering[owner] = n + 1
-            jobs.append(JobSpec(JobId(owner, 0, n), owner, float(time), float(r), cpus, memory))
+            jobs.append(JobSpec(JobId(owner, 0, n), owner, float(time), float(r), cpus, memory, gpus))
     return tuple(jobs)
 
 

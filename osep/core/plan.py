@@ -113,6 +113,8 @@ class Claim:
     beneficiary: str
     reason: Reason
     shape: Shape = (1, 0, 0)
+    # Room the vacates of this group left over on a partitionable slot (None: room that was free).
+    after: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

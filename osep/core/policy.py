@@ -61,7 +61,7 @@ def decide(snapshot: Snapshot, settings: PolicySettings) -> Plan:
     """Plan the vacates and claims that move owners towards their targets for one cycle."""
     census = count(snapshot, settings.shares, settings.target, settings.unit)
     views, ledger = census.views, census.ledger
-    capacity = snapshot.capacity if settings.unit is Unit.SLOTS else snapshot.totals()
+    capacity = snapshot.capacity if settings.unit is Unit.SLOTS else census.capacity
     budget = max(0, settings.vacate_budget(capacity))
     wants = {
         o: Wants(census.idle[o], v.reserved)
@@ -79,7 +79,7 @@ def decide(snapshot: Snapshot, settings: PolicySettings) -> Plan:
         rooms.update((name, room) for name, room in free.items() if name in partitionable)
         vacates = plan_vacates(budget, wants, ledger, views, census.running, census.slots, rooms,
                                settings.target, settings.victim_order, snapshot.time, notes,
-                               gainers={c.beneficiary for c in claims})
+                               claims)
     freed = sum(census.slots[v.slot].cpus for v in vacates if v.slot in census.slots)
     held = holds(views, {v.owner for v in vacates}, free_cpus, freed,
                  by_cores=settings.unit in (Unit.SLOTS, Unit.CPUS))

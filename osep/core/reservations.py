@@ -27,7 +27,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from osep.core.model import Kept, Slot
-from osep.core.resources import Shape
+from osep.core.resources import Room, Shape, fits
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +107,15 @@ class ReservationBook:
                 return res if now <= res.expires else None
         return None
 
+    def take_fitting(self, slot: str, now: float, room: Room) -> Reservation | None:
+        """Like :meth:`take`, for room on a partitionable slot: the first reservation there whose
+        job fits what ``room`` the slot has unclaimed now (the others wait for their room)."""
+        for k, res in enumerate(self._reservations):
+            if res.slot == slot and fits(res.shape, room):
+                del self._reservations[k]
+                return res if now <= res.expires else None
+        return None
+
     def handed_over(self, taken: Reservation) -> None:
         """A job of the owner started on the slot ``taken`` kept: that raises the owner's running
         count by one, which must not fulfil the owner's reservations that would have ended before
@@ -131,6 +140,10 @@ class ReservationBook:
     def may_match(self, owner: str, cpus: int = 1) -> bool:
         allowed = self._holds.get(owner)
         return allowed is None or allowed >= cpus
+
+    def allowance(self, owner: str) -> int | None:
+        """How many more cores ``owner`` may be given (None: it is not held)."""
+        return self._holds.get(owner)
 
     def matched(self, owner: str, cpus: int = 1) -> None:
         """``owner`` was given ``cpus`` more cores: that much less of its allowance, if it is held."""

@@ -33,7 +33,6 @@ plan.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterable
 
 from osep.core.counting import Ledger
 from osep.core.model import Job, JobId, Slot
@@ -122,10 +121,16 @@ def claim_free_room(free: dict[str, Room], wants: dict[str, Wants], ledger: Ledg
     heap = _beneficiaries(wants, ledger)
     passed: list[tuple[float, str]] = []
     rule = "free room to the owner furthest below target"
+    # No job asks for less than this in any resource: room below it is no use to anyone, and is
+    # passed over without asking every owner (a pool has many nearly full machines).
+    shapes = [shape for w in wants.values() for shape in w.shapes]
+    if not shapes:
+        return claims
+    smallest: Shape = (min(s[0] for s in shapes), min(s[1] for s in shapes), min(s[2] for s in shapes))
     for place, offered in list(free.items()):
         room = offered
         # Owners that cannot use this room are set aside and come back for the next one.
-        while heap:
+        while heap and fits(smallest, room):
             neg_gap, owner = heapq.heappop(heap)
             shape = wants[owner].fitting(room)
             if shape is None:
@@ -167,6 +172,9 @@ class _Search:
         self._queues: dict[str, list[Job]] = {}
         self._whole: dict[str, Room] | None = None
         self._jobs: dict[str, list[Job]] | None = None
+        self._over: list[tuple[float, str]] | None = None
+        # partitionable slot -> the last group of vacates that left room on it
+        self.leftover: dict[str, int] = {}
         self.misses: set[tuple[str, Shape]] = set()  # (owner, shape): no single victim of it will do
         self.several_misses: set[Shape] = set()
         self.nowhere: set[Shape] = set()
@@ -218,20 +226,36 @@ class _Search:
 
     def single(self, shape: Shape, ledger: Ledger) -> list[Job] | None:
         """One victim, from the owner furthest above target that has one that will do."""
-        over = sorted((ledger.gap(o), o) for o in self.running
-                      if o not in self.gainers and ledger.gap(o) < -EPS)
-        for _, owner in over:
-            if (owner, shape) in self.misses:
+        if self._over is None:
+            # A heap of the owners above target by gap. Victims' gaps only rise while a plan is
+            # made, so an entry is at most stale downwards: it is checked when it comes up.
+            self._over = [(ledger.gap(o), o) for o in sorted(self.running) if ledger.gap(o) < -EPS]
+            heapq.heapify(self._over)
+        heap, seen = self._over, []
+        found: list[Job] | None = None
+        while heap and found is None:
+            gap, owner = heapq.heappop(heap)
+            now = ledger.gap(owner)
+            if now != gap:
+                if now < -EPS:
+                    heapq.heappush(heap, (now, owner))
+                continue
+            seen.append((gap, owner))
+            if owner in self.gainers or (owner, shape) in self.misses:
                 continue
             for job in self.queue(owner):
                 if job.id in self.taken or not ledger.may_lose(owner, held(job.shape)):
                     continue
                 if fits(shape, add_room(self.room(self.place_of(job)), self.freed(job))):
-                    return [job]
-            # Owners only lose jobs while a plan is made, so this stays a miss (room an earlier
-            # vacate left over is looked at again next cycle).
-            self.misses.add((owner, shape))
-        return None
+                    found = [job]
+                    break
+            else:
+                # Owners only lose jobs while a plan is made, so this stays a miss (room an earlier
+                # vacate left over is looked at again next cycle).
+                self.misses.add((owner, shape))
+        for entry in seen:
+            heapq.heappush(heap, entry)
+        return found
 
     def several(self, shape: Shape, ledger: Ledger, budget: int) -> list[Job] | None:
         """The fewest victims on one partitionable slot that make room for ``shape``."""
@@ -294,7 +318,7 @@ class _Search:
                 chosen = rest
         return chosen
 
-    def vacated(self, jobs: list[Job], shape: Shape) -> str:
+    def vacated(self, jobs: list[Job], shape: Shape, group: int) -> str:
         """The jobs leave and the room they make goes to a job of ``shape``; returns the place."""
         name = self.place_of(jobs[0])
         room = self.room(name)
@@ -304,7 +328,17 @@ class _Search:
         slot = self.slots.get(name)
         if slot is not None and slot.partitionable:  # what the job does not need stays free there
             self.free[name] = less(room, shape)
+            self.leftover[name] = group
         return name
+
+    def left_over(self, shape: Shape) -> tuple[str, int] | None:
+        """A partitionable slot where earlier vacates left room enough for ``shape`` (claimed, not
+        vacated for: it needs no victim), and the group that left it; the room is taken."""
+        for name in sorted(self.leftover):
+            if fits(shape, self.free[name]):
+                self.free[name] = less(self.free[name], shape)
+                return name, self.leftover[name]
+        return None
 
 
 def plan_vacates(
@@ -319,13 +353,14 @@ def plan_vacates(
     order: VictimOrder,
     now: float,
     notes: list[str],
-    gainers: Iterable[str] = (),
+    claims: list[Claim],
 ) -> list[Vacate]:
     """Up to ``budget`` vacates, each with its beneficiary. Updates ``ledger`` and ``wants``; adds
-    to ``notes`` the jobs no room can be made for. ``gainers``: owners already given room (claims)."""
+    to ``notes`` the jobs no room can be made for, and to ``claims`` (the claims made so far, whose
+    owners are never victims) room that earlier vacates left over."""
     beneficiaries = _beneficiaries(wants, ledger)
     search = _Search(running, slots, free, order, now)
-    search.gainers = set(gainers)
+    search.gainers = {c.beneficiary for c in claims}
     partitionable = any(s.partitionable for s in slots.values())
     rule = (
         f"vacate for the owner furthest below its {target.value} target, from the owner "
@@ -342,6 +377,12 @@ def plan_vacates(
                              f"{_show(shape)} fit no place in the pool: never vacated for")
                 del wants[ben].shapes[shape]
                 continue
+            left = search.left_over(shape)
+            if left is not None:
+                found = (shape, [])
+                claims.append(Claim(left[0], ben, _reason("room left over by vacates this cycle",
+                                                          ledger, views, ben), shape, after=left[1]))
+                break
             victims = search.single(shape, ledger)
             if victims is None and budget - len(vacates) >= 2 and partitionable:
                 victims = search.several(shape, ledger, budget - len(vacates))
@@ -351,8 +392,14 @@ def plan_vacates(
         if found is None:
             continue  # nothing running anywhere can make room for this beneficiary's jobs
         shape, victims = found
-        place = search.vacated(victims, shape)
         wants[ben].consume(shape)
+        if not victims:  # room left over: claimed above
+            ledger.give(ben, held(shape))
+            search.gainers.add(ben)
+            if ledger.gap(ben) > EPS and wants[ben]:
+                heapq.heappush(beneficiaries, (-ledger.gap(ben), ben))
+            continue
+        place = search.vacated(victims, shape, group)
         for job in victims:
             vacates.append(
                 Vacate(

@@ -92,7 +92,7 @@ def simulate(
             schedule(time + settings.negotiation_interval, _Event.NEGOTIATE, None)
         collect()
     return SimResult(
-        capacity=len(pool.slots),
+        capacity=pool.capacity,
         jobs=pool.records(),
         end=pool.now,
         cycles=enforcer.cycles if enforcer else 0,

@@ -3,8 +3,9 @@ the live pool.
 
 What it models, and what it leaves out:
 
-- static slots (cpus, memory) that run one job each; a job fits a slot by the one fit check of
-  :mod:`osep.core.model`;
+- static slots (cpus, memory, GPUs) that run one job each, and partitionable machines that carve a
+  dynamic slot of exactly what each job asks for out of what they have unclaimed and get it back when
+  the job leaves; a job fits by the one fit check of :mod:`osep.core.resources`;
 - job arrivals at their submit time, and run times; a job's run lasts ``runtime - saved work``;
 - a vacate: the job keeps its slot for ``vacate_delay`` seconds, then goes back to the queue (keeping
   its submit time, as HTCondor keeps QDate) and the slot is free for the next negotiation;
@@ -14,8 +15,8 @@ What it models, and what it leaves out:
 - checkpointing: none (a vacated job starts over), at vacate time (all work done before the vacate
   signal is kept), or periodic every N seconds of a run (work since the last checkpoint is lost).
 
-Not modelled: matchmaking by arbitrary Requirements, partitionable slots, claim reuse between jobs of
-the same owner, network transfer times and schedd limits.
+Not modelled: matchmaking by arbitrary Requirements, claim reuse between jobs of the same owner,
+network transfer times and schedd limits.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from collections.abc import Iterable, Mapping
 
 from osep.core.model import Job, JobId, JobState, Slot, Snapshot
 from osep.core.reservations import ReservationBook
-from osep.core.resources import Shape, fits
+from osep.core.resources import Room, Shape, add_room, fits, less
 from osep.errors import PoolError
 from osep.measure.records import JobRecord, Run
 from osep.sim.fairshare import Accountant
@@ -64,14 +65,38 @@ class SimJob:
 
 
 class SimSlot:
-    __slots__ = ("job", "spec")
+    """A static slot, or a dynamic slot carved from ``parent``."""
+
+    __slots__ = ("job", "parent", "spec")
+
+    def __init__(self, spec: SlotSpec, parent: SimMachine | None = None) -> None:
+        self.spec = spec
+        self.job: SimJob | None = None
+        self.parent = parent
+
+    @property
+    def room(self) -> Room:
+        return (self.spec.cpus, self.spec.memory, self.spec.gpus)
+
+
+class SimMachine:
+    """A partitionable slot: what it has unclaimed, and the dynamic slots carved from it."""
+
+    __slots__ = ("carved", "free", "spec")
 
     def __init__(self, spec: SlotSpec) -> None:
         self.spec = spec
-        self.job: SimJob | None = None
+        self.free: Room = (spec.cpus, spec.memory, spec.gpus)
+        self.carved = 0
 
-    def fits(self, spec: JobSpec) -> bool:
-        return fits(spec.shape, (self.spec.cpus, self.spec.memory, self.spec.gpus))
+    def carve(self, shape: Shape) -> SimSlot:
+        self.carved += 1
+        self.free = less(self.free, shape)
+        memory = None if self.spec.memory is None else shape[1]
+        return SimSlot(SlotSpec(f"{self.spec.name}_{self.carved}", shape[0], memory, shape[2]), self)
+
+    def give_back(self, slot: SimSlot) -> None:
+        self.free = add_room(self.free, slot.room)
 
 
 # What the pool asks its driver to do later: (time, kind, data).
@@ -84,7 +109,11 @@ class SimulatedPool:
     def __init__(self, slots: Iterable[SlotSpec], settings: PoolSettings) -> None:
         self.now = 0.0
         self.settings = settings
-        self.slots = {s.name: SimSlot(s) for s in slots}
+        specs = list(slots)
+        # Static and dynamic slots by name (dynamic ones come and go with their jobs), and machines.
+        self.slots = {s.name: SimSlot(s) for s in specs if not s.partitionable}
+        self.machines = {s.name: SimMachine(s) for s in specs if s.partitionable}
+        self.capacity = sum(s.slots for s in specs)
         self.jobs: dict[JobId, SimJob] = {}
         self.idle: dict[str, list[tuple[float, int, JobId]]] = defaultdict(list)
         self.book = ReservationBook(settings.reservation_lifetime)
@@ -101,8 +130,10 @@ class SimulatedPool:
         idle = {o: len(q) for o, q in self.idle.items() if q}
         running = {o: n for o, n in self.running.items() if n}
         self.book.expire(self.now, running, idle)
-        slots = tuple(Slot(s.spec.name, s.spec.cpus, s.spec.memory, s.spec.gpus)
-                      for s in self.slots.values())
+        slots = tuple(Slot(s.spec.name, s.spec.cpus, s.spec.memory, s.spec.gpus,
+                           parent=s.parent.spec.name if s.parent is not None else None)
+                      for s in self.slots.values()) + tuple(
+            Slot(m.spec.name, *m.free, partitionable=True) for m in self.machines.values())
         occupied = {s.spec.name for s in self.slots.values()
                     if s.job is not None and s.job.state is JobState.RUNNING}
         return Snapshot(time=self.now, slots=slots, jobs=jobs, kept=self.book.mark(slots, occupied))
@@ -131,7 +162,7 @@ class SimulatedPool:
                            (job.spec.id, job.run_id)))
 
     def reserve(self, slot: str, owner: str, shape: Shape) -> None:
-        if slot not in self.slots:
+        if slot not in self.slots and slot not in self.machines:
             raise PoolError(f"no slot {slot}")
         self.book.reserve(slot, owner, self.now, self.running.get(owner, 0), shape)
 
@@ -183,6 +214,9 @@ class SimulatedPool:
         useful = job.gain if vacated else self.now - job.start
         job.runs.append(Run(slot.spec.name, job.start, self.now, vacated, useful, job.vacate_sent))
         slot.job = None
+        if slot.parent is not None:  # a dynamic slot goes back to its machine
+            slot.parent.give_back(slot)
+            del self.slots[slot.spec.name]
         job.slot = None
         job.vacate_sent = None
         self.running[job.spec.owner] -= 1
@@ -207,8 +241,15 @@ class SimulatedPool:
         heapq.heappush(self.idle[job.spec.owner], (job.spec.submit, job.seq, job.spec.id))
         self.vacates += 1
 
-    def pop_fitting(self, owner: str, slot: SimSlot) -> SimJob | None:
-        """The owner's oldest idle job that fits ``slot``, taken off its queue; None if none fits."""
+    def start_on(self, job: SimJob, machine: SimMachine) -> None:
+        """Start ``job`` in a dynamic slot carved for it from ``machine``."""
+        slot = machine.carve(job.spec.shape)
+        self.slots[slot.spec.name] = slot
+        self.start(job, slot)
+
+    def pop_fitting(self, owner: str, room: Room, cpus: int | None = None) -> SimJob | None:
+        """The owner's oldest idle job that fits ``room`` (and asks for no more than ``cpus``
+        cores, if given), taken off its queue; None if none does."""
         queue = self.idle.get(owner)
         if not queue:
             return None
@@ -217,7 +258,7 @@ class SimulatedPool:
         while queue:
             entry = heapq.heappop(queue)
             job = self.jobs[entry[2]]
-            if slot.fits(job.spec):
+            if fits(job.spec.shape, room) and (cpus is None or job.spec.cpus <= cpus):
                 found = job
                 break
             passed.append(entry)

@@ -25,10 +25,19 @@ class Checkpointing(enum.Enum):
 
 @dataclass(frozen=True, slots=True)
 class SlotSpec:
+    """A static slot, or (``partitionable``) a machine whose cpus, memory and GPUs are carved into a
+    dynamic slot per job."""
+
     name: str
     cpus: int = 1
     memory: int | None = None
     gpus: int = 0
+    partitionable: bool = False
+
+    @property
+    def slots(self) -> int:
+        """Capacity in slots: one, or one per core of a partitionable machine."""
+        return self.cpus if self.partitionable else 1
 
 
 @dataclass(frozen=True, slots=True)

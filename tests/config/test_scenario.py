@@ -30,7 +30,7 @@ def write(tmp_path, text):
     return path
 
 
-@pytest.mark.parametrize("name", ["paper-job-size", "paper-general"])
+@pytest.mark.parametrize("name", ["paper-job-size", "paper-general", "machines"])
 def test_bundled_scenarios_load(name):
     scenario = load_scenario(ROOT / "config" / "scenarios" / f"{name}.toml")
     assert scenario.policies == ("none", "fairshare", "osep", "osep-ckpt")
@@ -51,6 +51,17 @@ def test_minimal_scenario_defaults(tmp_path):
     assert [str(j.id) for j in s.jobs] == ["a#0.0", "a#0.1"]
     assert s.pool.negotiation_interval == 60 and s.pool.vacate_delay == 10
     assert s.policies == ("none", "fairshare", "osep", "osep-ckpt")
+
+
+def test_partitionable_machines(tmp_path):
+    s = load_scenario(ROOT / "config" / "scenarios" / "machines.toml")
+    assert [(x.cpus, x.memory, x.gpus, x.partitionable) for x in s.slots] == [(5, 5120, 1, True)] * 4
+    assert s.capacity == 20  # one slot per core
+    assert {(j.cpus, j.memory) for j in s.jobs if j.owner == "owner2"} == {(4, 2048)}
+    bad = BASE.replace("slots = 4", "") + "[[pool.slots]]\ncpus = 4\npartitionable = \"yes\"\n"
+    with pytest.raises(ConfigError) as info:
+        load_scenario(write(tmp_path, bad))
+    assert info.value.key == "pool.slots[0].partitionable"
 
 
 def test_slot_groups(tmp_path):

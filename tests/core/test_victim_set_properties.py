@@ -66,9 +66,14 @@ def test_victim_sets(case):
 
     # Replay the plan's room-keeping: claims first, then each group in order.
     rooms = {s.name: s.room for s in snapshot.slots if s.partitionable}
-    for c in plan.claims:
+
+    def claim(c):
         assert fits(c.shape, rooms[c.slot])
         rooms[c.slot] = less(rooms[c.slot], c.shape)
+
+    for c in plan.claims:
+        if c.after is None:
+            claim(c)
     groups: dict[int, list] = {}
     for v in plan.vacates:
         groups.setdefault(v.group, []).append(v)
@@ -88,6 +93,10 @@ def test_victim_sets(case):
                     without = add_room(without, f)
             assert not fits(shape, without)
         rooms[place] = less(total, shape)
+        for c in plan.claims:  # room this group left over, claimed without a victim
+            if c.after == group[0].group:
+                assert c.slot == place
+                claim(c)
         # Beneficiaries are never victims in the same plan.
         assert all(v.owner != v.beneficiary for v in group)
     assert not {v.owner for v in plan.vacates} & {v.beneficiary for v in plan.vacates}
