@@ -44,12 +44,18 @@ def column(metrics: Metrics, description: str, settings: dict[str, Any] | None =
     return out
 
 
-def document(info: Mapping[str, Any], columns: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
+# What the areas are counted in, by the resource jobs are weighed in (see osep.measure.meter).
+AREAS = {"slots": "slot-seconds", "cpus": "core-seconds", "memory": "MiB-seconds",
+         "gpus": "GPU-seconds"}
+
+
+def document(info: Mapping[str, Any], columns: Mapping[str, dict[str, Any]],
+             resource: str = "slots") -> dict[str, Any]:
+    area = AREAS[resource]
     return {
-        "scenario": dict(info),
-        "units": {"PV": "slot-seconds", "LC": "slot-seconds", "PC": "slot-seconds",
-                  "lost_work": "slot-seconds", "vacate_time": "slot-seconds",
-                  "saved_work": "slot-seconds", "makespan": "seconds", "A_US": "percent"},
+        "scenario": {**info, "measured_in": resource},
+        "units": {"PV": area, "LC": area, "PC": area, "lost_work": area, "vacate_time": area,
+                  "saved_work": area, "makespan": "seconds", "A_US": "percent", "share": resource},
         "policies": dict(columns),
     }
 

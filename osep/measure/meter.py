@@ -6,16 +6,17 @@ self-coarsening series of the curves for plotting. :func:`osep.measure.records.c
 simulator's job records through the same meter, so simulated and replayed runs are measured by one
 piece of code; for small runs it can also keep the exact step curves (``steps``).
 
-Definitions (all areas in slot-seconds), per owner i:
+Definitions (all areas in slot-seconds, or in the unit's seconds: each job weighs what it holds of
+the policy's resource, its cores for ``cpus``; 1 for ``slots``), per owner i:
 
-- SuR_i(t): slots occupied by owner i's jobs at t (a job being vacated counts until it releases its
-  slot);
+- SuR_i(t): what owner i's jobs occupy at t (a job being vacated counts until it releases its slot);
 - SuI_i(t): the ideal: fes_i(t), the feasible share (:func:`osep.core.shares.feasible_shares`) for owner i's
   demand at t, the jobs submitted and not yet finished, removed or held;
 - PV = sum_i integral of max(0, SuI_i - SuR_i) dt: time an owner had less than it should have had,
   whatever the cause (enforcement latency, negotiation latency, or no enforcement at all);
 - LC = for every run that ended in an eviction, the time its slot then stood idle until the next job
-  started on it (a slot never used again adds nothing: no demand was waiting for it);
+  started on it, times the evicted job's weight (a slot never used again adds nothing: no demand was
+  waiting for it; a dynamic slot is never used again, so on partitionable machines LC is 0);
 - PC = sum over evicted runs of (work redone + vacate time): the work executed but not saved by a
   checkpoint before the vacate signal, plus the time from the signal to the slot's release. Work a
   checkpoint saved is reported beside it (``saved_work``) and is not a cost;
@@ -85,7 +86,7 @@ class Curves:
     """Exact step curves (each value holds from times[k] until times[k+1])."""
 
     times: tuple[float, ...]
-    real: Mapping[str, tuple[int, ...]]
+    real: Mapping[str, tuple[float, ...]]
     ideal: Mapping[str, tuple[float, ...]]
 
 
@@ -102,12 +103,13 @@ class _Job:
     start: float | None = None
     signal: float | None = None  # vacate signal for the current run
     saved: float = 0.0  # work checkpoints kept from earlier runs
+    weight: float = 1.0  # what it holds while running, in the unit measured
 
 
 @dataclass(slots=True)
 class _Owner:
-    running: int = 0
-    demand: int = 0
+    running: float = 0.0
+    demand: float = 0.0
     jobs: int = 0
     finished: int = 0
     us_sum: float = 0.0
@@ -183,12 +185,13 @@ class _Bins:
 class Meter:
     """Accrues PV, LC, PC and satisfaction from job events given in time order.
 
-    ``shares`` are resolved owner shares in slots (:meth:`osep.core.shares.ShareTable.resolve`). Events with
+    ``shares`` are resolved owner shares, and ``capacity`` the pool's, in the unit the job weights
+    are in (slots by default; :meth:`osep.core.shares.ShareTable.resolve`). Events with
     the same time may come in any order; an event earlier than the last one is an error, since the
     areas already integrated cannot be taken back.
     """
 
-    def __init__(self, shares: Mapping[str, float], capacity: int, *, curves: bool = False,
+    def __init__(self, shares: Mapping[str, float], capacity: float, *, curves: bool = False,
                  steps: bool = False, origin: float | None = None) -> None:
         self.shares = dict(shares)
         self.origin = origin  # makespan is measured from here; default: the first event
@@ -198,7 +201,8 @@ class Meter:
         self._owners: dict[str, _Owner] = {o: _Owner() for o in self.shares}
         self._fes: dict[str, float] = {}
         self._fes_stale = True
-        self._vacated_at: dict[str, float] = {}  # slot -> end of the evicted run that freed it
+        # slot -> end of the evicted run that freed it, and that run's weight
+        self._vacated_at: dict[str, tuple[float, float]] = {}
         self._occupant: dict[str, Hashable] = {}  # slot -> the job running there
         self.capacity_loss = 0.0
         self.vacate_time = 0.0
@@ -207,7 +211,7 @@ class Meter:
         self._bins: _Bins | None = None
         self._curves = curves
         # With ``steps``: (time, running per owner, ideal per owner) at every change.
-        self._steps: list[tuple[float, dict[str, int], dict[str, float]]] | None = (
+        self._steps: list[tuple[float, dict[str, float], dict[str, float]]] | None = (
             [] if steps else None)
 
     # -- time ------------------------------------------------------------------------------------
@@ -244,7 +248,7 @@ class Meter:
             self._fes = feasible_shares(self.shares, demand, self.capacity)
             self._fes_stale = False
 
-    def _point(self) -> tuple[float, dict[str, int], dict[str, float]]:
+    def _point(self) -> tuple[float, dict[str, float], dict[str, float]]:
         """Now, what each owner runs, and its ideal (the feasible shares must be fresh)."""
         assert self.now is not None
         return (self.now, {o: s.running for o, s in self._owners.items()},
@@ -264,14 +268,14 @@ class Meter:
 
     # -- events ----------------------------------------------------------------------------------
 
-    def submit(self, t: float, job: Hashable, owner: str) -> None:
+    def submit(self, t: float, job: Hashable, owner: str, weight: float = 1.0) -> None:
         if job in self._jobs:
             raise MeterError(f"job {job} submitted twice")
         self.advance(t)
-        self._jobs[job] = _Job(owner, t)
+        self._jobs[job] = _Job(owner, t, weight=weight)
         stats = self._owner(owner)
         stats.jobs += 1
-        stats.demand += 1
+        stats.demand += weight
         self._fes_stale = True
 
     def start(self, t: float, job: Hashable, slot: str) -> None:
@@ -280,11 +284,11 @@ class Meter:
             raise MeterError(f"job {job} started on {slot} while running on {state.slot}")
         self.advance(t)
         state.slot, state.start, state.signal = slot, t, None
-        self._owner(state.owner).running += 1
+        self._owner(state.owner).running += state.weight
         self._occupant[slot] = job
         freed = self._vacated_at.pop(slot, None)
         if freed is not None:
-            self.capacity_loss += max(0.0, t - freed)
+            self.capacity_loss += max(0.0, t - freed[0]) * freed[1]
 
     def signal(self, t: float, job: Hashable) -> None:
         """The vacate signal was sent for the job's current run (it still holds its slot)."""
@@ -300,21 +304,22 @@ class Meter:
             return
         self.advance(t)
         stats = self._owner(state.owner)
-        stats.running -= 1
+        weight = state.weight
+        stats.running -= weight
         if evicted:
             signal = state.signal if state.signal is not None else t
             worked = max(0.0, signal - state.start)
             kept = min(max(0.0, saved), worked)
             stats.vacated += 1
-            stats.lost_work += worked - kept
-            stats.saved_work += kept
+            stats.lost_work += (worked - kept) * weight
+            stats.saved_work += kept * weight
             state.saved += kept
-            self.vacate_time += t - signal
+            self.vacate_time += (t - signal) * weight
             self.vacates += 1
             # The slot is idle from here, unless logs merged from several files already put the
             # next job there (events of one second in another order).
             if state.slot is not None and self._occupant.get(state.slot) == job:
-                self._vacated_at[state.slot] = t
+                self._vacated_at[state.slot] = (t, weight)
             if self._bins is not None:
                 self._bins.evicted(t)
         if state.slot is not None and self._occupant.get(state.slot) == job:
@@ -356,12 +361,12 @@ class Meter:
             return
         self.advance(t)
         state.counted = not held
-        self._owner(state.owner).demand += -1 if held else 1
+        self._owner(state.owner).demand += -state.weight if held else state.weight
         self._fes_stale = True
 
     def _leave(self, job: Hashable, state: _Job) -> None:
         if state.counted:
-            self._owner(state.owner).demand -= 1
+            self._owner(state.owner).demand -= state.weight
             self._fes_stale = True
         del self._jobs[job]
 

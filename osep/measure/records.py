@@ -37,6 +37,7 @@ class JobRecord:
     runtime: float
     finish: float | None
     runs: tuple[Run, ...]
+    weight: float = 1.0  # what it holds while running, in the unit measured (see the meter)
 
 
 # The order of a record's events at one instant (see :func:`_events`).
@@ -79,7 +80,7 @@ def _events(records: Sequence[JobRecord]) -> list[tuple[float, int, int, str, Jo
 def feed(meter: Meter, records: Sequence[JobRecord]) -> Meter:
     for time, _, _, kind, rec, run in _events(records):
         if kind == "submit":
-            meter.submit(time, rec.id, rec.owner)
+            meter.submit(time, rec.id, rec.owner, rec.weight)
         elif kind == "finish":
             meter.finish(time, rec.id, runtime=rec.runtime)
         elif run is None:
@@ -93,13 +94,13 @@ def feed(meter: Meter, records: Sequence[JobRecord]) -> Meter:
     return meter
 
 
-def compute(records: Sequence[JobRecord], capacity: int, shares: Mapping[str, float]) -> Metrics:
-    """All metrics for one run, its clock starting at 0. ``shares`` are resolved owner shares in
-    slots."""
+def compute(records: Sequence[JobRecord], capacity: float, shares: Mapping[str, float]) -> Metrics:
+    """All metrics for one run, its clock starting at 0. ``shares`` (resolved) and ``capacity`` are
+    in the unit of the records' weights."""
     return feed(Meter(shares, capacity, origin=0.0), records).result()
 
 
-def curves(records: Sequence[JobRecord], capacity: int, shares: Mapping[str, float]) -> Curves:
+def curves(records: Sequence[JobRecord], capacity: float, shares: Mapping[str, float]) -> Curves:
     """SuR_i and SuI_i at every instant where any of them changes, as the meter integrates them."""
     meter = feed(Meter(shares, capacity, origin=0.0, steps=True), records)
     return meter.steps()

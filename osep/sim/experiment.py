@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -10,22 +10,48 @@ import structlog
 
 from osep.config.scenario import Scenario
 from osep.core.policy import PolicySettings
+from osep.core.resources import Unit
 from osep.measure.documents import column, document
 from osep.measure.meter import Metrics
-from osep.measure.records import compute
+from osep.measure.records import JobRecord, compute
 from osep.sim.driver import simulate
-from osep.sim.specs import Checkpointing, PoolSettings, SimResult
+from osep.sim.specs import Checkpointing, JobSpec, PoolSettings, SimResult
 from osep.sim.variants import VARIANTS, Variant
 
 
 @dataclass(frozen=True, slots=True)
 class Outcome:
+    """One policy's run. ``shares``, ``capacity`` and the weights of ``records`` are in
+    ``resource`` (see :func:`measured_in`), as are the metrics' areas."""
+
     variant: Variant
     policy: PolicySettings
     interval: float
     shares: dict[str, float]
     result: SimResult
     metrics: Metrics
+    resource: str = "slots"
+    capacity: float = 0.0
+    records: tuple[JobRecord, ...] = ()
+
+
+def measured_in(settings: PolicySettings) -> str:
+    """The resource a run is measured in: the policy's unit (cores for dominant shares)."""
+    return "cpus" if settings.unit is Unit.DOMINANT else settings.unit.value
+
+
+def capacity_in(scenario: Scenario, resource: str) -> float:
+    if resource == "slots":
+        return float(scenario.capacity)
+    return float(sum(getattr(s, resource) or 0 for s in scenario.slots))
+
+
+def weighed(records: tuple[JobRecord, ...], jobs: Mapping[Hashable, JobSpec], resource: str
+            ) -> tuple[JobRecord, ...]:
+    """The records with each job weighing what it asked for of ``resource`` (1 in slots)."""
+    if resource == "slots":
+        return records
+    return tuple(replace(r, weight=float(getattr(jobs[r.id], resource))) for r in records)
 
 
 def pool_settings(scenario: Scenario, variant: Variant) -> PoolSettings:
@@ -47,7 +73,9 @@ def run_policy(
     """
     variant = VARIANTS[name]
     settings = policy if policy is not None else scenario.policy
-    shares = settings.shares.resolve(scenario.capacity)
+    resource = measured_in(settings)
+    capacity = capacity_in(scenario, resource)
+    shares = settings.shares.resolve(capacity, resource)
     log = logger if logger is not None else structlog.get_logger("osep")
     interval = interval if interval is not None else scenario.interval
     result = simulate(
@@ -59,8 +87,9 @@ def run_policy(
         interval=interval,
         logger=log.bind(policy=name, scenario=scenario.name),
     )
-    return Outcome(variant, settings, interval, shares, result,
-                   compute(result.jobs, result.capacity, shares))
+    records = weighed(result.jobs, {j.id: j for j in scenario.jobs}, resource)
+    return Outcome(variant, settings, interval, shares, result, compute(records, capacity, shares),
+                   resource, capacity, records)
 
 
 def run_scenario(
@@ -100,4 +129,6 @@ def comparison(scenario: Scenario, outcomes: Mapping[str, Outcome]) -> dict[str,
         "slots": scenario.capacity,
         "jobs": len(scenario.jobs),
     }
-    return document(info, {n: outcome_column(o, scenario.capacity) for n, o in outcomes.items()})
+    resource = next(iter(outcomes.values())).resource if outcomes else "slots"
+    return document(info, {n: outcome_column(o, scenario.capacity) for n, o in outcomes.items()},
+                    resource)

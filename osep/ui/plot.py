@@ -27,7 +27,7 @@ def draw(path: Path | str, title: str, outcomes: Mapping[str, Outcome]) -> None:
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     for ax, name in zip(axes[:, 0], names, strict=False):
         out = outcomes[name]
-        c = curves(out.result.jobs, out.result.capacity, out.shares)
+        c = curves(out.records or out.result.jobs, out.capacity or out.result.capacity, out.shares)
         hours = [t / 3600.0 for t in c.times]
         for k, owner in enumerate(sorted(c.real)):
             colour = colours[k % len(colours)]
@@ -45,7 +45,7 @@ def draw(path: Path | str, title: str, outcomes: Mapping[str, Outcome]) -> None:
             fontsize=10, loc="left",
         )
         ax.set_ylabel("slots")
-        ax.set_ylim(bottom=0, top=out.result.capacity + 0.5)
+        ax.set_ylim(bottom=0, top=(out.capacity or out.result.capacity) + 0.5)
         ax.grid(alpha=0.3)
     axes[-1, 0].set_xlabel("hours since the start of the scenario")
     handles, labels = axes[0, 0].get_legend_handles_labels()

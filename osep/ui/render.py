@@ -22,6 +22,9 @@ def as_json(doc: Mapping[str, Any]) -> str:
     return json.dumps(doc, indent=2, sort_keys=False) + "\n"
 
 
+AREA_SHORT = {"slots": "slot-s", "cpus": "core-s", "memory": "MiB-s", "gpus": "GPU-s"}
+
+
 def as_table(doc: Mapping[str, Any]) -> str:
     """The paper's layout: one column per policy, one row per metric, then each owner's A_US and
     PV. Rows only some documents have (evictions osep asked for, jobs left unfinished) show when
@@ -37,13 +40,15 @@ def as_table(doc: Mapping[str, Any]) -> str:
     def row(label: str, key: str, fmt: Any = _num) -> tuple[str, list[str]]:
         return label, [fmt(policies[n][key]) if key in policies[n] else "-" for n in names]
 
+    resource = scenario.get("measured_in", "slots")
+    area = AREA_SHORT[resource]
     rows: list[tuple[str, list[str]]] = [
-        row("PV (slot-s)", "PV"),
-        row("LC (slot-s)", "LC"),
-        row("PC (slot-s)", "PC"),
-        row("  work redone (slot-s)", "lost_work"),
-        row("  vacate time (slot-s)", "vacate_time"),
-        row("saved by checkpoints (slot-s)", "saved_work"),
+        row(f"PV ({area})", "PV"),
+        row(f"LC ({area})", "LC"),
+        row(f"PC ({area})", "PC"),
+        row(f"  work redone ({area})", "lost_work"),
+        row(f"  vacate time ({area})", "vacate_time"),
+        row(f"saved by checkpoints ({area})", "saved_work"),
         row("vacates", "vacates", str),
     ]
     if any("evicted_by_osep" in p for p in policies.values()):
@@ -53,11 +58,11 @@ def as_table(doc: Mapping[str, Any]) -> str:
         rows.append(row("jobs left unfinished", "unfinished", str))
     for owner, share in owners.items():
         cells = [_pct(policies[n]["owners"].get(owner, {}).get("A_US")) for n in names]
-        rows.append((f"A_US {owner} ({share:g} slots)", cells))
+        rows.append((f"A_US {owner} ({share:g} {resource})", cells))
     for owner in owners:
         cells = [_num(policies[n]["owners"][owner]["PV"]) if owner in policies[n]["owners"]
                  else "-" for n in names]
-        rows.append((f"PV {owner} (slot-s)", cells))
+        rows.append((f"PV {owner} ({area})", cells))
     first = max(len(r[0]) for r in rows)
     widths = [max(len(n), *(len(r[1][k]) for r in rows)) for k, n in enumerate(names)]
     header = f"{scenario['name']}: {scenario['slots']} slots, {scenario['jobs']} jobs"

@@ -220,3 +220,24 @@ def test_a_gpu_share_is_reclaimed_in_the_simulator():
     vacated = sorted(n for n, rec in records.items() if any(r.vacated for r in rec.runs))
     assert len(vacated) == 2 and all(n in {f"a.{k}" for k in range(4)} for n in vacated)
     assert [r.start for k in range(2) for r in records[f"b.{k}"].runs] == [180, 180]
+
+
+def test_a_scenario_in_cores_is_measured_in_core_seconds():
+    from pathlib import Path
+
+    from osep.config.scenario import load_scenario
+    from osep.sim.experiment import comparison, run_scenario
+
+    scenario = load_scenario(Path(__file__).parents[2] / "config" / "scenarios" / "machines.toml")
+    outcomes = run_scenario(scenario, ("none", "osep"))
+    none, osep = outcomes["none"], outcomes["osep"]
+    assert none.resource == "cpus" and none.capacity == 20 and none.shares == {"owner1": 10, "owner2": 10}
+    # Without osep owner2's two 4-core jobs (8 of its 10 cores) wait from 300 s until owner1's jobs
+    # end at 3600 s: 8 cores short for 3300 s.
+    assert none.metrics.violation == 8 * 3300
+    assert osep.metrics.violation < 1000 and osep.metrics.vacates == 8
+    # Work redone: eight one-core jobs vacated after their first minutes, in core-seconds.
+    assert osep.metrics.lost_work == sum(
+        r.vacate_sent - r.start for rec in osep.records for r in rec.runs if r.vacated)
+    doc = comparison(scenario, outcomes)
+    assert doc["units"]["PV"] == "core-seconds" and doc["scenario"]["measured_in"] == "cpus"
