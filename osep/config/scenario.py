@@ -26,7 +26,15 @@ Layout (every key is checked; unknown keys are errors)::
     [policy]                    # as in a policy file
     [owners]                    # as in a policy file
 
-    [[submit]]                  # one or more
+    [workload]                  # optional: jobs from a log in the Standard Workload Format
+    swf = "../traces/NASA-iPSC-1993-3.1-cln.swf.gz"   # relative to this file; .gz or plain
+    owners = "user"             # or "group": who owns each job (user<N> / group<N>)
+    since = 0                   # submit times in [since, until) only, counted from since
+    until = 604800
+    limit = 5000                # at most this many jobs
+    compress = 2.5              # submit times divided by this (a higher load from the same jobs)
+
+    [[submit]]                  # one or more (optional with a workload)
     owner = "owner1"
     time = 0
     count = 10
@@ -39,8 +47,9 @@ Layout (every key is checked; unknown keys are errors)::
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable
-from dataclasses import dataclass
+import enum
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from osep.config.policy import parse_policy
@@ -48,7 +57,9 @@ from osep.config.toml import Table, parse_choice, read_toml
 from osep.core.model import JobId
 from osep.core.policy import PolicySettings
 from osep.errors import ConfigError
+from osep.sim import swf
 from osep.sim.specs import Checkpointing, JobSpec, PoolSettings, SlotSpec
+from osep.sim.swf import Workload
 from osep.sim.variants import NAMES as POLICY_NAMES
 
 
@@ -63,6 +74,9 @@ class Scenario:
     pool: PoolSettings  # its negotiator order is set by each policy variant
     policy: PolicySettings
     interval: float  # t, seconds between enforcement cycles
+    # Lines of a workload log left out, per reason, and the first few of them.
+    skipped: Mapping[str, int] = field(default_factory=dict)
+    examples: tuple[str, ...] = ()
 
     @property
     def capacity(self) -> int:
@@ -109,11 +123,43 @@ def _slots(pool: Table) -> tuple[SlotSpec, ...]:
     return tuple(specs)
 
 
-def _jobs(top: Table) -> tuple[JobSpec, ...]:
-    jobs: list[JobSpec] = []
+def _workload(top: Table, path: Path | str) -> Workload | None:
+    if not top.has("workload"):
+        return None
+    table = top.table("workload")
+    name = table.string("swf")
+    owners = table.choice("owners", _Owners, _Owners.USER).value
+    since = float(table.number("since", 0.0, minimum=0))
+    until = table.number("until", None, positive=True)
+    limit = table.number("limit", None, integer=True, positive=True)
+    compress = float(table.number("compress", 1.0, positive=True))
+    table.finish()
+    if until is not None and until <= since:
+        raise table.error("until", f"must be after since ({since:g}), got {until}")
+    try:
+        workload = swf.read(Path(path).parent / name, owners, since,
+                            float(until) if until is not None else None, limit)
+    except swf.TraceError as exc:
+        raise table.error("swf", str(exc)) from None
+    if not workload.jobs:
+        raise table.error("swf", "no jobs in the log (within since and until)")
+    if compress != 1.0:
+        workload.jobs = [replace(j, submit=j.submit / compress) for j in workload.jobs]
+    return workload
+
+
+class _Owners(enum.Enum):
+    USER = "user"
+    GROUP = "group"
+
+
+def _jobs(top: Table, workload: Workload | None = None) -> tuple[JobSpec, ...]:
+    jobs: list[JobSpec] = list(workload.jobs) if workload is not None else []
     numbering: dict[str, int] = {}  # each owner's jobs are numbered as if by a schedd of its own
+    for job in jobs:
+        numbering[job.owner] = max(numbering.get(job.owner, 0), job.id.proc + 1)
     groups = top.tables("submit")
-    if not groups:
+    if not groups and not jobs:
         raise top.error("submit", "no [[submit]] entries: the scenario has no jobs")
     for group in groups:
         owner = group.string("owner")
@@ -184,7 +230,8 @@ def load_scenario(path: Path | str) -> Scenario:
     fs.finish()
 
     policy = parse_policy(top.table("policy"), top.table("owners", required=True))
-    jobs = _jobs(top)
+    workload = _workload(top, path)
+    jobs = _jobs(top, workload)
     top.finish()
     return Scenario(
         path=str(path),
@@ -205,5 +252,7 @@ def load_scenario(path: Path | str) -> Scenario:
         ),
         policy=policy.settings,
         interval=policy.interval,
+        skipped=dict(workload.skipped) if workload is not None else {},
+        examples=tuple(workload.examples) if workload is not None else (),
     )
 

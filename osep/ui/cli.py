@@ -123,6 +123,7 @@ def simulate(
     from osep.ui import render
 
     loaded = load_scenario(scenario)
+    _skipped(loaded)
     settings = with_overrides(
         loaded.policy,
         max_vacates=max_vacates,
@@ -143,6 +144,14 @@ def simulate(
         click.echo(f"plot written to {plot}", err=True)
 
 
+def _skipped(scenario: Any) -> None:
+    """One line on stderr for what a scenario's workload log left out."""
+    if scenario.skipped:
+        counts = ", ".join(f"{n} {reason}" for reason, n in sorted(scenario.skipped.items()))
+        click.echo(f"{scenario.path}: workload lines left out: {counts} "
+                   f"(e.g. {'; '.join(scenario.examples)})", err=True)
+
+
 @cli.command()
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
 @fails_cleanly
@@ -154,6 +163,7 @@ def validate(files: tuple[Path, ...]) -> None:
         data = read_toml(path)
         if "scenario" in Table(path, data).data:
             scenario = load_scenario(path)
+            _skipped(scenario)
             click.echo(
                 f"{path}: scenario {scenario.name!r}: {scenario.capacity} slots, "
                 f"{len(scenario.jobs)} jobs, policies {', '.join(scenario.policies)}"
