@@ -179,6 +179,8 @@ def count(snapshot: Snapshot, shares: ShareTable, target: Target, unit: Unit = U
             active=measures[o](holding[o]),
             idle_cpus=idle_cpus[o],
             kept_cpus=kept_cpus[o],
+            using=holding[o],
+            entitled=resolved.get(o, {}),
         )
         for o in owners
     }

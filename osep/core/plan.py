@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from osep.core.model import JobId
-from osep.core.resources import Shape, Unit
+from osep.core.resources import ZERO, Shape, Unit, Vec
 
 
 class Target(enum.Enum):
@@ -58,6 +58,10 @@ class OwnerView:
     active: float
     idle_cpus: int = 0
     kept_cpus: int = 0
+    # What it holds (running jobs and kept room) per resource, and its resolved share of each
+    # resource its share names.
+    using: Vec = ZERO
+    entitled: Mapping[str, float] = field(default_factory=dict)
 
     @property
     def gap(self) -> float:
@@ -138,3 +142,4 @@ class Plan:
     holds: Mapping[str, int] = field(default_factory=dict)
     notes: tuple[str, ...] = field(default=())
     unit: Unit = Unit.SLOTS
+    totals: Vec | None = None  # the pool's capacity in every resource

@@ -96,4 +96,5 @@ def decide(snapshot: Snapshot, settings: PolicySettings) -> Plan:
         holds=held,
         notes=tuple(notes),
         unit=settings.unit,
+        totals=census.capacity,
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Mapping
+from collections.abc import Container, Mapping
 from typing import Any
 
 
@@ -106,7 +106,7 @@ def duration(seconds: float) -> str:
 
 
 def _aligned(header: list[str], rows: list[list[str]], footer: list[str] | None,
-             right: range) -> list[str]:
+             right: Container[int]) -> list[str]:
     """Columns as wide as their widest cell, those in ``right`` flush right (numbers line up), and
     a rule above the footer, as condor_userprio prints its totals."""
     table = [header, *rows] + ([footer] if footer else [])
@@ -132,24 +132,43 @@ def _victims(items: list[dict[str, Any]], shown: int = 3) -> str:
     return f"{len(items)}: {times}{more}"
 
 
+RESOURCE_LABELS = {"cpus": "Cores", "memory": "Memory (GiB)", "gpus": "GPUs"}
+_GIB = 1024.0
+
+
+def _amount(value: float, resource: str) -> str:
+    return f"{value / _GIB:.1f}" if resource == "memory" else f"{value:g}"
+
+
+def _held(entry: Mapping[str, Any], resource: str) -> str:
+    """``using/share`` of one resource (the share left out where the owner has none of it)."""
+    using = _amount(entry["using"], resource)
+    return using if entry["share"] is None else f"{using}/{_amount(entry['share'], resource)}"
+
+
 def report_table(doc: Mapping[str, Any]) -> str:
+    shown = list(doc.get("pool", {}))
     header = ["Owner", "Share", "Feasible", "Demand", "Running", "Idle", "Gap", "Held",
-              "Vacate next (run times)"]
+              *(f"{RESOURCE_LABELS[r]} used/share" for r in shown), "Vacate next (run times)"]
     rows = [
-        [r["owner"], f"{r['share']:.1f}", f"{r['feasible']:.1f}", str(r["demand"]),
+        [r["owner"], f"{r['share']:.1f}", f"{r['feasible']:.1f}", f"{r['demand']:g}",
          str(r["running"]), str(r["idle"]), f"{r['gap']:+.1f}", "yes" if r["held"] else "",
-         _victims(r["vacate_next"])]
+         *(_held(r["resources"][x], x) for x in shown), _victims(r["vacate_next"])]
         for r in doc["owners"]
     ]
     t = doc["totals"]
     footer = [f"Total ({t['owners']} owners)", f"{t['share']:.1f}", f"{t['feasible']:.1f}",
-              str(t["demand"]), str(t["running"]), str(t["idle"]), f"{t['owed']:+.1f}", "",
+              f"{t['demand']:g}", str(t["running"]), str(t["idle"]), f"{t['owed']:+.1f}", "",
+              *(f"{_amount(doc['pool'][x], x)} in the pool" for x in shown),
               f"{t['vacate_next']} at most {doc['max_vacates']} per cycle"]
+    unit = doc.get("unit", "slots")
+    measured = "slots" if unit == "slots" else (
+        "fractions of the owner's share" if unit == "dominant" else unit)
     lines = [
         f"osep report at {doc['time']}: {doc['slots']} slots; target: {doc['target']} share; "
-        "Gap: slots owed (+) or held beyond the target (-)",
+        f"Share, Feasible, Demand and Gap in {measured}; Gap: owed (+) or held beyond the target (-)",
         "",
-        *_aligned(header, rows, footer, right=range(1, 7)),
+        *_aligned(header, rows, footer, right=[*range(1, 7), *range(8, 8 + len(shown))]),
     ]
     lines += [f"note: {n}" for n in doc["notes"]]
     return "\n".join(lines) + "\n"
@@ -158,13 +177,18 @@ def report_table(doc: Mapping[str, Any]) -> str:
 def report_csv(doc: Mapping[str, Any]) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
+    shown = list(doc.get("pool", {}))
+    per = [f"{r}_{what}" for r in shown for what in ("using", "share", "gap")]
     writer.writerow(["owner", "share", "target", "feasible", "demand", "running", "idle",
-                     "vacating", "gap", "held", "vacate_next", "vacate_next_run_times"])
+                     "vacating", "gap", "held", "vacate_next", "vacate_next_run_times", *per])
     for r in doc["owners"]:
+        res = r.get("resources", {})
         writer.writerow([r["owner"], r["share"], r["target"], r["feasible"], r["demand"],
                          r["running"], r["idle"], r["vacating"], r["gap"], r["held"],
                          len(r["vacate_next"]),
-                         " ".join(f"{v['run_time']:g}" for v in r["vacate_next"])])
+                         " ".join(f"{v['run_time']:g}" for v in r["vacate_next"]),
+                         *(("" if res[x][what] is None else res[x][what])
+                           for x in shown for what in ("using", "share", "gap"))])
     return out.getvalue()
 
 

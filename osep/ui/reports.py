@@ -15,10 +15,13 @@ from typing import Any
 from osep.core.model import Snapshot
 from osep.core.plan import Plan
 from osep.core.policy import PolicySettings, decide
+from osep.core.resources import RESOURCES
 from osep.enforce.decisionlog import Action, DecisionLog, Outcome
 from osep.measure.documents import iso
 
 SORTS = ("owner", "gap", "running")
+# Resources shown per owner beside the policy's own unit (those the pool has any of).
+PER_RESOURCE = ("cpus", "memory", "gpus")
 
 
 def pool_report(snapshot: Snapshot, settings: PolicySettings, sort: str = "owner") -> dict[str, Any]:
@@ -33,6 +36,8 @@ def plan_report(plan: Plan, settings: PolicySettings, sort: str = "owner") -> di
             {"job": str(v.job), "run_time": v.run_time, "lost_work": v.lost_work,
              "beneficiary": v.beneficiary}
         )
+    pool = {r: plan.totals[RESOURCES.index(r)] for r in PER_RESOURCE} if plan.totals else {}
+    shown = [r for r in PER_RESOURCE if pool.get(r, 0) > 0]
     rows: list[dict[str, Any]] = [
         {
             "owner": view.owner,
@@ -47,6 +52,12 @@ def plan_report(plan: Plan, settings: PolicySettings, sort: str = "owner") -> di
             "held": view.owner in plan.holds,
             "allowance": plan.holds.get(view.owner),
             "vacate_next": victims.get(view.owner, []),
+            "resources": {
+                r: {"share": view.entitled.get(r), "using": view.using[RESOURCES.index(r)],
+                    "gap": (view.entitled[r] - view.using[RESOURCES.index(r)])
+                    if r in view.entitled else None}
+                for r in shown
+            },
         }
         for view in plan.owners
     ]
@@ -70,6 +81,8 @@ def plan_report(plan: Plan, settings: PolicySettings, sort: str = "owner") -> di
     return {
         "time": iso(plan.time),
         "slots": plan.capacity,
+        "unit": plan.unit.value,
+        "pool": {r: pool[r] for r in shown},
         "target": settings.target.value,
         "max_vacates": plan.max_vacates,
         "owners": rows,
