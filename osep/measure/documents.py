@@ -47,14 +47,18 @@ def column(metrics: Metrics, description: str, settings: dict[str, Any] | None =
 # What the areas are counted in, by the resource jobs are weighed in (see osep.measure.meter).
 AREAS = {"slots": "slot-seconds", "cpus": "core-seconds", "memory": "MiB-seconds",
          "gpus": "GPU-seconds"}
+AREA_SHORT = {"slots": "slot-s", "cpus": "core-s", "memory": "MiB-s", "gpus": "GPU-s"}
 
 
 def document(info: Mapping[str, Any], columns: Mapping[str, dict[str, Any]],
-             resource: str = "slots") -> dict[str, Any]:
+             resource: str = "slots", dominant: bool = False) -> dict[str, Any]:
+    """``dominant``: PV is in share-seconds (see :mod:`osep.measure.meter`), the rest in
+    ``resource``."""
     area = AREAS[resource]
     return {
-        "scenario": {**info, "measured_in": resource},
-        "units": {"PV": area, "LC": area, "PC": area, "lost_work": area, "vacate_time": area,
+        "scenario": {**info, "measured_in": "dominant" if dominant else resource},
+        "units": {"PV": "share-seconds" if dominant else area, "LC": area, "PC": area,
+                  "lost_work": area, "vacate_time": area,
                   "saved_work": area, "makespan": "seconds", "A_US": "percent", "share": resource},
         "policies": dict(columns),
     }

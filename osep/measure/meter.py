@@ -22,6 +22,12 @@ the policy's resource, its cores for ``cpus``; 1 for ``slots``), per owner i:
   checkpoint saved is reported beside it (``saved_work``) and is not a cost;
 - US_j = 100 * runtime_j / (finish_j - submit_j) and A_US_i = the mean of US_j over owner i's
   finished jobs.
+
+With dominant shares (a meter given ``dominant`` measures), SuR_i is owner i's position: the largest of
+its holding/share ratios over the resources its share names (1.0: exactly its share), SuI_i is
+min(1, the position its demand would give it) for an owner and 0 for a non-owner (owner targets: the
+excess is not shared out), and PV is in share-seconds (an owner that held nothing of its whole share
+for one second adds 1). LC and PC stay in the jobs' weights (cores).
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
 
+from osep.core.resources import ZERO, Measure, Vec, minus, plus
 from osep.core.shares import feasible_shares
 from osep.errors import OsepError
 
@@ -104,6 +111,7 @@ class _Job:
     signal: float | None = None  # vacate signal for the current run
     saved: float = 0.0  # work checkpoints kept from earlier runs
     weight: float = 1.0  # what it holds while running, in the unit measured
+    amount: Vec = ZERO  # what it holds per resource (dominant measures only)
 
 
 @dataclass(slots=True)
@@ -117,6 +125,8 @@ class _Owner:
     vacated: int = 0
     lost_work: float = 0.0
     saved_work: float = 0.0
+    holding: Vec = ZERO  # per resource, for dominant measures
+    wanting: Vec = ZERO
 
 
 @dataclass(slots=True)
@@ -192,8 +202,12 @@ class Meter:
     """
 
     def __init__(self, shares: Mapping[str, float], capacity: float, *, curves: bool = False,
-                 steps: bool = False, origin: float | None = None) -> None:
+                 steps: bool = False, origin: float | None = None,
+                 dominant: tuple[Mapping[str, Measure], Measure] | None = None) -> None:
+        """``dominant``: each owner's measure (:func:`osep.core.resources.measure`) and the one for
+        owners without a share; PV is then in share-seconds (see the module's docstring)."""
         self.shares = dict(shares)
+        self.dominant = dominant
         self.origin = origin  # makespan is measured from here; default: the first event
         self.capacity = capacity
         self.now: float | None = None
@@ -234,13 +248,23 @@ class Meter:
             self._steps.append(self._point())
         dt = t - self.now
         for owner, stats in self._owners.items():
-            fes = self._fes.get(owner, 0.0)
-            short = fes - stats.running
+            real, ideal = self._real_ideal(owner, stats)
+            short = ideal - real
             if short > 0:
                 stats.violation += short * dt
             if self._bins is not None:
-                self._bins.add(owner, self.now, t, stats.running, fes)
+                self._bins.add(owner, self.now, t, real, ideal)
         self.now = t
+
+    def _real_ideal(self, owner: str, stats: _Owner) -> tuple[float, float]:
+        """SuR_i and SuI_i now (the feasible shares must be fresh)."""
+        if self.dominant is None:
+            return stats.running, self._fes.get(owner, 0.0)
+        measures, other = self.dominant
+        measure = measures.get(owner)
+        if measure is None:
+            return other(stats.holding), 0.0
+        return measure(stats.holding), min(1.0, measure(stats.wanting))
 
     def _refresh(self) -> None:
         if self._fes_stale:
@@ -251,8 +275,8 @@ class Meter:
     def _point(self) -> tuple[float, dict[str, float], dict[str, float]]:
         """Now, what each owner runs, and its ideal (the feasible shares must be fresh)."""
         assert self.now is not None
-        return (self.now, {o: s.running for o, s in self._owners.items()},
-                {o: self._fes.get(o, 0.0) for o in self._owners})
+        pairs = {o: self._real_ideal(o, s) for o, s in self._owners.items()}
+        return (self.now, {o: r for o, (r, _) in pairs.items()}, {o: i for o, (_, i) in pairs.items()})
 
     def _owner(self, name: str) -> _Owner:
         stats = self._owners.get(name)
@@ -268,14 +292,17 @@ class Meter:
 
     # -- events ----------------------------------------------------------------------------------
 
-    def submit(self, t: float, job: Hashable, owner: str, weight: float = 1.0) -> None:
+    def submit(self, t: float, job: Hashable, owner: str, weight: float = 1.0,
+               amount: Vec = ZERO) -> None:
+        """``amount``: what the job holds per resource while it runs (for dominant measures)."""
         if job in self._jobs:
             raise MeterError(f"job {job} submitted twice")
         self.advance(t)
-        self._jobs[job] = _Job(owner, t, weight=weight)
+        self._jobs[job] = _Job(owner, t, weight=weight, amount=amount)
         stats = self._owner(owner)
         stats.jobs += 1
         stats.demand += weight
+        stats.wanting = plus(stats.wanting, amount)
         self._fes_stale = True
 
     def start(self, t: float, job: Hashable, slot: str) -> None:
@@ -284,7 +311,9 @@ class Meter:
             raise MeterError(f"job {job} started on {slot} while running on {state.slot}")
         self.advance(t)
         state.slot, state.start, state.signal = slot, t, None
-        self._owner(state.owner).running += state.weight
+        stats = self._owner(state.owner)
+        stats.running += state.weight
+        stats.holding = plus(stats.holding, state.amount)
         self._occupant[slot] = job
         freed = self._vacated_at.pop(slot, None)
         if freed is not None:
@@ -306,6 +335,7 @@ class Meter:
         stats = self._owner(state.owner)
         weight = state.weight
         stats.running -= weight
+        stats.holding = minus(stats.holding, state.amount)
         if evicted:
             signal = state.signal if state.signal is not None else t
             worked = max(0.0, signal - state.start)
@@ -361,12 +391,16 @@ class Meter:
             return
         self.advance(t)
         state.counted = not held
-        self._owner(state.owner).demand += -state.weight if held else state.weight
+        stats = self._owner(state.owner)
+        stats.demand += -state.weight if held else state.weight
+        stats.wanting = (minus if held else plus)(stats.wanting, state.amount)
         self._fes_stale = True
 
     def _leave(self, job: Hashable, state: _Job) -> None:
         if state.counted:
-            self._owner(state.owner).demand -= state.weight
+            stats = self._owner(state.owner)
+            stats.demand -= state.weight
+            stats.wanting = minus(stats.wanting, state.amount)
             self._fes_stale = True
         del self._jobs[job]
 

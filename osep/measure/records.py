@@ -11,7 +11,11 @@ from __future__ import annotations
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
+from osep.core.resources import ZERO, Measure, Vec
 from osep.measure.meter import Curves, Meter, Metrics
+
+# Each owner's dominant-share measure, and the one for owners without a share (see the meter).
+Dominant = tuple[Mapping[str, Measure], Measure]
 
 __all__ = ["Curves", "JobRecord", "Run", "compute", "curves", "feed"]
 
@@ -38,6 +42,7 @@ class JobRecord:
     finish: float | None
     runs: tuple[Run, ...]
     weight: float = 1.0  # what it holds while running, in the unit measured (see the meter)
+    amount: Vec = ZERO  # what it holds per resource while running (for dominant measures)
 
 
 # The order of a record's events at one instant (see :func:`_events`).
@@ -80,7 +85,7 @@ def _events(records: Sequence[JobRecord]) -> list[tuple[float, int, int, str, Jo
 def feed(meter: Meter, records: Sequence[JobRecord]) -> Meter:
     for time, _, _, kind, rec, run in _events(records):
         if kind == "submit":
-            meter.submit(time, rec.id, rec.owner, rec.weight)
+            meter.submit(time, rec.id, rec.owner, rec.weight, rec.amount)
         elif kind == "finish":
             meter.finish(time, rec.id, runtime=rec.runtime)
         elif run is None:
@@ -94,13 +99,15 @@ def feed(meter: Meter, records: Sequence[JobRecord]) -> Meter:
     return meter
 
 
-def compute(records: Sequence[JobRecord], capacity: float, shares: Mapping[str, float]) -> Metrics:
+def compute(records: Sequence[JobRecord], capacity: float, shares: Mapping[str, float],
+            dominant: Dominant | None = None) -> Metrics:
     """All metrics for one run, its clock starting at 0. ``shares`` (resolved) and ``capacity`` are
-    in the unit of the records' weights."""
-    return feed(Meter(shares, capacity, origin=0.0), records).result()
+    in the unit of the records' weights; ``dominant``: measure PV in dominant shares instead."""
+    return feed(Meter(shares, capacity, origin=0.0, dominant=dominant), records).result()
 
 
-def curves(records: Sequence[JobRecord], capacity: float, shares: Mapping[str, float]) -> Curves:
+def curves(records: Sequence[JobRecord], capacity: float, shares: Mapping[str, float],
+           dominant: Dominant | None = None) -> Curves:
     """SuR_i and SuI_i at every instant where any of them changes, as the meter integrates them."""
-    meter = feed(Meter(shares, capacity, origin=0.0, steps=True), records)
+    meter = feed(Meter(shares, capacity, origin=0.0, steps=True, dominant=dominant), records)
     return meter.steps()

@@ -10,10 +10,10 @@ import structlog
 
 from osep.config.scenario import Scenario
 from osep.core.policy import PolicySettings
-from osep.core.resources import Unit
+from osep.core.resources import CPUS, GPUS, MEMORY, SLOTS, Unit, held, measure
 from osep.measure.documents import column, document
 from osep.measure.meter import Metrics
-from osep.measure.records import JobRecord, compute
+from osep.measure.records import Dominant, JobRecord, compute
 from osep.sim.driver import simulate
 from osep.sim.specs import Checkpointing, JobSpec, PoolSettings, SimResult
 from osep.sim.variants import VARIANTS, Variant
@@ -33,6 +33,7 @@ class Outcome:
     resource: str = "slots"
     capacity: float = 0.0
     records: tuple[JobRecord, ...] = ()
+    dominant: Dominant | None = None  # PV in dominant shares (unit = "dominant")
 
 
 def measured_in(settings: PolicySettings) -> str:
@@ -48,10 +49,31 @@ def capacity_in(scenario: Scenario, resource: str) -> float:
 
 def weighed(records: tuple[JobRecord, ...], jobs: Mapping[Hashable, JobSpec], resource: str
             ) -> tuple[JobRecord, ...]:
-    """The records with each job weighing what it asked for of ``resource`` (1 in slots)."""
+    """The records with each job weighing what it asked for of ``resource`` (1 in slots), and
+    holding its request of every resource."""
     if resource == "slots":
         return records
-    return tuple(replace(r, weight=float(getattr(jobs[r.id], resource))) for r in records)
+    return tuple(replace(r, weight=float(getattr(jobs[r.id], resource)), amount=held(jobs[r.id].shape))
+                 for r in records)
+
+
+def dominant_measures(scenario: Scenario, settings: PolicySettings) -> Dominant | None:
+    """Each owner's dominant-share measure for the scenario's pool (None unless the unit is dominant)."""
+    if settings.unit is not Unit.DOMINANT:
+        return None
+    totals = [0.0, 0.0, 0.0, 0.0]
+    for spec in scenario.slots:
+        totals[SLOTS] += spec.slots
+        totals[CPUS] += spec.cpus
+        totals[MEMORY] += spec.memory or 0
+        totals[GPUS] += spec.gpus
+    capacity = (totals[0], totals[1], totals[2], totals[3])
+    owners = {}
+    for owner, shares in settings.shares.resolve_all(capacity).items():
+        owned, entitled = measure(Unit.DOMINANT, shares, capacity)
+        if entitled > 0:
+            owners[owner] = owned
+    return owners, measure(Unit.DOMINANT, {}, capacity)[0]
 
 
 def pool_settings(scenario: Scenario, variant: Variant) -> PoolSettings:
@@ -88,8 +110,9 @@ def run_policy(
         logger=log.bind(policy=name, scenario=scenario.name),
     )
     records = weighed(result.jobs, {j.id: j for j in scenario.jobs}, resource)
-    return Outcome(variant, settings, interval, shares, result, compute(records, capacity, shares),
-                   resource, capacity, records)
+    dominant = dominant_measures(scenario, settings)
+    return Outcome(variant, settings, interval, shares, result,
+                   compute(records, capacity, shares, dominant), resource, capacity, records, dominant)
 
 
 def run_scenario(
@@ -129,6 +152,8 @@ def comparison(scenario: Scenario, outcomes: Mapping[str, Outcome]) -> dict[str,
         "slots": scenario.capacity,
         "jobs": len(scenario.jobs),
     }
-    resource = next(iter(outcomes.values())).resource if outcomes else "slots"
+    first = next(iter(outcomes.values()), None)
+    resource = first.resource if first is not None else "slots"
+    dominant = first is not None and first.dominant is not None
     return document(info, {n: outcome_column(o, scenario.capacity) for n, o in outcomes.items()},
-                    resource)
+                    resource, dominant)

@@ -95,8 +95,8 @@ def parse(lines: Iterable[str], owners: str = "user", since: float = 0.0, until:
         elif submit < since or (until is not None and submit >= until):
             continue
         else:
-            who = int(values[OWNERS[owners]])
-            owner = f"{owners}{who}" if who >= 0 else f"{owners}-unknown"
+            who = values[OWNERS[owners]]
+            owner = f"{owners}{int(who)}" if 0 <= who < 2**31 else f"{owners}-unknown"
             n = numbering.get(owner, 0)
             numbering[owner] = n + 1
             out.jobs.append(JobSpec(JobId(owner, 0, n), owner, submit - since, runtime, int(procs)))

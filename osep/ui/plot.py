@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from osep.measure.documents import AREA_SHORT
 from osep.measure.meter import Metrics, Series
 from osep.measure.records import curves
 from osep.sim.experiment import Outcome
@@ -27,7 +28,8 @@ def draw(path: Path | str, title: str, outcomes: Mapping[str, Outcome]) -> None:
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     for ax, name in zip(axes[:, 0], names, strict=False):
         out = outcomes[name]
-        c = curves(out.records or out.result.jobs, out.capacity or out.result.capacity, out.shares)
+        c = curves(out.records or out.result.jobs, out.capacity or out.result.capacity, out.shares,
+                   out.dominant)
         hours = [t / 3600.0 for t in c.times]
         for k, owner in enumerate(sorted(c.real)):
             colour = colours[k % len(colours)]
@@ -40,18 +42,26 @@ def draw(path: Path | str, title: str, outcomes: Mapping[str, Outcome]) -> None:
         if vacates:
             ax.plot(vacates, [0] * len(vacates), "v", color="black", ms=5, label="vacate")
         m = out.metrics
+        area = AREA_SHORT[out.resource]
+        pv = "share-s" if out.dominant is not None else area
         ax.set_title(
-            f"{name}: PV {m.violation:.0f}, LC {m.capacity_loss:.0f}, PC {m.cost:.0f} slot-s",
+            f"{name}: PV {m.violation:.0f} {pv}, LC {m.capacity_loss:.0f}, PC {m.cost:.0f} {area}",
             fontsize=10, loc="left",
         )
-        ax.set_ylabel("slots")
-        ax.set_ylim(bottom=0, top=(out.capacity or out.result.capacity) + 0.5)
+        if out.dominant is not None:
+            ax.set_ylabel("share held")
+            top = max((v for series in (*c.real.values(), *c.ideal.values()) for v in series),
+                      default=1.0)
+            ax.set_ylim(bottom=0, top=min(top, 4.0) + 0.1)
+        else:
+            ax.set_ylabel(out.resource)
+            ax.set_ylim(bottom=0, top=(out.capacity or out.result.capacity) + 0.5)
         ax.grid(alpha=0.3)
     axes[-1, 0].set_xlabel("hours since the start of the scenario")
     handles, labels = axes[0, 0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="center right", fontsize=8, ncol=1, frameon=False)
     fig.suptitle(
-        f"{title}: running slots per owner (solid: real; dashed: ideal, the feasible share)",
+        f"{title}: what each owner runs (solid: real; dashed: ideal, the feasible share)",
         fontsize=11, x=0.42,
     )
     fig.tight_layout(rect=(0, 0, 0.84, 0.97))

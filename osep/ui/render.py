@@ -8,6 +8,8 @@ import json
 from collections.abc import Container, Mapping
 from typing import Any
 
+from osep.measure.documents import AREA_SHORT
+
 
 def _pct(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}%"
@@ -20,9 +22,6 @@ def _num(value: float) -> str:
 
 def as_json(doc: Mapping[str, Any]) -> str:
     return json.dumps(doc, indent=2, sort_keys=False) + "\n"
-
-
-AREA_SHORT = {"slots": "slot-s", "cpus": "core-s", "memory": "MiB-s", "gpus": "GPU-s"}
 
 
 def as_table(doc: Mapping[str, Any]) -> str:
@@ -41,9 +40,12 @@ def as_table(doc: Mapping[str, Any]) -> str:
         return label, [fmt(policies[n][key]) if key in policies[n] else "-" for n in names]
 
     resource = scenario.get("measured_in", "slots")
+    pv_area = "share-s" if resource == "dominant" else AREA_SHORT[resource]
+    if resource == "dominant":
+        resource = "cpus"  # LC and PC: cores
     area = AREA_SHORT[resource]
     rows: list[tuple[str, list[str]]] = [
-        row(f"PV ({area})", "PV"),
+        row(f"PV ({pv_area})", "PV"),
         row(f"LC ({area})", "LC"),
         row(f"PC ({area})", "PC"),
         row(f"  work redone ({area})", "lost_work"),
@@ -62,7 +64,7 @@ def as_table(doc: Mapping[str, Any]) -> str:
     for owner in owners:
         cells = [_num(policies[n]["owners"][owner]["PV"]) if owner in policies[n]["owners"]
                  else "-" for n in names]
-        rows.append((f"PV {owner} ({area})", cells))
+        rows.append((f"PV {owner} ({pv_area})", cells))
     first = max(len(r[0]) for r in rows)
     widths = [max(len(n), *(len(r[1][k]) for r in rows)) for k, n in enumerate(names)]
     header = f"{scenario['name']}: {scenario['slots']} slots, {scenario['jobs']} jobs"

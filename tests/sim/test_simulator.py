@@ -241,3 +241,30 @@ def test_a_scenario_in_cores_is_measured_in_core_seconds():
         r.vacate_sent - r.start for rec in osep.records for r in rec.runs if r.vacated)
     doc = comparison(scenario, outcomes)
     assert doc["units"]["PV"] == "core-seconds" and doc["scenario"]["measured_in"] == "cpus"
+
+
+def test_with_dominant_shares_pv_is_in_share_seconds(tmp_path):
+    from osep.config.scenario import load_scenario
+    from osep.sim.experiment import comparison, run_scenario
+    from osep.ui.render import as_table
+
+    path = tmp_path / "gpus.toml"
+    path.write_text(
+        "[pool]\nnegotiation_interval = 60\nvacate_delay = 10\n"
+        "[[pool.slots]]\ncount = 4\ncpus = 5\nmemory = 5120\ngpus = 1\npartitionable = true\n"
+        '[policy]\nunit = "dominant"\ninterval = 60\n'
+        '[owners]\na = { cpus = 10, gpus = 2 }\nb = { cpus = 10, gpus = 2 }\n'
+        '[[submit]]\nowner = "a"\ncount = 4\nruntime = 1000\nmemory = 512\ngpus = 1\n'
+        '[[submit]]\nowner = "b"\ntime = 100\ncount = 2\nruntime = 100\nmemory = 512\ngpus = 1\n')
+    scenario = load_scenario(path)
+    outcomes = run_scenario(scenario, ("none", "osep"))
+    b = {name: next(o for o in out.metrics.owners if o.owner == "b") for name, out in outcomes.items()}
+    # b's two GPU jobs are its whole GPU share (position 1.0) from 100 s: without osep they start
+    # when a's end (1000 s, negotiated at 1020); with osep at 180 (see the 4-core case above).
+    assert b["none"].violation == pytest.approx(920.0)
+    assert b["osep"].violation == pytest.approx(80.0)
+    # a holds twice its GPU share until then: it is owed nothing.
+    assert all(next(o for o in out.metrics.owners if o.owner == "a").violation == 0
+               for out in outcomes.values())
+    table = as_table(comparison(scenario, outcomes))
+    assert "PV (share-s)" in table and "PC (core-s)" in table
