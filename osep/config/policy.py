@@ -67,7 +67,7 @@ def _amount(table: Table, name: str, value: Any, resource: str) -> tuple[float, 
         raise ConfigError(table.path, key,
                           f"a share is a number of {what[resource]} or a percentage like \"30%\"; got {show(value)}")
     if not math.isfinite(number) or number < 0:
-        raise ConfigError(table.path, key, f"a share cannot be negative, got {value!r}")
+        raise ConfigError(table.path, key, f"a share is a finite number, not negative; got {value!r}")
     return number, percent
 
 

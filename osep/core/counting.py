@@ -144,7 +144,7 @@ def count(snapshot: Snapshot, shares: ShareTable, target: Target, unit: Unit = U
     for slot in snapshot.slots:
         if slot.partitionable:
             room = rooms[slot.name]
-            if room[0] > 0:
+            if any(room):  # what a job asks for decides whether it is any use (see victims)
                 free.append((slot.name, room))
         elif slot.parent is None and slot.name not in busy and slot.name not in kept_static \
                 and slot.name not in leaving:

@@ -110,11 +110,17 @@ class ReservationBook:
     def take_fitting(self, slot: str, now: float, room: Room) -> Reservation | None:
         """Like :meth:`take`, for room on a partitionable slot: the first reservation there whose
         job fits what ``room`` the slot has unclaimed now (the others wait for their room)."""
-        for k, res in enumerate(self._reservations):
-            if res.slot == slot and fits(res.shape, room):
-                del self._reservations[k]
-                return res if now <= res.expires else None
-        return None
+        found: Reservation | None = None
+        kept: list[Reservation] = []
+        for res in self._reservations:
+            if res.slot == slot and res.expires < now:
+                continue  # lapsed: ends here, without standing in the way of the others
+            if found is None and res.slot == slot and fits(res.shape, room):
+                found = res
+            else:
+                kept.append(res)
+        self._reservations = kept
+        return found
 
     def handed_over(self, taken: Reservation) -> None:
         """A job of the owner started on the slot ``taken`` kept: that raises the owner's running

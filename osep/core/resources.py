@@ -108,7 +108,9 @@ def measure(unit: Unit, share: Mapping[str, float], capacity: Vec) -> tuple[Meas
     index = unit.index
     if index is not None:
         return Measure(((index, 1.0),)), share.get(RESOURCES[index], 0.0)
-    own = tuple((RESOURCES.index(r), v) for r, v in sorted(share.items()) if r != "slots")
+    # A resource the pool has none of (memory where it is not modelled) cannot be weighed.
+    own = tuple((RESOURCES.index(r), v) for r, v in sorted(share.items())
+                if r != "slots" and capacity[RESOURCES.index(r)] > EPS)
     if any(v > EPS for _, v in own):
         return Measure(own), 1.0
     pool = tuple((i, capacity[i]) for i in (CPUS, MEMORY, GPUS) if capacity[i] > EPS)

@@ -386,7 +386,7 @@ def plan_vacates(
             victims = search.single(shape, ledger)
             if victims is None and budget - len(vacates) >= 2 and partitionable:
                 victims = search.several(shape, ledger, budget - len(vacates))
-            if victims is not None:
+            if victims:  # an empty set would mean the room was there all along: not for a vacate
                 found = (shape, victims)
                 break
         if found is None:

@@ -4,6 +4,8 @@ The policy may plan whatever it likes; only this module touches a pool, and it r
 
 - the loop runs observe-only (dry run): everything is logged, nothing is sent;
 - the cycle's vacate cap is reached (a second guard behind the policy's own ``p``);
+- any other vacate of the same room may not go (a room made by several vacates on one partitionable
+  slot is made whole or not at all, and kept for its beneficiary only if made);
 - the victim changed since the snapshot (no longer running, or restarted: another start time);
 - the victim has run for less than the minimum run time (it is left alone; as it ages it becomes
   eligible, so this delays enforcement by at most that minimum);
@@ -60,17 +62,19 @@ class Actuator:
             cap = min(cap, self.limits.max_vacates_per_cycle)
         sent = 0
         made: dict[int, Vacate] = {}  # group -> a vacate of it that went through
+        groups: dict[int, list[Vacate]] = {}
         for vacate in plan.vacates:
-            if sent >= cap:
-                result = ActionResult(vacate, Outcome.RATE_LIMITED, f"cycle cap of {cap} reached")
-            else:
-                result = self._vacate(vacate, now)
+            groups.setdefault(vacate.group, []).append(vacate)
+        # The vacates of a group make one room together: all of them go, or none does.
+        for group in groups.values():
+            outcomes = self._group(group, now, cap, sent)
+            for vacate, result in zip(group, outcomes, strict=True):
                 if result.outcome in (Outcome.DONE, Outcome.DRY_RUN):
                     sent += 1
                 if result.outcome is Outcome.DONE:
                     made.setdefault(vacate.group, vacate)
-            results.append(result)
-            record.action(vacate, result.outcome, result.detail)
+                results.append(result)
+                record.action(vacate, result.outcome, result.detail)
         # The room a group of vacates makes is kept once for its beneficiary, if any of them went.
         for vacate in made.values():
             try:
@@ -78,7 +82,11 @@ class Actuator:
             except PoolError as exc:
                 record.reserve_failed(vacate, str(exc))
         for claim in plan.claims:
-            result = self._claim(claim)
+            if claim.after is not None and claim.after not in made and not self.limits.dry_run:
+                result = ActionResult(claim, Outcome.CHANGED,
+                                      "the vacates that were to leave this room did not go")
+            else:
+                result = self._claim(claim)
             results.append(result)
             record.action(claim, result.outcome, result.detail)
         # Last, so that an owner just vacated is held at what it runs after the vacate.
@@ -93,7 +101,24 @@ class Actuator:
                 self._held = bool(plan.holds)
         return results
 
-    def _vacate(self, vacate: Vacate, now: float) -> ActionResult:
+    def _group(self, group: list[Vacate], now: float, cap: int, sent: int) -> list[ActionResult]:
+        """Outcomes for the vacates of one group: each is re-checked first, and if any of them may
+        not go (or the group does not fit in what is left of the cycle's cap), none is sent."""
+        if sent + len(group) > cap:
+            return [ActionResult(v, Outcome.RATE_LIMITED, f"cycle cap of {cap} reached")
+                    for v in group]
+        refusals = [(v, self._check(v, now)) for v in group]
+        refused = next(((v, r) for v, r in refusals if r is not None), None)
+        if refused is not None:
+            job, why = refused[0].job, refused[1]
+            assert why is not None
+            return [r if r is not None else ActionResult(
+                        v, why.outcome, f"not sent: {job}, needed for the same room: {why.detail}")
+                    for v, r in refusals]
+        return [self._send(v, now) for v in group]
+
+    def _check(self, vacate: Vacate, now: float) -> ActionResult | None:
+        """Why ``vacate`` may not be sent now, or None if it may."""
         try:
             current = self.pool.job(vacate.job)
         except PoolError as exc:
@@ -117,13 +142,16 @@ class Actuator:
             return ActionResult(
                 vacate, Outcome.RATE_LIMITED, f"already vacated {len(history)} time(s) this hour"
             )
+        return None
+
+    def _send(self, vacate: Vacate, now: float) -> ActionResult:
         if self.limits.dry_run:
             return ActionResult(vacate, Outcome.DRY_RUN)
         try:
             self.pool.vacate(vacate.job)
         except PoolError as exc:
             return ActionResult(vacate, Outcome.FAILED, str(exc))
-        history.append(now)
+        self._recent.setdefault(vacate.job, deque()).append(now)
         return ActionResult(vacate, Outcome.DONE)
 
     def _claim(self, claim: Claim) -> ActionResult:

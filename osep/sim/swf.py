@@ -90,7 +90,7 @@ def parse(lines: Iterable[str], owners: str = "user", since: float = 0.0, until:
             out.skip("no submit time", number)
         elif not 0 < runtime < math.inf:
             out.skip("no run time", number)
-        elif not 0 < procs < 2**31:
+        elif not 1 <= procs < 2**31:
             out.skip("no processors", number)
         elif submit < since or (until is not None and submit >= until):
             continue

@@ -114,3 +114,12 @@ def test_a_slot_taken_but_not_used_changes_no_other_reservation():
     assert book.take("s1", now=10) is not None  # b had nothing that fit there
     book.expire(20, running={"b": 1}, idle={"b": 5})
     assert marked(book)["s0"] is None  # b runs 1: the first reservation is fulfilled
+
+
+def test_a_lapsed_reservation_does_not_stand_in_the_way_of_a_live_one():
+    book = ReservationBook(lifetime=100)
+    book.reserve("m0", "a", now=0, running=0, shape=(1, 0, 0))
+    book.reserve("m0", "b", now=50, running=0, shape=(1, 0, 0))
+    taken = book.take_fitting("m0", 120, (4, 0, 0))
+    assert taken is not None and taken.owner == "b"
+    assert book.take_fitting("m0", 120, (4, 0, 0)) is None

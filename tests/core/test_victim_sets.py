@@ -249,3 +249,23 @@ def test_fractional_shares_settle_without_ping_pong(target):
         assert not lost or not gained[owner] or max(gained[owner]) < min(lost)
     held = Counter(j.owner for j in snapshot.jobs if j.state is JobState.RUNNING)
     assert held["b"] >= 6 and held["c"] >= 4 and held["a"] >= 10
+
+
+def test_a_dominant_share_in_a_resource_the_pool_lacks_is_not_weighed():
+    # Memory is not modelled on these slots: a share in it must not make anyone infinitely over.
+    slots = tuple(Slot(f"s{k}") for k in range(4))
+    jobs = (*(Job(JobId("b", 0, k), "b", JobState.RUNNING, slot=f"s{k}", start_time=0.0, memory=100)
+              for k in range(4)),
+            *(Job(JobId("a", 1, k), "a", JobState.IDLE, memory=100) for k in range(4)))
+    shares = {"a": {"cpus": 2, "memory": 2000}, "b": {"cpus": 2, "memory": 2000}}
+    plan = decide(Snapshot(NOW, slots, jobs), cores(shares, p=10, unit=Unit.DOMINANT))
+    views = {v.owner: v for v in plan.owners}
+    assert views["b"].active == 2.0 and views["a"].active == 0.0
+    assert len(plan.vacates) == 2  # b down to its 2 cores, a up to its 2
+
+
+def test_a_job_that_asks_for_no_cores_takes_free_room_without_a_vacate():
+    snapshot = machines({"m0": (2, 2048, 0)}, [("a", "m0", (1, 512, 0), 0.0)] * 2,
+                        idle=[("b", (0, 512, 0))])
+    plan = decide(snapshot, cores({"a": 1, "b": 1}, p=2))
+    assert plan.vacates == () and [(c.slot, c.beneficiary) for c in plan.claims] == [("m0", "b")]

@@ -151,3 +151,41 @@ def test_enforcer_logs_one_event_per_decision_and_action_with_context(verbose_lo
     (summary,) = [e for e in first if e["event"] == "cycle"]
     assert summary["vacated"] == 2 and summary["time"] == 1000.0
     assert any(e.get("cycle") == 2 and e["event"] == "cycle" for e in events)
+
+
+def room_by_two_vacates():
+    """b's 4-core job needs both of a's 2-core jobs on m0: one group of two vacates."""
+    from builders import machines
+    from osep.core.resources import Unit
+
+    snapshot = machines({"m0": (4, 4096, 0)},
+                        [("a", "m0", (2, 1024, 0), 0.0), ("a", "m0", (2, 1024, 0), 900.0)],
+                        idle=[("b", (4, 1024, 0))], now=1000.0)
+    plan = decide(snapshot, PolicySettings(ShareTable({"b": {"cpus": 4}}), unit=Unit.CPUS))
+    assert len(plan.vacates) == 2 and {v.group for v in plan.vacates} == {0}
+    return FakePool(snapshot), plan
+
+
+def test_the_vacates_of_one_room_all_go_and_the_room_is_kept_once():
+    pool, plan = room_by_two_vacates()
+    Actuator(pool).apply(plan)
+    assert pool.calls == [("vacate", "a.1"), ("vacate", "a.0"), ("reserve", "m0", "b"), ("hold", "a")]
+
+
+def test_a_room_whose_vacates_cannot_all_go_is_not_made_at_all():
+    # The younger job is too young to vacate: the older one is not vacated alone for nothing.
+    pool, plan = room_by_two_vacates()
+    results = Actuator(pool, Limits(min_run_time=500)).apply(plan)
+    assert pool.calls == [("hold", "a")]
+    assert [r.outcome for r in results] == [Outcome.RATE_LIMITED, Outcome.RATE_LIMITED]
+    assert "a#0.1" in results[1].detail and "same room" in results[1].detail
+    # A cycle cap of one cannot make a room that takes two.
+    pool, plan = room_by_two_vacates()
+    results = Actuator(pool, Limits(max_vacates_per_cycle=1)).apply(plan)
+    assert pool.calls == [("hold", "a")] and {r.outcome for r in results} == {Outcome.RATE_LIMITED}
+    # A job of the room that is gone stops the rest too.
+    pool, plan = room_by_two_vacates()
+    del pool.jobs[plan.vacates[1].job]
+    results = Actuator(pool).apply(plan)
+    assert pool.calls == [("hold", "a")]
+    assert [r.outcome for r in results] == [Outcome.CHANGED, Outcome.CHANGED]
