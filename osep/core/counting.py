@@ -76,12 +76,15 @@ class Census:
 _CPUS, _MEMORY, _GPUS = attrgetter("cpus"), attrgetter("memory"), attrgetter("gpus")
 
 
-def _total(jobs: Sequence[Job]) -> Vec:
-    """What ``jobs`` hold once running: one slot each and their requests."""
+def _total(jobs: Sequence[Job], weighed: tuple[bool, bool, bool]) -> Vec:
+    """What ``jobs`` hold once running: one slot each and their cores, memory and GPUs where
+    ``weighed`` says they are needed, else 0 (a million jobs take time to add up)."""
     if not jobs:
         return ZERO
-    return (float(len(jobs)), float(sum(map(_CPUS, jobs))), float(sum(map(_MEMORY, jobs))),
-            float(sum(map(_GPUS, jobs))))
+    cpus = float(sum(map(_CPUS, jobs))) if weighed[0] else 0.0
+    memory = float(sum(map(_MEMORY, jobs))) if weighed[1] else 0.0
+    gpus = float(sum(map(_GPUS, jobs))) if weighed[2] else 0.0
+    return (float(len(jobs)), cpus, memory, gpus)
 
 
 def count(snapshot: Snapshot, shares: ShareTable, target: Target, unit: Unit = Unit.SLOTS) -> Census:
@@ -113,12 +116,16 @@ def count(snapshot: Snapshot, shares: ShareTable, target: Target, unit: Unit = U
     holding: dict[str, Vec] = defaultdict(lambda: ZERO)
     wanting: dict[str, Vec] = defaultdict(lambda: ZERO)
     idle_cpus: dict[str, int] = defaultdict(int)
+    # What the unit weighs; idle jobs' cores always (holds are counted in cores).
+    weighed = (unit in (Unit.CPUS, Unit.DOMINANT), unit in (Unit.MEMORY, Unit.DOMINANT),
+               unit in (Unit.GPUS, Unit.DOMINANT))
     for owner, jobs in running.items():
-        holding[owner] = _total(jobs)
+        holding[owner] = _total(jobs, weighed)
     for owner in set(running) | set(idle) | set(vacating_jobs):
-        waiting = _total(idle.get(owner, ()))
+        waiting = _total(idle.get(owner, ()), (True, weighed[1], weighed[2]))
         idle_cpus[owner] = int(waiting[1])
-        wanting[owner] = plus(plus(holding[owner], waiting), _total(vacating_jobs.get(owner, ())))
+        wanting[owner] = plus(plus(holding[owner], waiting),
+                              _total(vacating_jobs.get(owner, ()), weighed))
 
     # Room kept for owners: a static slot as a whole, or part of a partitionable slot.
     reserved: dict[str, int] = defaultdict(int)

@@ -58,8 +58,8 @@ class OwnerView:
     active: float
     idle_cpus: int = 0
     kept_cpus: int = 0
-    # What it holds (running jobs and kept room) per resource, and its resolved share of each
-    # resource its share names.
+    # What it holds (running jobs and kept room) per resource the unit weighs (the others 0), and
+    # its resolved share of each resource its share names.
     using: Vec = ZERO
     entitled: Mapping[str, float] = field(default_factory=dict)
 

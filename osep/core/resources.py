@@ -99,7 +99,13 @@ class Measure:
     divisors: tuple[tuple[int, float], ...]
 
     def __call__(self, holding: Vec) -> float:
+        if len(self.divisors) == 1 and self.divisors[0][1] == 1.0:  # one resource, as it is
+            return holding[self.divisors[0][0]]
         return max((_ratio(holding[i], d) for i, d in self.divisors), default=0.0)
+
+
+# One measure per single-resource unit, shared by every owner (a pool has 10,000 of them).
+_SINGLE = {u: Measure(((RESOURCES.index(u.value), 1.0),)) for u in Unit if u.value in RESOURCES}
 
 
 def measure(unit: Unit, share: Mapping[str, float], capacity: Vec) -> tuple[Measure, float]:
@@ -107,7 +113,7 @@ def measure(unit: Unit, share: Mapping[str, float], capacity: Vec) -> tuple[Meas
     resolved shares per resource it names (empty for an owner without a share)."""
     index = unit.index
     if index is not None:
-        return Measure(((index, 1.0),)), share.get(RESOURCES[index], 0.0)
+        return _SINGLE[unit], share.get(RESOURCES[index], 0.0)
     # A resource the pool has none of (memory where it is not modelled) cannot be weighed.
     own = tuple((RESOURCES.index(r), v) for r, v in sorted(share.items())
                 if r != "slots" and capacity[RESOURCES.index(r)] > EPS)

@@ -33,6 +33,8 @@ plan.
 from __future__ import annotations
 
 import heapq
+import math
+from collections import Counter
 
 from osep.core.counting import Ledger
 from osep.core.model import Job, JobId, Slot
@@ -63,14 +65,17 @@ class Wants:
     __slots__ = ("shapes",)
 
     def __init__(self, jobs: list[Job], already_served: int) -> None:
-        first: dict[Shape, JobId] = {}
-        counts: dict[Shape, int] = {}
-        for job in jobs:
-            shape = job.shape
-            counts[shape] = counts.get(shape, 0) + 1
-            if shape not in first or job.id < first[shape]:
-                first[shape] = job.id
-        self.shapes: dict[Shape, int] = {s: counts[s] for s in sorted(counts, key=first.__getitem__)}
+        counts = Counter(job.shape for job in jobs)
+        if len(counts) > 1:  # queue order matters only between shapes (most owners have one)
+            first: dict[Shape, JobId] = {}
+            for job in jobs:
+                known = first.get(job.shape)
+                if known is None or job.id < known:
+                    first[job.shape] = job.id
+            order = sorted(counts, key=first.__getitem__)
+        else:
+            order = list(counts)
+        self.shapes: dict[Shape, int] = {s: counts[s] for s in order}
         # Kept room will take some of these jobs; drop the smallest shapes first, they fit most.
         for _ in range(min(already_served, len(jobs))):
             self.consume(min(self.shapes))
@@ -170,6 +175,8 @@ class _Search:
         # take back.
         self.gainers: set[str] = set()
         self._queues: dict[str, list[Job]] = {}
+        self._cursor: dict[str, int] = {}  # owner -> where the untaken part of its queue begins
+        self._lightest: dict[str, Vec] = {}
         self._whole: dict[str, Room] | None = None
         self._jobs: dict[str, list[Job]] | None = None
         self._over: list[tuple[float, str]] | None = None
@@ -196,6 +203,17 @@ class _Search:
                       if j.slot in self.slots and j.start_time is not None]
             queue = self._queues[owner] = sorted(placed, key=self.key)
         return queue
+
+    def lightest(self, owner: str) -> Vec:
+        """Less than any of the owner's jobs holds, in every resource: an owner that cannot lose
+        this cannot lose any of them (owners only lose jobs while a plan is made)."""
+        light = self._lightest.get(owner)
+        if light is None:
+            queue = self.queue(owner)
+            light = self._lightest[owner] = (
+                (1.0, float(min(j.cpus for j in queue)), float(min(j.memory for j in queue)),
+                 float(min(j.gpus for j in queue))) if queue else (math.inf,) * 4)
+        return light
 
     def place_of(self, job: Job) -> str:
         return self.slots[job.slot].place if job.slot is not None else ""
@@ -240,10 +258,18 @@ class _Search:
                 if now < -EPS:
                     heapq.heappush(heap, (now, owner))
                 continue
+            if owner in self.gainers or not ledger.may_lose(owner, self.lightest(owner)):
+                continue  # never a victim in this plan: dropped from the heap for good
             seen.append((gap, owner))
-            if owner in self.gainers or (owner, shape) in self.misses:
+            if (owner, shape) in self.misses:
                 continue
-            for job in self.queue(owner):
+            queue = self.queue(owner)
+            start = self._cursor.get(owner, 0)
+            while start < len(queue) and queue[start].id in self.taken:
+                start += 1  # the taken head of the queue is skipped once, not at every search
+            self._cursor[owner] = start
+            for index in range(start, len(queue)):
+                job = queue[index]
                 if job.id in self.taken or not ledger.may_lose(owner, held(job.shape)):
                     continue
                 if fits(shape, add_room(self.room(self.place_of(job)), self.freed(job))):

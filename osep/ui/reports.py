@@ -10,12 +10,13 @@ vacate it may list again a deficit that is already being filled.
 from __future__ import annotations
 
 import datetime
+from collections.abc import Mapping
 from typing import Any
 
-from osep.core.model import Snapshot
+from osep.core.model import JobState, Snapshot
 from osep.core.plan import Plan
 from osep.core.policy import PolicySettings, decide
-from osep.core.resources import RESOURCES
+from osep.core.resources import RESOURCES, ZERO, Vec, held, plus
 from osep.enforce.decisionlog import Action, DecisionLog, Outcome
 from osep.measure.documents import iso
 
@@ -26,10 +27,22 @@ PER_RESOURCE = ("cpus", "memory", "gpus")
 
 def pool_report(snapshot: Snapshot, settings: PolicySettings, sort: str = "owner") -> dict[str, Any]:
     plan = decide(snapshot, settings)
-    return plan_report(plan, settings, sort)
+    return plan_report(plan, settings, sort, holdings(snapshot))
 
 
-def plan_report(plan: Plan, settings: PolicySettings, sort: str = "owner") -> dict[str, Any]:
+def holdings(snapshot: Snapshot) -> dict[str, Vec]:
+    """What each owner's running jobs hold, per resource (the decision weighs only its unit's)."""
+    out: dict[str, Vec] = {}
+    for job in snapshot.jobs:
+        if job.state is JobState.RUNNING:
+            out[job.owner] = plus(out.get(job.owner, ZERO), held(job.shape))
+    return out
+
+
+def plan_report(plan: Plan, settings: PolicySettings, sort: str = "owner",
+                using: Mapping[str, Vec] | None = None) -> dict[str, Any]:
+    """``using``: what each owner holds per resource (default: what the plan weighed)."""
+    held_by = using if using is not None else {v.owner: v.using for v in plan.owners}
     victims: dict[str, list[dict[str, Any]]] = {}
     for v in plan.vacates:
         victims.setdefault(v.owner, []).append(
@@ -53,8 +66,9 @@ def plan_report(plan: Plan, settings: PolicySettings, sort: str = "owner") -> di
             "allowance": plan.holds.get(view.owner),
             "vacate_next": victims.get(view.owner, []),
             "resources": {
-                r: {"share": view.entitled.get(r), "using": view.using[RESOURCES.index(r)],
-                    "gap": (view.entitled[r] - view.using[RESOURCES.index(r)])
+                r: {"share": view.entitled.get(r),
+                    "using": held_by.get(view.owner, ZERO)[RESOURCES.index(r)],
+                    "gap": (view.entitled[r] - held_by.get(view.owner, ZERO)[RESOURCES.index(r)])
                     if r in view.entitled else None}
                 for r in shown
             },
