@@ -1,8 +1,8 @@
 """Negotiator submitter ceilings: how a hold is enforced on a live pool, and how it is undone.
 
-Every submitter of a held owner gets a ceiling equal to the cores it runs right after the cycle's
-vacates (SlotWeight, cores by default), plus the plan's allowance for the owner, split over its
-submitters. It keeps every job it has and is matched no more than that, so slots freed by vacates or
+Every submitter of a held owner gets a ceiling equal to what it runs right after the cycle's vacates,
+in SlotWeight (the sum of its slots' own ``SlotWeight``; cores by default), plus the plan's allowance
+for the owner (in cores), split over its submitters. It keeps every job it has and is matched no more than that, so slots freed by vacates or
 by jobs ending go to the owners below their share. When an owner is no longer held its submitters get
 back the ceiling they had before osep touched them (normally none, -1); an administrator's own, lower
 ceiling is never raised.
