@@ -2,10 +2,10 @@
 
 Every submitter of a held owner gets a ceiling equal to what it runs right after the cycle's vacates,
 in SlotWeight (the sum of its slots' own ``SlotWeight``; cores by default), plus the plan's allowance
-for the owner (in cores), split over its submitters. It keeps every job it has and is matched no more than that, so slots freed by vacates or
-by jobs ending go to the owners below their share. When an owner is no longer held its submitters get
-back the ceiling they had before osep touched them (normally none, -1); an administrator's own, lower
-ceiling is never raised.
+for the owner (in cores), split over its submitters. It keeps every job it has and is matched no
+more than that, so room freed by vacates or by jobs ending goes to the owners below their share. When
+an owner is no longer held its submitters get back the ceiling they had before osep touched them
+(normally none, -1); an administrator's own, lower ceiling is never raised.
 
 What osep set, and what was there before, is kept per negotiator and saved in the state file after
 every change, so that a ``--once`` run can hand its holds to the next one, a run that died can be

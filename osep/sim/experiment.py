@@ -10,7 +10,7 @@ import structlog
 
 from osep.config.scenario import Scenario
 from osep.core.policy import PolicySettings
-from osep.core.resources import CPUS, GPUS, MEMORY, SLOTS, Unit, held, measure
+from osep.core.resources import CPUS, GPUS, MEMORY, SLOTS, Unit, Vec, held, measure
 from osep.measure.documents import column, document
 from osep.measure.meter import Metrics
 from osep.measure.records import Dominant, JobRecord, compute
@@ -57,17 +57,22 @@ def weighed(records: tuple[JobRecord, ...], jobs: Mapping[Hashable, JobSpec], re
                  for r in records)
 
 
+def totals(scenario: Scenario) -> Vec:
+    """The scenario's pool in every resource (as :meth:`osep.core.model.Snapshot.totals` counts)."""
+    out = [0.0, 0.0, 0.0, 0.0]
+    for spec in scenario.slots:
+        out[SLOTS] += spec.slots
+        out[CPUS] += spec.cpus
+        out[MEMORY] += spec.memory or 0
+        out[GPUS] += spec.gpus
+    return (out[0], out[1], out[2], out[3])
+
+
 def dominant_measures(scenario: Scenario, settings: PolicySettings) -> Dominant | None:
     """Each owner's dominant-share measure for the scenario's pool (None unless the unit is dominant)."""
     if settings.unit is not Unit.DOMINANT:
         return None
-    totals = [0.0, 0.0, 0.0, 0.0]
-    for spec in scenario.slots:
-        totals[SLOTS] += spec.slots
-        totals[CPUS] += spec.cpus
-        totals[MEMORY] += spec.memory or 0
-        totals[GPUS] += spec.gpus
-    capacity = (totals[0], totals[1], totals[2], totals[3])
+    capacity = totals(scenario)
     owners = {}
     for owner, shares in settings.shares.resolve_all(capacity).items():
         owned, entitled = measure(Unit.DOMINANT, shares, capacity)
@@ -131,14 +136,19 @@ def with_overrides(settings: PolicySettings, **changes: Any) -> PolicySettings:
     return replace(settings, **{k: v for k, v in changes.items() if v is not None})
 
 
-def outcome_column(out: Outcome, capacity: int) -> dict[str, Any]:
+def outcome_column(out: Outcome, capacity: int | Vec) -> dict[str, Any]:
+    """``capacity``: the pool in every resource, or in slots for a pool of one-core slots (replay's
+    what-if runs); p depends on it as the decision saw it."""
     settings = None
     if out.variant.enforce:
+        if out.policy.unit is not Unit.SLOTS and isinstance(capacity, int):
+            capacity = (float(capacity), float(capacity), 0.0, 0.0)
         settings = {
             "target": out.policy.target.value,
             "victim_order": out.policy.victim_order.value,
             "max_vacates": out.policy.vacate_budget(capacity),
             "interval": out.interval,
+            "unit": out.policy.unit.value,
         }
     return column(out.metrics, out.variant.description, settings)
 
@@ -155,5 +165,7 @@ def comparison(scenario: Scenario, outcomes: Mapping[str, Outcome]) -> dict[str,
     first = next(iter(outcomes.values()), None)
     resource = first.resource if first is not None else "slots"
     dominant = first is not None and first.dominant is not None
-    return document(info, {n: outcome_column(o, scenario.capacity) for n, o in outcomes.items()},
+    pool = {n: scenario.capacity if o.policy.unit is Unit.SLOTS else totals(scenario)
+            for n, o in outcomes.items()}
+    return document(info, {n: outcome_column(o, pool[n]) for n, o in outcomes.items()},
                     resource, dominant)

@@ -241,6 +241,8 @@ def test_a_scenario_in_cores_is_measured_in_core_seconds():
         r.vacate_sent - r.start for rec in osep.records for r in rec.runs if r.vacated)
     doc = comparison(scenario, outcomes)
     assert doc["units"]["PV"] == "core-seconds" and doc["scenario"]["measured_in"] == "cpus"
+    # p as the decision had it: the largest owner's 10 of 20 cores, in slots of one core each.
+    assert doc["policies"]["osep"]["settings"]["max_vacates"] == 10
 
 
 def test_with_dominant_shares_pv_is_in_share_seconds(tmp_path):

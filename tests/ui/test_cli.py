@@ -65,7 +65,8 @@ def test_simulate_overrides_change_the_run(runner):
                                               "--target", "feasible", "--victim-order", "lost-work",
                                               "-t", "120"]).output)
     assert feasible["policies"]["osep"]["settings"] == {
-        "target": "feasible", "victim_order": "lost-work", "max_vacates": 5, "interval": 120.0}
+        "target": "feasible", "victim_order": "lost-work", "max_vacates": 5, "interval": 120.0,
+        "unit": "slots"}
 
 
 @pytest.mark.parametrize("suffix, magic", [(".png", b"\x89PNG"), (".svg", b"<?xml")])
