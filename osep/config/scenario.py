@@ -81,7 +81,7 @@ class Scenario:
     @property
     def capacity(self) -> int:
         """In slots: one per static slot, one per core of a partitionable machine."""
-        return sum(s.slots for s in self.slots)
+        return sum(s.as_slot().slots for s in self.slots)
 
 
 def check_policy_names(

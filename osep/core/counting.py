@@ -91,8 +91,7 @@ def count(snapshot: Snapshot, shares: ShareTable, target: Target, unit: Unit = U
     slots = {s.name: s for s in snapshot.slots}
     running: dict[str, list[Job]] = defaultdict(list)
     idle: dict[str, list[Job]] = defaultdict(list)
-    vacating: dict[str, int] = defaultdict(int)
-    vacating_jobs: dict[str, list[Job]] = defaultdict(list)
+    vacating: dict[str, list[Job]] = defaultdict(list)
     busy: set[str] = set()  # slots with a running job
     leaving: set[str] = set()  # slots whose job is being vacated
     unplaced = 0
@@ -107,11 +106,9 @@ def count(snapshot: Snapshot, shares: ShareTable, target: Target, unit: Unit = U
         elif state is JobState.IDLE:
             idle[job.owner].append(job)
         elif state is JobState.VACATING:
-            vacating_jobs[job.owner].append(job)
+            vacating[job.owner].append(job)
             if job.slot is not None:
                 leaving.add(job.slot)
-    for owner, jobs in vacating_jobs.items():
-        vacating[owner] = len(jobs)
     # What each owner's jobs add up to, per resource (summed at C speed: a pool has a million jobs).
     holding: dict[str, Vec] = defaultdict(lambda: ZERO)
     wanting: dict[str, Vec] = defaultdict(lambda: ZERO)
@@ -121,11 +118,11 @@ def count(snapshot: Snapshot, shares: ShareTable, target: Target, unit: Unit = U
                unit in (Unit.GPUS, Unit.DOMINANT))
     for owner, jobs in running.items():
         holding[owner] = _total(jobs, weighed)
-    for owner in set(running) | set(idle) | set(vacating_jobs):
+    for owner in set(running) | set(idle) | set(vacating):
         waiting = _total(idle.get(owner, ()), (True, weighed[1], weighed[2]))
         idle_cpus[owner] = int(waiting[1])
         wanting[owner] = plus(plus(holding[owner], waiting),
-                              _total(vacating_jobs.get(owner, ()), weighed))
+                              _total(vacating.get(owner, ()), weighed))
 
     # Room kept for owners: a static slot as a whole, or part of a partitionable slot.
     reserved: dict[str, int] = defaultdict(int)
@@ -177,7 +174,7 @@ def count(snapshot: Snapshot, shares: ShareTable, target: Target, unit: Unit = U
             share=entitled[o],
             running=len(running.get(o, ())),
             idle=len(idle.get(o, ())),
-            vacating=vacating[o],
+            vacating=len(vacating.get(o, ())),
             reserved=reserved[o],
             demand=demand[o],
             feasible=fes[o],

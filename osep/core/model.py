@@ -140,11 +140,16 @@ class Slot:
         return fits(shape, self.room)
 
     @property
+    def slots(self) -> int:
+        """What this slot adds to the pool's capacity in slots: a partitionable slot's unclaimed
+        cores count as one slot each (each could run a one-core job), like the dynamic slots carved
+        already."""
+        return self.cpus if self.partitionable else 1
+
+    @property
     def amount(self) -> Vec:
-        """What this slot adds to the pool's capacity: a partitionable slot's unclaimed cores count
-        as one slot each (each could run a one-core job), like the dynamic slots carved already."""
-        slots = self.cpus if self.partitionable else 1
-        return (float(slots), float(self.cpus), float(self.memory or 0), float(self.gpus))
+        """What this slot adds to the pool's capacity in every resource."""
+        return (float(self.slots), float(self.cpus), float(self.memory or 0), float(self.gpus))
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,7 +175,7 @@ class Snapshot:
     @property
     def capacity(self) -> int:
         """Capacity in slots (see :attr:`Slot.amount`)."""
-        return sum(s.cpus if s.partitionable else 1 for s in self.slots)
+        return sum(s.slots for s in self.slots)
 
     def totals(self) -> Vec:
         """Capacity in every resource."""

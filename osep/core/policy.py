@@ -41,6 +41,11 @@ class PolicySettings:
             raise ValueError("feasible targets need one resource to fill: with the dominant unit, "
                              "use owner targets")
 
+    def budget_for(self, totals: Vec) -> int:
+        """p for a pool with ``totals`` in every resource, as the decision works it out (in slots,
+        the paper's largest share, with ``unit = "slots"``)."""
+        return self.vacate_budget(int(totals[SLOTS]) if self.unit is Unit.SLOTS else totals)
+
     def vacate_budget(self, capacity: int | Vec) -> int:
         """p for a pool of ``capacity`` (slots, or every resource): the largest fraction of the pool
         any owner contributed, in slots (the largest share in slots where shares are in slots)."""
@@ -61,8 +66,7 @@ def decide(snapshot: Snapshot, settings: PolicySettings) -> Plan:
     """Plan the vacates and claims that move owners towards their targets for one cycle."""
     census = count(snapshot, settings.shares, settings.target, settings.unit)
     views, ledger = census.views, census.ledger
-    capacity = snapshot.capacity if settings.unit is Unit.SLOTS else census.capacity
-    budget = max(0, settings.vacate_budget(capacity))
+    budget = max(0, settings.budget_for(census.capacity))
     wants = {
         o: Wants(census.idle[o], v.reserved)
         for o, v in views.items()

@@ -22,7 +22,7 @@ from osep.measure.documents import column, document, iso
 from osep.measure.meter import Meter, Series
 from osep.measure.records import feed
 from osep.replay.history import Replay, merge, replay
-from osep.sim.experiment import Outcome, outcome_column, run_scenario
+from osep.sim.experiment import Outcome, outcome_column, run_scenario, totals
 from osep.sim.specs import Checkpointing, JobSpec, PoolSettings, SlotSpec
 
 RECORDED = "recorded"
@@ -111,9 +111,11 @@ def study(
     if result.events == 0:
         raise OsepError("no job events in " + ", ".join(str(s.path) for s in sources))
     outcomes: dict[str, Outcome] = {}
+    what_ifs: dict[str, dict[str, Any]] = {}
     if what_if.policies:
         scenario = _scenario(sources, result, policy, interval, capacity, what_if)
         outcomes = run_scenario(scenario, what_if.policies, policy, interval)
+        what_ifs = {n: outcome_column(o, totals(scenario)) for n, o in outcomes.items()}
     jobs = sum(o.jobs for o in result.metrics.owners)
     info = {
         "name": ", ".join(s.path.name for s in sources) if len(sources) <= 3
@@ -138,7 +140,7 @@ def study(
     if log is not None:  # only the decision log tells osep's evictions from anybody else's
         extra["evicted_by_osep"] = sum(result.osep_evictions.values())
     columns = {RECORDED: column(result.metrics, "what the logs recorded", None, **extra)}
-    columns.update({n: outcome_column(o, capacity) for n, o in outcomes.items()})
+    columns.update(what_ifs)
     return Study(document(info, columns), result, outcomes, capacity)
 
 

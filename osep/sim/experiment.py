@@ -9,8 +9,9 @@ from typing import Any
 import structlog
 
 from osep.config.scenario import Scenario
+from osep.core.model import Snapshot
 from osep.core.policy import PolicySettings
-from osep.core.resources import CPUS, GPUS, MEMORY, SLOTS, Unit, Vec, held, measure
+from osep.core.resources import RESOURCES, Unit, Vec, held, measure
 from osep.measure.documents import column, document
 from osep.measure.meter import Metrics
 from osep.measure.records import Dominant, JobRecord, compute
@@ -42,9 +43,7 @@ def measured_in(settings: PolicySettings) -> str:
 
 
 def capacity_in(scenario: Scenario, resource: str) -> float:
-    if resource == "slots":
-        return float(scenario.capacity)
-    return float(sum(getattr(s, resource) or 0 for s in scenario.slots))
+    return totals(scenario)[RESOURCES.index(resource)]
 
 
 def weighed(records: tuple[JobRecord, ...], jobs: Mapping[Hashable, JobSpec], resource: str
@@ -58,14 +57,8 @@ def weighed(records: tuple[JobRecord, ...], jobs: Mapping[Hashable, JobSpec], re
 
 
 def totals(scenario: Scenario) -> Vec:
-    """The scenario's pool in every resource (as :meth:`osep.core.model.Snapshot.totals` counts)."""
-    out = [0.0, 0.0, 0.0, 0.0]
-    for spec in scenario.slots:
-        out[SLOTS] += spec.slots
-        out[CPUS] += spec.cpus
-        out[MEMORY] += spec.memory or 0
-        out[GPUS] += spec.gpus
-    return (out[0], out[1], out[2], out[3])
+    """The scenario's pool in every resource, counted as a snapshot of it empty counts it."""
+    return Snapshot(0.0, tuple(s.as_slot() for s in scenario.slots), ()).totals()
 
 
 def dominant_measures(scenario: Scenario, settings: PolicySettings) -> Dominant | None:
@@ -136,17 +129,14 @@ def with_overrides(settings: PolicySettings, **changes: Any) -> PolicySettings:
     return replace(settings, **{k: v for k, v in changes.items() if v is not None})
 
 
-def outcome_column(out: Outcome, capacity: int | Vec) -> dict[str, Any]:
-    """``capacity``: the pool in every resource, or in slots for a pool of one-core slots (replay's
-    what-if runs); p depends on it as the decision saw it."""
+def outcome_column(out: Outcome, pool: Vec) -> dict[str, Any]:
+    """``pool``: the scenario's, in every resource (p depends on it as the decision saw it)."""
     settings = None
     if out.variant.enforce:
-        if out.policy.unit is not Unit.SLOTS and isinstance(capacity, int):
-            capacity = (float(capacity), float(capacity), 0.0, 0.0)
         settings = {
             "target": out.policy.target.value,
             "victim_order": out.policy.victim_order.value,
-            "max_vacates": out.policy.vacate_budget(capacity),
+            "max_vacates": out.policy.budget_for(pool),
             "interval": out.interval,
             "unit": out.policy.unit.value,
         }
@@ -165,7 +155,6 @@ def comparison(scenario: Scenario, outcomes: Mapping[str, Outcome]) -> dict[str,
     first = next(iter(outcomes.values()), None)
     resource = first.resource if first is not None else "slots"
     dominant = first is not None and first.dominant is not None
-    pool = {n: scenario.capacity if o.policy.unit is Unit.SLOTS else totals(scenario)
-            for n, o in outcomes.items()}
-    return document(info, {n: outcome_column(o, pool[n]) for n, o in outcomes.items()},
+    pool = totals(scenario)
+    return document(info, {n: outcome_column(o, pool) for n, o in outcomes.items()},
                     resource, dominant)

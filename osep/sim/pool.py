@@ -113,7 +113,7 @@ class SimulatedPool:
         # Static and dynamic slots by name (dynamic ones come and go with their jobs), and machines.
         self.slots = {s.name: SimSlot(s) for s in specs if not s.partitionable}
         self.machines = {s.name: SimMachine(s) for s in specs if s.partitionable}
-        self.capacity = sum(s.slots for s in specs)
+        self.capacity = sum(s.as_slot().slots for s in specs)
         self.jobs: dict[JobId, SimJob] = {}
         self.idle: dict[str, list[tuple[float, int, JobId]]] = defaultdict(list)
         self.book = ReservationBook(settings.reservation_lifetime)
@@ -130,8 +130,7 @@ class SimulatedPool:
         idle = {o: len(q) for o, q in self.idle.items() if q}
         running = {o: n for o, n in self.running.items() if n}
         self.book.expire(self.now, running, idle)
-        slots = tuple(Slot(s.spec.name, s.spec.cpus, s.spec.memory, s.spec.gpus,
-                           parent=s.parent.spec.name if s.parent is not None else None)
+        slots = tuple(s.spec.as_slot(s.parent.spec.name if s.parent is not None else None)
                       for s in self.slots.values()) + tuple(
             Slot(m.spec.name, *m.free, partitionable=True) for m in self.machines.values())
         occupied = {s.spec.name for s in self.slots.values()

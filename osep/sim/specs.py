@@ -6,7 +6,7 @@ import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from osep.core.model import JobId, Shape
+from osep.core.model import JobId, Shape, Slot
 from osep.measure.records import JobRecord
 
 
@@ -34,10 +34,10 @@ class SlotSpec:
     gpus: int = 0
     partitionable: bool = False
 
-    @property
-    def slots(self) -> int:
-        """Capacity in slots: one, or one per core of a partitionable machine."""
-        return self.cpus if self.partitionable else 1
+    def as_slot(self, parent: str | None = None) -> Slot:
+        """This slot as a snapshot shows it, empty (or carved from ``parent``)."""
+        return Slot(self.name, self.cpus, self.memory, self.gpus, parent=parent,
+                    partitionable=self.partitionable)
 
 
 @dataclass(frozen=True, slots=True)
