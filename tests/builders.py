@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from osep.core.model import Job, JobId, JobState, Kept, Slot, Snapshot
+from osep.core.model import Job, JobId, JobState, Kept, Shape, Slot, Snapshot
 
 
 def snap(
@@ -48,37 +48,52 @@ def name(job: JobId) -> str:
     return f"{job.schedd}.{'i' if job.cluster == 1 else ''}{job.proc}"
 
 
+Sketch = tuple[int, ...]  # (cpus, memory MiB, gpus[, disk KiB]): disk 0 (a job) or None (a machine)
+
+
+def shape(sketch: Sketch) -> Shape:
+    """A job's shape from a sketch: disk is not asked for unless given."""
+    cpus, memory, gpus, *disk = sketch
+    return (cpus, memory, gpus, disk[0] if disk else 0)
+
+
 def machines(
-    layout: Mapping[str, tuple[int, int, int]],
-    running: Sequence[tuple[str, str, tuple[int, int, int], float]],
-    idle: Sequence[tuple[str, tuple[int, int, int]]] = (),
+    layout: Mapping[str, Sketch],
+    running: Sequence[tuple[str, str, Sketch, float]],
+    idle: Sequence[tuple[str, Sketch]] = (),
     now: float = 10_000.0,
-    kept: Sequence[tuple[str, str, tuple[int, int, int]]] = (),
+    kept: Sequence[tuple[str, str, Sketch]] = (),
 ) -> Snapshot:
-    """A pool of partitionable slots: ``layout`` names each with its (cpus, memory MiB, gpus);
-    ``running`` lists (owner, partitionable slot, shape, start) for the jobs in its dynamic slots
-    (named ``<slot>_<n>``); ``idle`` lists (owner, shape). Running job n of an owner is
-    ``owner#0.n``, its idle job n ``owner#1.n``."""
-    used = {name: [0, 0, 0] for name in layout}
+    """A pool of partitionable slots: ``layout`` names each with its (cpus, memory MiB, gpus[, disk
+    KiB]); ``running`` lists (owner, partitionable slot, shape, start) for the jobs in its dynamic
+    slots (named ``<slot>_<n>``); ``idle`` lists (owner, shape). Running job n of an owner is
+    ``owner#0.n``, its idle job n ``owner#1.n``. Disk is not modelled where a machine does not give
+    it, and not asked for where a job does not."""
+    used = {name: [0, 0, 0, 0] for name in layout}
     slots: list[Slot] = []
     jobs: list[Job] = []
     counts: dict[str, int] = {}
-    for k, (owner, machine, shape, start) in enumerate(running):
+    for k, (owner, machine, sketch, start) in enumerate(running):
         name = f"{machine}_{k}"
-        slots.append(Slot(name, shape[0], shape[1], shape[2], parent=machine))
-        for i in range(3):
-            used[machine][i] += shape[i]
+        cpus, memory, gpus, disk = shape(sketch)
+        slots.append(Slot(name, cpus, memory, gpus, disk if len(layout[machine]) > 3 else None,
+                          parent=machine))
+        for i, amount in enumerate((cpus, memory, gpus, disk)):
+            used[machine][i] += amount
         n = counts.get(owner, 0)
         counts[owner] = n + 1
         jobs.append(Job(JobId(owner, 0, n), owner, JobState.RUNNING, 0.0, slot=name, start_time=start,
-                        cpus=shape[0], memory=shape[1], gpus=shape[2]))
-    for machine, (cpus, memory, gpus) in layout.items():
+                        cpus=cpus, memory=memory, gpus=gpus, disk=disk))
+    for machine, (cpus, memory, gpus, *disk) in layout.items():
         u = used[machine]
-        slots.append(Slot(machine, cpus - u[0], memory - u[1], gpus - u[2], partitionable=True))
+        slots.append(Slot(machine, cpus - u[0], memory - u[1], gpus - u[2],
+                          disk[0] - u[3] if disk else None, partitionable=True))
     idle_counts: dict[str, int] = {}
-    for owner, shape in idle:
+    for owner, sketch in idle:
         n = idle_counts.get(owner, 0)
         idle_counts[owner] = n + 1
-        jobs.append(Job(JobId(owner, 1, n), owner, JobState.IDLE, 1.0, cpus=shape[0], memory=shape[1],
-                        gpus=shape[2]))
-    return Snapshot(now, tuple(slots), tuple(jobs), tuple(Kept(o, p, s) for o, p, s in kept))
+        cpus, memory, gpus, disk = shape(sketch)
+        jobs.append(Job(JobId(owner, 1, n), owner, JobState.IDLE, 1.0, cpus=cpus, memory=memory,
+                        gpus=gpus, disk=disk))
+    return Snapshot(now, tuple(slots), tuple(jobs),
+                    tuple(Kept(o, p, shape(s)) for o, p, s in kept))

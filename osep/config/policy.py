@@ -7,10 +7,11 @@ A policy file is TOML with two tables::
     victim_order = "wallclock" # or "lost-work"
     max_vacates = 10           # p; omit for the largest owner share
     interval = 300             # t, seconds between cycles
-    unit = "slots"             # or "cpus", "memory", "gpus", "dominant"
+    unit = "slots"             # or "cpus", "memory", "gpus", "disk", "dominant"
 
     [owners]
-    atlas = 10                 # in the unit: slots, cores, MiB (or "1.5 TiB") or GPUs; or "30%"
+    atlas = 10                 # in the unit: slots, cores, MiB (or "1.5 TiB"), GPUs or KiB of
+                               # disk (or "20 TiB"); or "30%"
     cms = { share = 10 }       # the same, as a table
     physics = { cpus = 400, memory = "1.5 TiB", gpus = 8 }   # per resource (unit = "dominant")
 
@@ -40,8 +41,10 @@ from osep.errors import ConfigError
 
 DEFAULT_INTERVAL = 300.0  # t, seconds between cycles, when a policy file does not say
 
-# Memory amounts: MiB as a number, or a string with a binary unit (K, M, G, T as HTCondor reads them).
-MEMORY_UNITS = {"k": 1 / 1024, "m": 1.0, "g": 1024.0, "t": 1024.0**2}
+# Memory and disk amounts: a number in the resource's own unit (MiB of memory, KiB of disk, as
+# HTCondor counts them), or a string with a binary unit (K, M, G, T as HTCondor reads them).
+SIZE_UNITS = {"k": 1024.0, "m": 1024.0**2, "g": 1024.0**3, "t": 1024.0**4}  # bytes
+SIZED = {"memory": 1024.0**2, "disk": 1024.0}  # bytes in one unit of each sized resource
 _SIZE = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([kKmMgGtT])(?:i?[bB])?\s*$")
 
 
@@ -55,15 +58,16 @@ def _amount(table: Table, name: str, value: Any, resource: str) -> tuple[float, 
         except ValueError:
             raise ConfigError(table.path, key, f"not a percentage: {value!r}") from None
         percent = True
-    elif isinstance(value, str) and resource == "memory":
+    elif isinstance(value, str) and resource in SIZED:
         match = _SIZE.match(value)
         if match is None:
-            raise ConfigError(table.path, key, f"not a memory size like \"64 GiB\" or \"1.5 TiB\": {value!r}")
-        number = float(match.group(1)) * MEMORY_UNITS[match.group(2).lower()]
+            raise ConfigError(table.path, key, f"not a {resource} size like \"64 GiB\" or \"1.5 TiB\": {value!r}")
+        number = float(match.group(1)) * SIZE_UNITS[match.group(2).lower()] / SIZED[resource]
     elif isinstance(value, (int, float)) and not isinstance(value, bool):
         number = float(value)
     else:
-        what = {"slots": "slots", "cpus": "cores", "gpus": "GPUs", "memory": "MiB (or a size like \"64 GiB\")"}
+        what = {"slots": "slots", "cpus": "cores", "gpus": "GPUs",
+                "memory": "MiB (or a size like \"64 GiB\")", "disk": "KiB (or a size like \"2 TiB\")"}
         raise ConfigError(table.path, key,
                           f"a share is a number of {what[resource]} or a percentage like \"30%\"; got {show(value)}")
     if not math.isfinite(number) or number < 0:
@@ -101,7 +105,7 @@ def parse_owners(table: Table, unit: Unit = Unit.SLOTS, unit_key: str = "policy.
                 given[resource] = (sub.key(name), (number, percent))
             sub.finish()
             if not given:
-                names = "cpus, memory, gpus" if dominant else unit.value
+                names = ", ".join(RESOURCES[1:]) if dominant else unit.value
                 raise table.error(owner, f"a share names at least one of: {names}")
         else:
             if dominant:

@@ -9,8 +9,9 @@ Layout (every key is checked; unknown keys are errors)::
     horizon = 100000            # optional: stop the simulation here
 
     [pool]
-    slots = 10                  # or [[pool.slots]] tables with count, cpus, memory, gpus and
-                                # partitionable = true for machines carved into dynamic slots
+    slots = 10                  # or [[pool.slots]] tables with count, cpus, memory (MiB), gpus,
+                                # disk (KiB) and partitionable = true for machines carved into
+                                # dynamic slots
     negotiation_interval = 60
     vacate_delay = 10
     reservation_timeout = 130   # optional; default vacate_delay + 2 negotiation intervals
@@ -40,8 +41,9 @@ Layout (every key is checked; unknown keys are errors)::
     count = 10
     runtime = 3600              # or runtimes = [..] (one per job)
     cpus = 1
-    memory = 0
+    memory = 0                  # MiB
     gpus = 0
+    disk = 0                    # KiB
 """
 
 from __future__ import annotations
@@ -112,12 +114,13 @@ def _slots(pool: Table) -> tuple[SlotSpec, ...]:
         cpus = group.number("cpus", 1, integer=True, positive=True)
         memory = group.number("memory", None, integer=True, positive=True)
         gpus = group.number("gpus", 0, integer=True, minimum=0)
+        disk = group.number("disk", None, integer=True, positive=True)
         partitionable = group.raw("partitionable", False)
         if not isinstance(partitionable, bool):
             raise group.error("partitionable", f"expected true or false, got {partitionable!r}")
         group.finish()
         for _ in range(count):
-            specs.append(SlotSpec(f"slot{len(specs) + 1}", cpus, memory, gpus, partitionable))
+            specs.append(SlotSpec(f"slot{len(specs) + 1}", cpus, memory, gpus, disk, partitionable))
     if not specs:
         raise pool.error("slots", "the pool has no slots")
     return tuple(specs)
@@ -169,6 +172,7 @@ def _jobs(top: Table, workload: Workload | None = None) -> tuple[JobSpec, ...]:
         cpus = group.number("cpus", 1, integer=True, positive=True)
         memory = group.number("memory", 0, integer=True, minimum=0)
         gpus = group.number("gpus", 0, integer=True, minimum=0)
+        disk = group.number("disk", 0, integer=True, minimum=0)
         if group.has("runtimes"):
             if group.has("runtime"):
                 raise group.error("runtime", "give either runtime or runtimes, not both")
@@ -190,7 +194,8 @@ def _jobs(top: Table, workload: Workload | None = None) -> tuple[JobSpec, ...]:
         for r in runtimes:
             n = numbering.get(owner, 0)
             numbering[owner] = n + 1
-            jobs.append(JobSpec(JobId(owner, 0, n), owner, float(time), float(r), cpus, memory, gpus))
+            jobs.append(JobSpec(JobId(owner, 0, n), owner, float(time), float(r), cpus, memory, gpus,
+                                disk))
     return tuple(jobs)
 
 

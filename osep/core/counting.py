@@ -21,7 +21,20 @@ from operator import attrgetter
 
 from osep.core.model import Job, JobState, Slot, Snapshot
 from osep.core.plan import OwnerView, Target
-from osep.core.resources import EPS, ZERO, Measure, Room, Unit, Vec, held, less, measure, minus, plus
+from osep.core.resources import (
+    EPS,
+    REQUESTED,
+    ZERO,
+    Measure,
+    Room,
+    Unit,
+    Vec,
+    held,
+    less,
+    measure,
+    minus,
+    plus,
+)
 from osep.core.shares import ShareTable, feasible_shares
 
 
@@ -73,18 +86,18 @@ class Census:
         return sum(room[0] for _, room in self.free)
 
 
-_CPUS, _MEMORY, _GPUS = attrgetter("cpus"), attrgetter("memory"), attrgetter("gpus")
+# What a job asks for of each requested resource, in the order of REQUESTED.
+_ASKS = tuple(attrgetter(r) for r in REQUESTED)
 
 
-def _total(jobs: Sequence[Job], weighed: tuple[bool, bool, bool]) -> Vec:
-    """What ``jobs`` hold once running: one slot each and their cores, memory and GPUs where
-    ``weighed`` says they are needed, else 0 (a million jobs take time to add up)."""
+def _total(jobs: Sequence[Job], weighed: tuple[bool, ...]) -> Vec:
+    """What ``jobs`` hold once running: one slot each and what they ask of each requested resource
+    where ``weighed`` says it is needed, else 0 (a million jobs take time to add up)."""
     if not jobs:
         return ZERO
-    cpus = float(sum(map(_CPUS, jobs))) if weighed[0] else 0.0
-    memory = float(sum(map(_MEMORY, jobs))) if weighed[1] else 0.0
-    gpus = float(sum(map(_GPUS, jobs))) if weighed[2] else 0.0
-    return (float(len(jobs)), cpus, memory, gpus)
+    cpus, memory, gpus, disk = (float(sum(map(ask, jobs))) if w else 0.0
+                                for ask, w in zip(_ASKS, weighed, strict=True))
+    return (float(len(jobs)), cpus, memory, gpus, disk)
 
 
 def count(snapshot: Snapshot, shares: ShareTable, target: Target, unit: Unit = Unit.SLOTS) -> Census:
@@ -114,12 +127,11 @@ def count(snapshot: Snapshot, shares: ShareTable, target: Target, unit: Unit = U
     wanting: dict[str, Vec] = defaultdict(lambda: ZERO)
     idle_cpus: dict[str, int] = defaultdict(int)
     # What the unit weighs; idle jobs' cores always (holds are counted in cores).
-    weighed = (unit in (Unit.CPUS, Unit.DOMINANT), unit in (Unit.MEMORY, Unit.DOMINANT),
-               unit in (Unit.GPUS, Unit.DOMINANT))
+    weighed = tuple(unit is Unit.DOMINANT or unit.value == r for r in REQUESTED)
     for owner, jobs in running.items():
         holding[owner] = _total(jobs, weighed)
     for owner in set(running) | set(idle) | set(vacating):
-        waiting = _total(idle.get(owner, ()), (True, weighed[1], weighed[2]))
+        waiting = _total(idle.get(owner, ()), (True, *weighed[1:]))
         idle_cpus[owner] = int(waiting[1])
         wanting[owner] = plus(plus(holding[owner], waiting),
                               _total(vacating.get(owner, ()), weighed))

@@ -5,7 +5,7 @@ translates ClassAds into them and the simulator (:mod:`osep.sim`) builds them di
 never learns where a snapshot came from.
 
 A place a job can run is a static slot (one job at a time) or a partitionable slot, whose unclaimed
-cpus, memory and GPUs are carved into a dynamic slot per job. The snapshot shows a partitionable slot
+cpus, memory, GPUs and disk are carved into a dynamic slot per job. The snapshot shows a partitionable slot
 with what it still has unclaimed and each dynamic slot with its ``parent``; what is counted and how
 is in :mod:`osep.core.resources`.
 """
@@ -15,7 +15,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from osep.core.resources import EPS, Room, Shape, Vec, fits
+from osep.core.resources import EPS, ZERO, Room, Shape, Vec, fits, plus
 
 __all__ = ["EPS", "Job", "JobId", "JobState", "Kept", "Shape", "Slot", "Snapshot"]
 
@@ -86,10 +86,11 @@ class Job:
     cpus: int = 1
     memory: int = 0
     gpus: int = 0
+    disk: int = 0  # KiB
 
     @property
     def shape(self) -> Shape:
-        return (self.cpus, self.memory, self.gpus)
+        return (self.cpus, self.memory, self.gpus, self.disk)
 
     def run_time(self, now: float) -> float:
         """Wall clock of the current run; zero for a job that is not running."""
@@ -123,12 +124,13 @@ class Slot:
     cpus: int = 1
     memory: int | None = None  # MiB; None: not modelled, any request fits
     gpus: int = 0
+    disk: int | None = None  # KiB; None: not modelled, any request fits
     parent: str | None = None
     partitionable: bool = False
 
     @property
     def room(self) -> Room:
-        return (self.cpus, self.memory, self.gpus)
+        return (self.cpus, self.memory, self.gpus, self.disk)
 
     @property
     def place(self) -> str:
@@ -149,7 +151,8 @@ class Slot:
     @property
     def amount(self) -> Vec:
         """What this slot adds to the pool's capacity in every resource."""
-        return (float(self.slots), float(self.cpus), float(self.memory or 0), float(self.gpus))
+        return (float(self.slots), float(self.cpus), float(self.memory or 0), float(self.gpus),
+                float(self.disk or 0))
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,11 +182,7 @@ class Snapshot:
 
     def totals(self) -> Vec:
         """Capacity in every resource."""
-        slots = cpus = memory = gpus = 0.0
+        total = ZERO
         for s in self.slots:
-            a = s.amount
-            slots += a[0]
-            cpus += a[1]
-            memory += a[2]
-            gpus += a[3]
-        return (slots, cpus, memory, gpus)
+            total = plus(total, s.amount)
+        return total

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from osep.core.model import JobId
-from osep.core.resources import ZERO, Shape, Unit, Vec
+from osep.core.resources import ONE_CORE, ZERO, Shape, Unit, Vec
 
 
 class Target(enum.Enum):
@@ -103,7 +103,7 @@ class Vacate:
     lost_work: float
     reason: Reason
     place: str = ""
-    room: Shape = (1, 0, 0)
+    room: Shape = ONE_CORE
     group: int = 0
 
 
@@ -116,7 +116,7 @@ class Claim:
     slot: str
     beneficiary: str
     reason: Reason
-    shape: Shape = (1, 0, 0)
+    shape: Shape = ONE_CORE
     # Room the vacates of this group left over on a partitionable slot (None: room that was free).
     after: int | None = None
 

@@ -27,7 +27,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from osep.core.model import Kept, Slot
-from osep.core.resources import Room, Shape, fits
+from osep.core.resources import ONE_CORE, Room, Shape, fits
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,7 +36,7 @@ class Reservation:
     slot: str  # the place: a static slot or a partitionable slot
     expires: float
     until_running: int  # fulfilled once the owner runs at least this many jobs
-    shape: Shape = (1, 0, 0)
+    shape: Shape = ONE_CORE
 
 
 class ReservationBook:
@@ -49,7 +49,7 @@ class ReservationBook:
     # -- reservations ---------------------------------------------------------------------------
 
     def reserve(self, slot: str, owner: str, now: float, running: int,
-                shape: Shape = (1, 0, 0)) -> None:
+                shape: Shape = ONE_CORE) -> None:
         """Keep room for a job of ``shape`` on ``slot`` for ``owner``, which runs ``running`` jobs
         now."""
         made = self._this_cycle.get(owner, 0) + 1

@@ -1,12 +1,13 @@
 """What capacity is counted in, and how much of its entitlement an owner holds.
 
 Every job and every place in a pool is described by the same few resources: ``slots`` (one per job,
-the paper's model), ``cpus``, ``memory`` (MiB) and ``gpus``. Amounts are kept as a :data:`Vec` with one
-entry per resource, in the order of :data:`RESOURCES`. A running job holds ``(1, cpus, memory, gpus)``.
+the paper's model), ``cpus``, ``memory`` (MiB), ``gpus`` and ``disk`` (KiB, as HTCondor counts it).
+Amounts are kept as a :data:`Vec` with one entry per resource, in the order of :data:`RESOURCES`. A
+running job holds ``(1, cpus, memory, gpus, disk)``.
 
 The policy measures every owner in one :class:`Unit`:
 
-- ``slots``, ``cpus``, ``memory`` or ``gpus``: what it holds of that one resource, against its share
+- ``slots``, ``cpus``, ``memory``, ``gpus`` or ``disk``: what it holds of that one resource, against its share
   of that resource; the others only decide where a job fits;
 - ``dominant``: its position is the largest of its holding/share ratios over the resources its share
   names (1.0 is exactly its share), so an owner using every GPU with few cores is over share. A
@@ -27,16 +28,20 @@ from dataclasses import dataclass
 # Targets and shares can be fractional (percentages, the equal split of excess): compare with this.
 EPS = 1e-9
 
-RESOURCES = ("slots", "cpus", "memory", "gpus")
-SLOTS, CPUS, MEMORY, GPUS = range(4)
+RESOURCES = ("slots", "cpus", "memory", "gpus", "disk")
+SLOTS, CPUS, MEMORY, GPUS, DISK = range(5)
+# The resources a job asks for and a place has, in the order of a Shape and a Room.
+REQUESTED = RESOURCES[1:]
 
-Vec = tuple[float, float, float, float]
-ZERO: Vec = (0.0, 0.0, 0.0, 0.0)
+Vec = tuple[float, float, float, float, float]
+ZERO: Vec = (0.0, 0.0, 0.0, 0.0, 0.0)
 
-Shape = tuple[int, int, int]  # what a job asks for: (cpus, memory in MiB, gpus)
-# What a place has room for: (cpus, memory in MiB or None where memory is not modelled, gpus).
-Room = tuple[int, int | None, int]
-NO_ROOM: Room = (0, 0, 0)
+Shape = tuple[int, int, int, int]  # what a job asks for: (cpus, memory in MiB, gpus, disk in KiB)
+# What a place has room for: (cpus, memory in MiB, gpus, disk in KiB); memory or disk is None where
+# the place does not say (any request fits it).
+Room = tuple[int, int | None, int, int | None]
+NO_ROOM: Room = (0, 0, 0, 0)
+ONE_CORE: Shape = (1, 0, 0, 0)  # the paper's job: one core, nothing else asked for
 
 
 class Unit(enum.Enum):
@@ -46,6 +51,7 @@ class Unit(enum.Enum):
     CPUS = "cpus"
     MEMORY = "memory"
     GPUS = "gpus"
+    DISK = "disk"
     DOMINANT = "dominant"
 
     @property
@@ -56,32 +62,40 @@ class Unit(enum.Enum):
 
 def fits(shape: Shape, room: Room) -> bool:
     """The one fit check: whether a job asking for ``shape`` fits ``room``."""
-    cpus, memory, gpus = room
-    return shape[0] <= cpus and (memory is None or shape[1] <= memory) and shape[2] <= gpus
+    cpus, memory, gpus, disk = room
+    return (shape[0] <= cpus and (memory is None or shape[1] <= memory) and shape[2] <= gpus
+            and (disk is None or shape[3] <= disk))
+
+
+def _add(a: int | None, b: int | None) -> int | None:
+    return None if a is None or b is None else a + b
+
+
+def _less(a: int | None, b: int) -> int | None:
+    return None if a is None else max(0, a - b)
 
 
 def add_room(a: Room, b: Room) -> Room:
-    memory = None if a[1] is None or b[1] is None else a[1] + b[1]
-    return (a[0] + b[0], memory, a[2] + b[2])
+    return (a[0] + b[0], _add(a[1], b[1]), a[2] + b[2], _add(a[3], b[3]))
 
 
 def less(room: Room, shape: Shape) -> Room:
     """What is left of ``room`` once a job of ``shape`` took its part (never below nothing)."""
-    memory = None if room[1] is None else max(0, room[1] - shape[1])
-    return (max(0, room[0] - shape[0]), memory, max(0, room[2] - shape[2]))
+    return (max(0, room[0] - shape[0]), _less(room[1], shape[1]), max(0, room[2] - shape[2]),
+            _less(room[3], shape[3]))
 
 
 def held(shape: Shape) -> Vec:
     """What a job of ``shape`` holds once it runs: one slot and its request."""
-    return (1.0, float(shape[0]), float(shape[1]), float(shape[2]))
+    return (1.0, float(shape[0]), float(shape[1]), float(shape[2]), float(shape[3]))
 
 
 def plus(a: Vec, b: Vec) -> Vec:
-    return (a[0] + b[0], a[1] + b[1], a[2] + b[2], a[3] + b[3])
+    return (a[0] + b[0], a[1] + b[1], a[2] + b[2], a[3] + b[3], a[4] + b[4])
 
 
 def minus(a: Vec, b: Vec) -> Vec:
-    return (a[0] - b[0], a[1] - b[1], a[2] - b[2], a[3] - b[3])
+    return (a[0] - b[0], a[1] - b[1], a[2] - b[2], a[3] - b[3], a[4] - b[4])
 
 
 def _ratio(amount: float, of: float) -> float:
@@ -114,10 +128,10 @@ def measure(unit: Unit, share: Mapping[str, float], capacity: Vec) -> tuple[Meas
     index = unit.index
     if index is not None:
         return _SINGLE[unit], share.get(RESOURCES[index], 0.0)
-    # A resource the pool has none of (memory where it is not modelled) cannot be weighed.
+    # A resource the pool has none of (memory or disk where it is not modelled) cannot be weighed.
     own = tuple((RESOURCES.index(r), v) for r, v in sorted(share.items())
                 if r != "slots" and capacity[RESOURCES.index(r)] > EPS)
     if any(v > EPS for _, v in own):
         return Measure(own), 1.0
-    pool = tuple((i, capacity[i]) for i in (CPUS, MEMORY, GPUS) if capacity[i] > EPS)
+    pool = tuple((i, capacity[i]) for i in range(CPUS, len(RESOURCES)) if capacity[i] > EPS)
     return Measure(pool), 0.0

@@ -131,7 +131,8 @@ def claim_free_room(free: dict[str, Room], wants: dict[str, Wants], ledger: Ledg
     shapes = [shape for w in wants.values() for shape in w.shapes]
     if not shapes:
         return claims
-    smallest: Shape = (min(s[0] for s in shapes), min(s[1] for s in shapes), min(s[2] for s in shapes))
+    smallest: Shape = (min(s[0] for s in shapes), min(s[1] for s in shapes), min(s[2] for s in shapes),
+                       min(s[3] for s in shapes))
     for place, offered in list(free.items()):
         room = offered
         # Owners that cannot use this room are set aside and come back for the next one.
@@ -212,7 +213,8 @@ class _Search:
             queue = self.queue(owner)
             light = self._lightest[owner] = (
                 (1.0, float(min(j.cpus for j in queue)), float(min(j.memory for j in queue)),
-                 float(min(j.gpus for j in queue))) if queue else (math.inf,) * 4)
+                 float(min(j.gpus for j in queue)), float(min(j.disk for j in queue)))
+                if queue else (math.inf,) * 5)
         return light
 
     def place_of(self, job: Job) -> str:
@@ -305,7 +307,8 @@ class _Search:
             if len(candidates) < 2:
                 continue
             by_owner = sorted(candidates, key=lambda j: (gaps[j.owner], j.owner, self.key(j)))
-            by_size = sorted(candidates, key=lambda j: ((-j.cpus, -j.gpus, -j.memory), self.key(j)))
+            by_size = sorted(candidates, key=lambda j: ((-j.cpus, -j.gpus, -j.memory, -j.disk),
+                                                           self.key(j)))
             for order in (by_owner, by_size):
                 chosen = self._fill(name, order, shape, ledger)
                 if chosen is None or len(chosen) > budget:
@@ -452,6 +455,6 @@ def plan_vacates(
 
 
 def _show(shape: Shape) -> str:
-    cpus, memory, gpus = shape
+    cpus, memory, gpus, disk = shape
     out = f"{cpus} cpus, {memory} MiB"
-    return out + (f", {gpus} gpus" if gpus else "")
+    return out + (f", {gpus} gpus" if gpus else "") + (f", {disk} KiB disk" if disk else "")

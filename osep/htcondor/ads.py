@@ -30,13 +30,14 @@ JOB_STATES: dict[int, JobState] = {
 JOB_ATTRS = [
     "ClusterId", "ProcId", "Owner", "User", "AcctGroup", "AccountingGroup", "JobStatus",
     "JobUniverse", "QDate", "JobCurrentStartDate", "LastCkptTime", "RequestCpus", "RequestMemory",
-    "RequestGPUs", "RemoteHost", "ServerTime",
+    "RequestGPUs", "RequestDisk", "RemoteHost", "ServerTime",
     # What the request expressions of a stock submit file refer to (RequestMemory is
-    # ifthenelse(MemoryUsage =!= undefined, MemoryUsage, (ImageSize + 1023) / 1024)).
-    "MemoryUsage", "ImageSize", "ResidentSetSize",
+    # ifthenelse(MemoryUsage =!= undefined, MemoryUsage, (ImageSize + 1023) / 1024), RequestDisk
+    # is DiskUsage).
+    "MemoryUsage", "ImageSize", "ResidentSetSize", "DiskUsage",
 ]
-SLOT_ATTRS = ["Name", "Cpus", "Memory", "GPUs", "SlotType", "State", "ParentSlotId", "SlotWeight",
-              "RemoteUser", "RemoteOwner"]
+SLOT_ATTRS = ["Name", "Cpus", "Memory", "GPUs", "Disk", "SlotType", "State", "ParentSlotId",
+              "SlotWeight", "RemoteUser", "RemoteOwner"]
 # Slots in these states cannot run a job for anyone, so they are not capacity.
 UNAVAILABLE = {"Owner", "Drained", "Delete"}
 # Jobs of these universes run on the submit machine (scheduler: DAGMan; local) or at another site
@@ -54,6 +55,7 @@ DEFAULTS: dict[str, float] = {
     "RequestCpus": 1,  # the negotiator's own default for a job that asks for nothing
     "RequestMemory": 0,  # unknown: the job is taken to fit any slot's memory
     "RequestGPUs": 0,  # a job that asks for no GPUs (undefined is the normal case, not counted)
+    "RequestDisk": 0,  # unknown: the job is taken to fit any slot's disk
     "QDate": 0,  # unknown: the oldest
     "LastCkptTime": 0,  # no checkpoint
 }
@@ -62,6 +64,9 @@ QUIET_DEFAULTS = {"LastCkptTime", "RequestGPUs"}
 # Shown in the odd_ads examples for what has no number to stand in for it.
 DEFAULT_TEXT = {"JobCurrentStartDate": "unknown: never a victim"}
 LARGEST = 2**31 - 1  # requests and times beyond this are not read as they are
+LARGEST_DISK = 2**50  # KiB (an exbibyte): disks are counted in KiB and pass 2**31 at 2 TiB
+# Attributes read with a larger bound than LARGEST.
+BOUNDS = {"RequestDisk": LARGEST_DISK, "Disk": LARGEST_DISK}
 
 Ad = Mapping[str, Any]  # a classad2.ClassAd, or anything that reads like one
 
@@ -128,11 +133,11 @@ def integer(value: Any) -> int | None:
     return None
 
 
-def _number(value: Any) -> float | None:
+def _number(value: Any, largest: int = LARGEST) -> float | None:
     """A finite number within what any pool can mean, or None (see :func:`integer`)."""
     if not isinstance(value, float) and integer(value) is None:
         return None
-    if not math.isfinite(value) or not 0 <= value <= LARGEST:
+    if not math.isfinite(value) or not 0 <= value <= largest:
         return None
     return float(value)
 
@@ -169,7 +174,7 @@ def to_job(schedd: str, ad: Ad, tally: AdTally | None = None, pool: str = "") ->
 
     def optional(attr: str) -> float:
         raw = evaluate(ad, attr)
-        value = _number(raw)
+        value = _number(raw, BOUNDS.get(attr, LARGEST))
         if value is None:
             if raw is not classad2.Value.Undefined or attr not in QUIET_DEFAULTS:
                 tally.default(attr, where, raw)
@@ -197,6 +202,7 @@ def to_job(schedd: str, ad: Ad, tally: AdTally | None = None, pool: str = "") ->
         cpus = max(1, int(optional("RequestCpus")))
         memory = int(optional("RequestMemory"))
         gpus = int(optional("RequestGPUs"))
+        disk = int(optional("RequestDisk"))
         submit = optional("QDate")
         slot = start = ckpt = None
         if state is JobState.RUNNING:
@@ -217,7 +223,7 @@ def to_job(schedd: str, ad: Ad, tally: AdTally | None = None, pool: str = "") ->
     except BadAd as exc:
         raise BadAd(f"{where}: {exc}") from None
     job = Job(job_id, owner, state, submit, slot=slot, start_time=start, checkpoint_time=ckpt,
-              cpus=cpus, memory=memory, gpus=gpus)
+              cpus=cpus, memory=memory, gpus=gpus, disk=disk)
     return JobAd(job, submitter)
 
 
@@ -243,6 +249,7 @@ def to_slots(ads: Iterable[Ad]) -> Iterator[Slot | BadAd]:
         cpus = _number(evaluate(ad, "Cpus"))
         memory = _number(evaluate(ad, "Memory"))
         gpus = _number(evaluate(ad, "GPUs"))
+        disk = _number(evaluate(ad, "Disk"), LARGEST_DISK)
         state = evaluate(ad, "State")
         kind = evaluate(ad, "SlotType")
         if not isinstance(name, str) or not name or cpus is None:
@@ -250,21 +257,22 @@ def to_slots(ads: Iterable[Ad]) -> Iterator[Slot | BadAd]:
             continue
         mib = int(memory) if memory is not None else None
         count = int(gpus) if gpus is not None else 0
+        kib = int(disk) if disk is not None else None
         if kind == "Dynamic":
             parent = parent_name(name, evaluate(ad, "ParentSlotId"))
             if parent is None:
                 yield BadAd(f"{name}: a dynamic slot without a parent")
                 continue
-            dynamic.append(Slot(name, int(cpus), mib, count, parent=parent))
+            dynamic.append(Slot(name, int(cpus), mib, count, kib, parent=parent))
             continue
         if isinstance(state, str) and state in UNAVAILABLE:
             gone.add(name)
             continue
         if kind == "Partitionable":
             # What is still unclaimed; its dynamic slots hold the rest.
-            yield Slot(name, int(cpus), mib, count, partitionable=True)
+            yield Slot(name, int(cpus), mib, count, kib, partitionable=True)
         else:
-            yield Slot(name, max(int(cpus), 1), mib, count)
+            yield Slot(name, max(int(cpus), 1), mib, count, kib)
     for slot in dynamic:
         if slot.parent not in gone:
             yield slot

@@ -46,8 +46,9 @@ def column(metrics: Metrics, description: str, settings: dict[str, Any] | None =
 
 # What the areas are counted in, by the resource jobs are weighed in (see osep.measure.meter).
 AREAS = {"slots": "slot-seconds", "cpus": "core-seconds", "memory": "MiB-seconds",
-         "gpus": "GPU-seconds"}
-AREA_SHORT = {"slots": "slot-s", "cpus": "core-s", "memory": "MiB-s", "gpus": "GPU-s"}
+         "gpus": "GPU-seconds", "disk": "KiB-seconds"}
+AREA_SHORT = {"slots": "slot-s", "cpus": "core-s", "memory": "MiB-s", "gpus": "GPU-s",
+              "disk": "KiB-s"}
 
 
 def document(info: Mapping[str, Any], columns: Mapping[str, dict[str, Any]],

@@ -76,7 +76,7 @@ class SimSlot:
 
     @property
     def room(self) -> Room:
-        return (self.spec.cpus, self.spec.memory, self.spec.gpus)
+        return self.spec.room
 
 
 class SimMachine:
@@ -86,14 +86,18 @@ class SimMachine:
 
     def __init__(self, spec: SlotSpec) -> None:
         self.spec = spec
-        self.free: Room = (spec.cpus, spec.memory, spec.gpus)
+        self.free: Room = spec.room
         self.carved = 0
 
     def carve(self, shape: Shape) -> SimSlot:
         self.carved += 1
         self.free = less(self.free, shape)
-        memory = None if self.spec.memory is None else shape[1]
-        return SimSlot(SlotSpec(f"{self.spec.name}_{self.carved}", shape[0], memory, shape[2]), self)
+        # What the dynamic slot holds: the request, in what the machine models.
+        cpus, memory, gpus, disk = shape
+        carved = SlotSpec(f"{self.spec.name}_{self.carved}", cpus,
+                          None if self.spec.memory is None else memory, gpus,
+                          None if self.spec.disk is None else disk)
+        return SimSlot(carved, self)
 
     def give_back(self, slot: SimSlot) -> None:
         self.free = add_room(self.free, slot.room)
@@ -175,7 +179,7 @@ class SimulatedPool:
         spec = job.spec
         if job.state is JobState.IDLE:
             return Job(spec.id, spec.owner, JobState.IDLE, spec.submit, cpus=spec.cpus,
-                       memory=spec.memory, gpus=spec.gpus)
+                       memory=spec.memory, gpus=spec.gpus, disk=spec.disk)
         checkpoint = None
         if self.settings.checkpointing is Checkpointing.PERIODIC:
             done = _last_checkpoint(self.now - job.start, self.settings.checkpoint_interval)
@@ -185,7 +189,7 @@ class SimulatedPool:
             spec.id, spec.owner, job.state, spec.submit,
             slot=job.slot.spec.name if job.slot else None,
             start_time=job.start, checkpoint_time=checkpoint, cpus=spec.cpus, memory=spec.memory,
-            gpus=spec.gpus,
+            gpus=spec.gpus, disk=spec.disk,
         )
 
     def arrive(self, spec: JobSpec) -> None:

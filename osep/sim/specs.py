@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from osep.core.model import JobId, Shape, Slot
+from osep.core.resources import Room
 from osep.measure.records import JobRecord
 
 
@@ -25,18 +26,23 @@ class Checkpointing(enum.Enum):
 
 @dataclass(frozen=True, slots=True)
 class SlotSpec:
-    """A static slot, or (``partitionable``) a machine whose cpus, memory and GPUs are carved into a
-    dynamic slot per job."""
+    """A static slot, or (``partitionable``) a machine whose cpus, memory, GPUs and disk are carved
+    into a dynamic slot per job. Memory in MiB and disk in KiB; None where not modelled."""
 
     name: str
     cpus: int = 1
     memory: int | None = None
     gpus: int = 0
+    disk: int | None = None
     partitionable: bool = False
+
+    @property
+    def room(self) -> Room:
+        return (self.cpus, self.memory, self.gpus, self.disk)
 
     def as_slot(self, parent: str | None = None) -> Slot:
         """This slot as a snapshot shows it, empty (or carved from ``parent``)."""
-        return Slot(self.name, self.cpus, self.memory, self.gpus, parent=parent,
+        return Slot(self.name, self.cpus, self.memory, self.gpus, self.disk, parent=parent,
                     partitionable=self.partitionable)
 
 
@@ -49,10 +55,11 @@ class JobSpec:
     cpus: int = 1
     memory: int = 0
     gpus: int = 0
+    disk: int = 0  # KiB
 
     @property
     def shape(self) -> Shape:
-        return (self.cpus, self.memory, self.gpus)
+        return (self.cpus, self.memory, self.gpus, self.disk)
 
 
 @dataclass(frozen=True, slots=True)

@@ -134,12 +134,12 @@ def _victims(items: list[dict[str, Any]], shown: int = 3) -> str:
     return f"{len(items)}: {times}{more}"
 
 
-RESOURCE_LABELS = {"cpus": "Cores", "memory": "Memory (GiB)", "gpus": "GPUs"}
-_GIB = 1024.0
+RESOURCE_LABELS = {"cpus": "Cores", "memory": "Memory (GiB)", "gpus": "GPUs", "disk": "Disk (GiB)"}
+_GIB = {"memory": 1024.0, "disk": 1024.0**2}  # memory is counted in MiB, disk in KiB
 
 
 def _amount(value: float, resource: str) -> str:
-    return f"{value / _GIB:.1f}" if resource == "memory" else f"{value:g}"
+    return f"{value / _GIB[resource]:.1f}" if resource in _GIB else f"{value:g}"
 
 
 def _held(entry: Mapping[str, Any], resource: str) -> str:

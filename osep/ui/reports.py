@@ -22,7 +22,7 @@ from osep.measure.documents import iso
 
 SORTS = ("owner", "gap", "running")
 # Resources shown per owner beside the policy's own unit (those the pool has any of).
-PER_RESOURCE = ("cpus", "memory", "gpus")
+PER_RESOURCE = RESOURCES[1:]
 
 
 def pool_report(snapshot: Snapshot, settings: PolicySettings, sort: str = "owner") -> dict[str, Any]:

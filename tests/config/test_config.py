@@ -55,16 +55,17 @@ def test_shares_in_resources_load_with_their_units(tmp_path):
 unit = "dominant"
 
 [owners]
-physics = { cpus = 400, memory = "1.5 TiB", gpus = 8 }
-chemistry = { cpus = 100, memory = 262144 }
-biology = { gpus = 2, memory = "512G" }
+physics = { cpus = 400, memory = "1.5 TiB", gpus = 8, disk = "20 TiB" }
+chemistry = { cpus = 100, memory = 262144, disk = 1048576 }
+biology = { gpus = 2, memory = "512G", disk = "512 MiB" }
 """
     settings = load_policy(write(tmp_path, text)).settings
     assert settings.unit is Unit.DOMINANT
+    # Memory in MiB and disk in KiB, as HTCondor counts them.
     assert settings.shares.shares == {
-        "physics": {"cpus": 400, "memory": 1.5 * 1024 * 1024, "gpus": 8},
-        "chemistry": {"cpus": 100, "memory": 262144},
-        "biology": {"gpus": 2, "memory": 512 * 1024},
+        "physics": {"cpus": 400, "memory": 1.5 * 1024 * 1024, "gpus": 8, "disk": 20 * 1024**3},
+        "chemistry": {"cpus": 100, "memory": 262144, "disk": 1048576},
+        "biology": {"gpus": 2, "memory": 512 * 1024, "disk": 512 * 1024},
     }
     cores = load_policy(write(tmp_path, '[policy]\nunit = "cpus"\n[owners]\na = 40\nb = { cpus = 8 }\n'))
     assert cores.settings.shares.shares == {"a": {"cpus": 40}, "b": {"cpus": 8}}
@@ -105,6 +106,9 @@ def test_bundled_policy_example_is_valid():
          "policy.target", "only \"owner\" targets"),
         ('[policy]\nunit = "memory"\n[owners]\na = "1.5 TB of it"\n', "owners.a", "not a memory size"),
         ('[policy]\nunit = "gpus"\n[owners]\na = "2 GiB"\n', "owners.a", "number of GPUs"),
+        ('[policy]\nunit = "disk"\n[owners]\na = "lots"\n', "owners.a", "not a disk size"),
+        ('[policy]\nunit = "disk"\n[owners]\na = { memory = 4 }\n', "owners.a.memory",
+         "a share in memory would be ignored"),
         ('[policy]\nunit = "dominant"\n[owners]\na = { cpus = "60%" }\nb = { cpus = "50%" }\n',
          "owners", "percentages of cpus add up to 110%"),
         ('[policy]\nunit = "dominant"\n[owners]\na = { cpus = "60%", gpus = 2 }\n', "owners.a.cpus",
@@ -119,7 +123,8 @@ def test_bundled_policy_example_is_valid():
         ('[policy]\ninterval = 0\n[owners]\na = 1\n', "policy.interval", "greater than 0"),
         ('[policy]\ninterval = "5m"\n[owners]\na = 1\n', "policy.interval", "expected a number"),
         ('[policy]\nintervall = 60\n[owners]\na = 1\n', "policy.intervall", "did you mean 'interval'"),
-        ('[policy]\nunit = "cores"\n[owners]\na = 1\n', "policy.unit", "one of slots, cpus, memory, gpus, dominant"),
+        ('[policy]\nunit = "cores"\n[owners]\na = 1\n', "policy.unit",
+         "one of slots, cpus, memory, gpus, disk, dominant"),
         ('[owner]\na = 1\n', "owners", "missing"),
         ('[owners]\na = 1\n[extra]\nx = 1\n', "extra", "unknown key"),
         ('owners = 3\n', "owners", "expected a table"),

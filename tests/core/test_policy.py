@@ -163,7 +163,7 @@ def test_reservations_in_flight_prevent_double_vacates():
     """Jobs already being vacated for b, with their slots reserved for b, count as b's: the next
     cycle must not vacate again for the same deficit."""
     slots = tuple(Slot(f"s{k}") for k in range(10))
-    kept = tuple(Kept("b", f"s{k}", (1, 0, 0)) for k in range(5))
+    kept = tuple(Kept("b", f"s{k}", (1, 0, 0, 0)) for k in range(5))
     jobs = tuple(
         Job(jid(f"a.{k}"), "a", JobState.VACATING if k < 5 else JobState.RUNNING, slot=f"s{k}",
             start_time=float(k))
@@ -180,7 +180,7 @@ def test_reservations_in_flight_prevent_double_vacates():
 def test_stale_reservation_for_owner_without_idle_jobs_does_not_count():
     slots = (Slot("s0"), Slot("s1"))
     jobs = (Job(jid("a.0"), "a", JobState.RUNNING, slot="s1", start_time=0.0),)
-    plan = decide(Snapshot(100.0, slots, jobs, (Kept("b", "s0", (1, 0, 0)),)),
+    plan = decide(Snapshot(100.0, slots, jobs, (Kept("b", "s0", (1, 0, 0, 0)),)),
                   settings({"a": 1, "b": 1}))
     b = next(v for v in plan.owners if v.owner == "b")
     assert b.reserved == 0
@@ -267,7 +267,7 @@ def test_percent_shares_resolve_against_the_snapshot():
                    Job(jid("a.1"), "a", JobState.RUNNING, slot="s3", start_time=0.0),
                    Job(jid("a.2"), "a", JobState.IDLE),
                    Job(jid("b.0"), "b", JobState.IDLE), Job(jid("b.1"), "b", JobState.IDLE)),
-                  (Kept("b", "s0", (1, 0, 0)), Kept("b", "s1", (1, 0, 0)))),
+                  (Kept("b", "s0", (1, 0, 0, 0)), Kept("b", "s1", (1, 0, 0, 0)))),
          {"a": 2, "b": 2}, {"a": 0}),
     ],
 )

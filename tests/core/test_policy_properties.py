@@ -28,7 +28,7 @@ def pools(draw):
         occupant = draw(st.sampled_from([None, "run", "run", "run", "vacating"]))
         slots.append(Slot(f"s{k}", cpus=cpus, memory=memory))
         if reserved:
-            kept.append(Kept(reserved, f"s{k}", (1, 0, 0)))
+            kept.append(Kept(reserved, f"s{k}", (1, 0, 0, 0)))
         if occupant:
             owner = draw(st.sampled_from(OWNERS))
             start = draw(st.floats(0, now, allow_nan=False))

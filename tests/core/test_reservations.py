@@ -118,8 +118,8 @@ def test_a_slot_taken_but_not_used_changes_no_other_reservation():
 
 def test_a_lapsed_reservation_does_not_stand_in_the_way_of_a_live_one():
     book = ReservationBook(lifetime=100)
-    book.reserve("m0", "a", now=0, running=0, shape=(1, 0, 0))
-    book.reserve("m0", "b", now=50, running=0, shape=(1, 0, 0))
-    taken = book.take_fitting("m0", 120, (4, 0, 0))
+    book.reserve("m0", "a", now=0, running=0, shape=(1, 0, 0, 0))
+    book.reserve("m0", "b", now=50, running=0, shape=(1, 0, 0, 0))
+    taken = book.take_fitting("m0", 120, (4, 0, 0, 0))
     assert taken is not None and taken.owner == "b"
-    assert book.take_fitting("m0", 120, (4, 0, 0)) is None
+    assert book.take_fitting("m0", 120, (4, 0, 0, 0)) is None

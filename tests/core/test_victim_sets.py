@@ -6,7 +6,7 @@ from collections import Counter
 
 import pytest
 
-from builders import machines
+from builders import machines, shape
 from osep.core.model import Job, JobId, JobState, Kept, Slot, Snapshot
 from osep.core.plan import Target
 from osep.core.policy import PolicySettings, decide
@@ -45,7 +45,7 @@ def test_a_four_core_job_gets_room_from_the_fewest_jobs_on_one_machine():
     assert places == {"m0"}
     slots = {s.name: s for s in snapshot.slots}
     assert all(slots[v.slot].parent == "m0" for v in plan.vacates)
-    assert all(v.room == (4, 1024, 0) and v.beneficiary == "b" for v in plan.vacates)
+    assert all(v.room == shape((4, 1024, 0)) and v.beneficiary == "b" for v in plan.vacates)
     jobs = {j.id: j for j in snapshot.jobs}
     vacated = sorted(jobs[v.job].start_time or 0 for v in plan.vacates)
     on_m0 = sorted(j.start_time or 0 for j in snapshot.jobs if j.slot and j.slot.startswith("m0_"))
@@ -122,8 +122,8 @@ def test_free_room_on_a_partitionable_slot_is_claimed_job_by_job():
     snapshot = machines({"m0": (10, 10240, 0)}, [("a", "m0", CORE, NOW - 1) for _ in range(4)],
                         idle=[("b", (4, 1024, 0)), ("b", (4, 1024, 0)), ("b", (4, 1024, 0))])
     plan = decide(snapshot, cores({"b": 10}))
-    assert [(c.slot, c.shape) for c in plan.claims] == [("m0", (4, 1024, 0))]
-    assert plan.vacates[0].room == (4, 1024, 0)  # 6 free: one claim, then 2 free + 2 vacated
+    assert [(c.slot, c.shape) for c in plan.claims] == [("m0", shape((4, 1024, 0)))]
+    assert plan.vacates[0].room == shape((4, 1024, 0))  # 6 free: one claim, then 2 free + 2 vacated
 
 
 def test_room_kept_for_an_owner_counts_as_its_own_and_is_not_made_twice():
@@ -135,7 +135,7 @@ def test_room_kept_for_an_owner_counts_as_its_own_and_is_not_made_twice():
     jobs = tuple(j if j.id not in leaving else Job(j.id, j.owner, JobState.VACATING, slot=j.slot,
                                                    start_time=j.start_time, cpus=1, memory=128)
                  for j in first.jobs)
-    second = Snapshot(NOW + 60, first.slots, jobs, (Kept("b", "m0", (4, 1024, 0)),))
+    second = Snapshot(NOW + 60, first.slots, jobs, (Kept("b", "m0", shape((4, 1024, 0))),))
     again = decide(second, cores({"b": 10}))
     assert again.vacates == () and again.claims == ()
     assert next(v for v in again.owners if v.owner == "b").active == 4
@@ -150,7 +150,7 @@ def test_a_gpu_share_is_reclaimed_under_the_dominant_unit():
     plan = decide(snapshot, cores(shares, unit=Unit.DOMINANT))
     views = {v.owner: v for v in plan.owners}
     assert views["a"].active == 2.0 and views["b"].active == 0.0  # a holds twice its GPU share
-    assert len(plan.vacates) == 2 and all(v.room == GPU_JOB for v in plan.vacates)
+    assert len(plan.vacates) == 2 and all(v.room == shape(GPU_JOB) for v in plan.vacates)
     # By cores alone a is far below its share, and nothing would be vacated.
     assert decide(snapshot, cores({"a": 10, "b": 10})).vacates == ()
 
@@ -176,6 +176,44 @@ def test_a_resource_a_share_names_as_zero_counts_for_the_owner():
     fuller = machines(layout, [*running, ("a", "m0", CORE, NOW - 1)], idle=[("b", GPU_JOB)])
     plan = decide(fuller, cores({"a": {"cpus": 5, "gpus": 0}, "b": {"cpus": 5, "gpus": 1}},
                                 unit=Unit.DOMINANT))
+    assert [v.slot for v in plan.vacates] == ["m0_0"]
+
+
+GIB = 1024 * 1024  # KiB
+
+
+def test_room_is_made_in_disk_too():
+    # One machine of 8 cores and 100 GiB of disk: a runs 4 one-core jobs writing 20 GiB each and
+    # 2 that write nothing; 4 cores are free but only 20 GiB. b's job needs 2 cores and 50 GiB.
+    layout = {"m0": (8, 8192, 0, 100 * GIB)}
+    running = [*(("a", "m0", (1, 128, 0, 20 * GIB), NOW - 10 * (k + 1)) for k in range(4)),
+               *(("a", "m0", (1, 128, 0), NOW - 1) for _ in range(2))]
+    snapshot = machines(layout, running, idle=[("b", (2, 512, 0, 50 * GIB))])
+    plan = decide(snapshot, cores({"b": 4}))
+    # Cores alone would need nothing vacated; the disk needs two of the 20 GiB jobs (the two
+    # youngest of them), and no job that holds no disk is touched.
+    assert sorted(v.slot for v in plan.vacates) == ["m0_0", "m0_1"]
+    assert all(v.room == (2, 512, 0, 50 * GIB) for v in plan.vacates)
+    # A machine that does not say what disk it has fits any request, as before.
+    blind = machines({"m0": (8, 8192, 0)}, running, idle=[("b", (2, 512, 0, 50 * GIB))])
+    plan = decide(blind, cores({"b": 4}))
+    assert plan.vacates == () and [c.slot for c in plan.claims] == ["m0"]
+
+
+def test_shares_in_disk():
+    # Under unit = "disk", a holds 80 GiB with a share of 40; b owns 60 GiB and waits for 30.
+    layout = {"m0": (8, 8192, 0, 100 * GIB)}
+    running = [("a", "m0", (1, 128, 0, 20 * GIB), NOW - 10 * (k + 1)) for k in range(4)]
+    snapshot = machines(layout, running, idle=[("b", (1, 128, 0, 30 * GIB))])
+    settings = cores({"a": {"disk": 40 * GIB}, "b": {"disk": 60 * GIB}}, unit=Unit.DISK)
+    plan = decide(snapshot, settings)
+    views = {v.owner: v for v in plan.owners}
+    assert views["a"].active == 80 * GIB and views["b"].share == 60 * GIB
+    # 20 GiB are free: one of a's jobs makes room for b's 30 GiB (a stays at its 60 >= 40).
+    assert [v.slot for v in plan.vacates] == ["m0_0"] and plan.unit is Unit.DISK
+    # Under dominant, with cores named beside disk, a is over by its disk (twice its share).
+    dominant = {"a": {"cpus": 4, "disk": 40 * GIB}, "b": {"cpus": 4, "disk": 60 * GIB}}
+    plan = decide(snapshot, cores(dominant, unit=Unit.DOMINANT))
     assert [v.slot for v in plan.vacates] == ["m0_0"]
 
 

@@ -29,7 +29,7 @@ def ad(**attrs) -> classad2.ClassAd:
 
 RUNNING = {"ClusterId": 7, "ProcId": 3, "Owner": "alice", "User": "alice@site", "JobStatus": 2,
                "QDate": 100, "JobCurrentStartDate": 1000, "RemoteHost": "slot4@node1", "RequestCpus": 2,
-               "RequestMemory": 2048, "LastCkptTime": 1500}
+               "RequestMemory": 2048, "RequestDisk": 4096, "LastCkptTime": 1500}
 
 
 ADS = Path(__file__).parents[1] / "data" / "ads"  # written by HTCondor 23.9 (see its README)
@@ -91,6 +91,8 @@ def test_every_job_of_a_real_queue_reads_as_the_negotiator_would():
     assert (stock.owner, stock.state, stock.cpus, stock.memory) == ("alice", JobState.RUNNING, 1, 2)
     assert stock.slot == "slot1_1@vm" and stock.start_time is not None
     assert (jobs["38.0"].cpus, jobs["38.0"].memory) == (4, 2048)
+    # Disk in KiB as HTCondor counts it: a literal request, and the stock expression (DiskUsage).
+    assert jobs["38.0"].disk == 1048576 and stock.disk == 45
     assert jobs["41.0"].state is JobState.IDLE and jobs["41.0"].cpus == 16
     assert jobs["42.0"].state is JobState.HELD
     # An accounting group: the job counts for the group, and is charged to group.user.
@@ -115,15 +117,17 @@ def test_real_machine_ads():
     slots = {s.name: s for s in partitionable if isinstance(s, Slot)}
     # As machines-partitionable.summary has them: each partitionable slot with what is unclaimed,
     # each dynamic slot with what it holds and its parent.
-    assert slots["slot1@vm"] == Slot("slot1@vm", 2, 6784, 1, partitionable=True)
-    assert slots["slot2@vm"] == Slot("slot2@vm", 8, 9984, 2, partitionable=True)
-    assert slots["slot1_4@vm"] == Slot("slot1_4@vm", 4, 2048, 0, parent="slot1@vm")
-    assert slots["slot1_5@vm"] == Slot("slot1_5@vm", 1, 1024, 1, parent="slot1@vm")
+    assert slots["slot1@vm"] == Slot("slot1@vm", 2, 6784, 1, 38944963, partitionable=True)
+    assert slots["slot2@vm"] == Slot("slot2@vm", 8, 9984, 2, 39998659, partitionable=True)
+    assert slots["slot1_4@vm"] == Slot("slot1_4@vm", 4, 2048, 0, 1049600, parent="slot1@vm")
+    assert slots["slot1_5@vm"] == Slot("slot1_5@vm", 1, 1024, 1, 2048, parent="slot1@vm")
     assert slots["slot2_2@vm"].parent == "slot2@vm"
     assert len(slots) == 9
     # Together: two machines of 10 cores, 10 GiB and 2 GPUs each.
     snapshot = Snapshot(0.0, tuple(slots.values()), ())
-    assert snapshot.totals()[1:] == (20.0, 2 * 10240.0, 4.0)
+    assert snapshot.totals()[1:4] == (20.0, 2 * 10240.0, 4.0)
+    # and each its own disk (the unclaimed part of a machine's disk is what its filesystem has free)
+    assert abs(snapshot.totals()[4] - (40002754 + 39998659 + 2048 * 2)) < 10
     assert snapshot.capacity == 7 + 10  # dynamic slots, and one per unclaimed core
 
 

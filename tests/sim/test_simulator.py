@@ -222,6 +222,24 @@ def test_a_gpu_share_is_reclaimed_in_the_simulator():
     assert [r.start for k in range(2) for r in records[f"b.{k}"].runs] == [180, 180]
 
 
+def test_disk_decides_where_jobs_fit_and_a_disk_share_is_reclaimed():
+    gib = 1024 * 1024  # KiB
+    disks = [SlotSpec(f"m{k}", cpus=5, memory=5120, disk=100 * gib, partitionable=True)
+             for k in range(2)]
+    # a fills both machines' disks with 4 jobs of 50 GiB, leaving 6 cores free; b owns 60 GiB.
+    a = [JobSpec(jid(f"a.{k}"), "a", 0, 1000, 1, 512, 0, 50 * gib) for k in range(4)]
+    b = [JobSpec(jid("b.0"), "b", 100, 100, 1, 512, 0, 40 * gib)]
+    settings = PoolSettings(negotiation_interval=60, vacate_delay=10)
+    none = simulate(disks, a + b, settings, {})
+    # Without enforcement b's job waits for a's first to end, cores free all the while.
+    assert [r.start for r in next(x for x in none.jobs if name(x.id) == "b.0").runs] == [1020]
+    shares = ShareTable({"a": {"disk": 140 * gib}, "b": {"disk": 60 * gib}})
+    result = simulate(disks, a + b, settings, shares, policy=PolicySettings(shares, unit=Unit.DISK),
+                      interval=60)
+    records = {name(r.id): r for r in result.jobs}
+    assert result.vacates == 1 and [r.start for r in records["b.0"].runs] == [180]
+
+
 def test_a_scenario_in_cores_is_measured_in_core_seconds():
     from pathlib import Path
 

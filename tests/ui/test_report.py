@@ -169,14 +169,16 @@ def test_the_report_shows_share_usage_and_gap_per_resource():
     from osep.ui.render import report_csv, report_table
     from osep.ui.reports import pool_report
 
-    gpu, core = (1, 1024, 1), (1, 1024, 0)
-    snapshot = machines({"m0": (10, 10240, 2), "m1": (10, 10240, 2)},
+    gib = 1024 * 1024  # KiB
+    gpu, core = (1, 1024, 1, 4 * gib), (1, 1024, 0, 6 * gib)
+    snapshot = machines({"m0": (10, 10240, 2, 100 * gib), "m1": (10, 10240, 2, 100 * gib)},
                         [("a", "m0", gpu, 0.0), ("a", "m0", gpu, 1.0), ("a", "m1", gpu, 2.0),
                          ("b", "m1", core, 3.0)],
                         idle=[("b", gpu)])
     shares = ShareTable({"a": {"cpus": 10, "gpus": 2}, "b": {"cpus": 10, "memory": 10240, "gpus": 2}})
     doc = pool_report(snapshot, PolicySettings(shares, unit=Unit.DOMINANT))
-    assert doc["unit"] == "dominant" and doc["pool"] == {"cpus": 20, "memory": 20480, "gpus": 4}
+    assert doc["unit"] == "dominant"
+    assert doc["pool"] == {"cpus": 20, "memory": 20480, "gpus": 4, "disk": 200 * gib}
     a = next(r for r in doc["owners"] if r["owner"] == "a")
     assert a["share"] == 1.0 and a["gap"] == pytest.approx(-0.5)  # 3 GPUs of its 2
     assert a["resources"]["gpus"] == {"share": 2, "using": 3, "gap": -1}
@@ -184,4 +186,6 @@ def test_the_report_shows_share_usage_and_gap_per_resource():
     table = report_table(doc)
     assert "GPUs used/share" in table and "fractions of the owner's share" in table
     assert "3/10" in table and "3/2" in table and "4 in the pool" in table
+    # Disk in GiB: a's three jobs hold 12 GiB; b's one 6 GiB; the pool has 200.
+    assert "Disk (GiB) used/share" in table and "12.0" in table and "200.0 in the pool" in table
     assert "gpus_using,gpus_share,gpus_gap" in report_csv(doc).splitlines()[0]
