@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 
 from osep.core.model import Job, JobState, Slot, Snapshot
 from osep.core.plan import OwnerView, Target
@@ -76,7 +76,7 @@ class Census:
     slots: dict[str, Slot]  # by name
     running: dict[str, list[Job]]  # owner -> its running jobs
     idle: dict[str, list[Job]]  # owner -> its idle jobs
-    free: list[tuple[str, Room]]  # places with room nobody holds or is kept for, in snapshot order
+    free: list[tuple[str, Room]]  # places with room nobody holds or is kept for, by name
     rooms: dict[str, Room]  # every partitionable slot's unclaimed part not kept for anyone
     capacity: Vec  # the pool's, in every resource
     unplaced: int  # running jobs on slots the snapshot does not have
@@ -142,7 +142,8 @@ def count(snapshot: Snapshot, shares: ShareTable, target: Target, unit: Unit = U
     kept_static: set[str] = set()
     rooms: dict[str, Room] = {s.name: s.room for s in snapshot.slots if s.partitionable}
     ran = dict(holding)  # running jobs only
-    for kept in snapshot.kept:
+    # In a fixed order, whatever order the book listed them in (the plan must not depend on it).
+    for kept in sorted(snapshot.kept, key=lambda k: (k.owner, k.place, k.shape)):
         slot = slots.get(kept.place)
         if slot is None or (not slot.partitionable and (slot.name in busy or slot.name in kept_static)):
             continue
@@ -165,6 +166,9 @@ def count(snapshot: Snapshot, shares: ShareTable, target: Target, unit: Unit = U
         elif slot.parent is None and slot.name not in busy and slot.name not in kept_static \
                 and slot.name not in leaving:
             free.append((slot.name, slot.room))
+    # By place name: the collector returns slots in any order, and free room goes to owners in
+    # this order.
+    free.sort(key=itemgetter(0))
 
     capacity = snapshot.totals()
     resolved = shares.resolve_all(capacity)

@@ -74,6 +74,8 @@ class Job:
 
     ``start_time`` is the start of the current run (HTCondor's JobCurrentStartDate), not of the first
     one: a job that was vacated and restarted has lost its earlier run from the policy's point of view.
+    A running job that is not ``vacatable`` holds its slot and counts as running, but is never a
+    victim (HTCondor: one transferring its output, or suspended).
     """
 
     id: JobId
@@ -87,6 +89,7 @@ class Job:
     memory: int = 0
     gpus: int = 0
     disk: int = 0  # KiB
+    vacatable: bool = True
 
     @property
     def shape(self) -> Shape:

@@ -201,7 +201,7 @@ class _Search:
         if queue is None:
             # A job whose start is unknown cannot be weighed against the others: never a victim.
             placed = [j for j in self.running.get(owner, ())
-                      if j.slot in self.slots and j.start_time is not None]
+                      if j.slot in self.slots and j.start_time is not None and j.vacatable]
             queue = self._queues[owner] = sorted(placed, key=self.key)
         return queue
 

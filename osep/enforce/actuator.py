@@ -6,7 +6,8 @@ The policy may plan whatever it likes; only this module touches a pool, and it r
 - the cycle's vacate cap is reached (a second guard behind the policy's own ``p``);
 - any other vacate of the same room may not go (a room made by several vacates on one partitionable
   slot is made whole or not at all, and kept for its beneficiary only if made);
-- the victim changed since the snapshot (no longer running, or restarted: another start time);
+- the victim changed since the snapshot (no longer running, or restarted: another start time, or
+  now transferring its output or suspended);
 - the victim has run for less than the minimum run time (it is left alone; as it ages it becomes
   eligible, so this delays enforcement by at most that minimum);
 - the job was already vacated too often within the last hour.
@@ -126,6 +127,8 @@ class Actuator:
         if current is None or current.state is not JobState.RUNNING:
             state = "gone" if current is None else current.state.value
             return ActionResult(vacate, Outcome.CHANGED, f"job is {state}")
+        if not current.vacatable:
+            return ActionResult(vacate, Outcome.CHANGED, "job is transferring output or suspended")
         if current.start_time != vacate.start_time:
             return ActionResult(vacate, Outcome.CHANGED, "job restarted since the snapshot")
         ran = current.run_time(now)

@@ -16,7 +16,8 @@ import classad2
 from osep.core.model import Job, JobId, JobState, Slot
 from osep.errors import PoolError
 
-# JobStatus -> the project's states. Transferring output (6) and suspended (7) still hold their slot.
+# JobStatus -> the project's states. Transferring output (6) and suspended (7) still hold their slot,
+# but are never victims: the one is about to finish, the other does no work a vacate would free.
 JOB_STATES: dict[int, JobState] = {
     1: JobState.IDLE,
     2: JobState.RUNNING,
@@ -26,6 +27,7 @@ JOB_STATES: dict[int, JobState] = {
     6: JobState.RUNNING,
     7: JobState.RUNNING,
 }
+VACATABLE = {2}  # the statuses of jobs a vacate may take the slot from
 
 JOB_ATTRS = [
     "ClusterId", "ProcId", "Owner", "User", "AcctGroup", "AccountingGroup", "JobStatus",
@@ -62,9 +64,14 @@ DEFAULTS: dict[str, float] = {
 # Attributes whose absence is normal: undefined takes the default without being counted.
 QUIET_DEFAULTS = {"LastCkptTime", "RequestGPUs"}
 # Shown in the odd_ads examples for what has no number to stand in for it.
-DEFAULT_TEXT = {"JobCurrentStartDate": "unknown: never a victim"}
+DEFAULT_TEXT = {"JobCurrentStartDate": "unknown: never a victim", "LastCkptTime": "no checkpoint"}
 LARGEST = 2**31 - 1  # requests and times beyond this are not read as they are
+# How far a time in an ad may lie ahead of the schedd's clock (ServerTime) before it is taken as
+# wrong: a start or checkpoint in the future would make a job look like the cheapest victim.
+SKEW = 300.0
 LARGEST_DISK = 2**50  # KiB (an exbibyte): disks are counted in KiB and pass 2**31 at 2 TiB
+# Times: none may lie more than SKEW ahead of the schedd's clock.
+TIMES = {"QDate", "JobCurrentStartDate", "LastCkptTime"}
 # Attributes read with a larger bound than LARGEST.
 BOUNDS = {"RequestDisk": LARGEST_DISK, "Disk": LARGEST_DISK}
 
@@ -149,8 +156,18 @@ def _show(value: Any) -> str:
 
 
 def owner_of(ad: Ad) -> str:
-    """The owner a job counts for: its accounting group if it has one, else its Owner (KeyError if
-    neither is there)."""
+    """The owner a job counts for: the accounting identity the negotiator charges it to. That is its
+    ``AccountingGroup`` where it has one: the group (``AcctGroup``) where the two agree
+    (``group_physics.alice`` in ``group_physics``), else the accounting name as it stands, whoever
+    submitted the job (a job that names ``carol`` is charged to carol, and counts for her). Without
+    one, its ``Owner``. KeyError if none of these is there."""
+    accounting = evaluate(ad, "AccountingGroup")
+    if isinstance(accounting, str) and accounting:
+        group = evaluate(ad, "AcctGroup")
+        if isinstance(group, str) and group and (accounting == group
+                                                 or accounting.startswith(group + ".")):
+            return group
+        return accounting
     group = evaluate(ad, "AcctGroup")
     if isinstance(group, str) and group:
         return group
@@ -160,10 +177,13 @@ def owner_of(ad: Ad) -> str:
     return owner
 
 
-def to_job(schedd: str, ad: Ad, tally: AdTally | None = None, pool: str = "") -> JobAd | None:
+def to_job(schedd: str, ad: Ad, tally: AdTally | None = None, pool: str = "",
+           now: float | None = None) -> JobAd | None:
     """One job ad; None for a job that occupies no execute slot (``OFF_SLOT_UNIVERSES``). A
     request that evaluates to undefined or error gets its default (``DEFAULTS``), counted in
-    ``tally``; an ad that cannot name or place the job raises :class:`BadAd`."""
+    ``tally``, and so does a time more than ``SKEW`` after ``now`` (the schedd's clock; the ad's own
+    ``ServerTime`` where not given); an ad that cannot name or place the job raises
+    :class:`BadAd`."""
     tally = tally if tally is not None else AdTally()
 
     def required(attr: str) -> float:
@@ -172,9 +192,15 @@ def to_job(schedd: str, ad: Ad, tally: AdTally | None = None, pool: str = "") ->
             raise BadAd(f"{attr} is {_show(evaluate(ad, attr))}")
         return value
 
+    if now is None:
+        now = _number(evaluate(ad, "ServerTime"))
+    latest = LARGEST if now is None else now + SKEW
+
     def optional(attr: str) -> float:
         raw = evaluate(ad, attr)
         value = _number(raw, BOUNDS.get(attr, LARGEST))
+        if value is not None and attr in TIMES and value > latest:
+            value = None  # in the future: wrong, and a job must not gain by it
         if value is None:
             if raw is not classad2.Value.Undefined or attr not in QUIET_DEFAULTS:
                 tally.default(attr, where, raw)
@@ -214,6 +240,8 @@ def to_job(schedd: str, ad: Ad, tally: AdTally | None = None, pool: str = "") ->
             # cost it is unknown, so it is never a victim (see osep.core.victims).
             raw_start = evaluate(ad, "JobCurrentStartDate")
             start = _number(raw_start)
+            if start is not None and start > latest:
+                start = None
             if start is None:
                 tally.default("JobCurrentStartDate", where, raw_start)
             last = optional("LastCkptTime")
@@ -223,7 +251,7 @@ def to_job(schedd: str, ad: Ad, tally: AdTally | None = None, pool: str = "") ->
     except BadAd as exc:
         raise BadAd(f"{where}: {exc}") from None
     job = Job(job_id, owner, state, submit, slot=slot, start_time=start, checkpoint_time=ckpt,
-              cpus=cpus, memory=memory, gpus=gpus, disk=disk)
+              cpus=cpus, memory=memory, gpus=gpus, disk=disk, vacatable=status in VACATABLE)
     return JobAd(job, submitter)
 
 
@@ -243,9 +271,14 @@ def to_slots(ads: Iterable[Ad]) -> Iterator[Slot | BadAd]:
     cannot be read. Slots that cannot run a job for anyone (``UNAVAILABLE``) are left out, and so
     are dynamic slots of a partitionable slot that is."""
     gone: set[str] = set()
+    seen: set[str] = set()
     dynamic: list[Slot] = []
     for ad in ads:
         name = evaluate(ad, "Name")
+        if isinstance(name, str) and name in seen:
+            # Two startds advertising one name: the place and its jobs would be confused.
+            yield BadAd(f"{name}: a second slot ad of the same name")
+            continue
         cpus = _number(evaluate(ad, "Cpus"))
         memory = _number(evaluate(ad, "Memory"))
         gpus = _number(evaluate(ad, "GPUs"))
@@ -255,6 +288,7 @@ def to_slots(ads: Iterable[Ad]) -> Iterator[Slot | BadAd]:
         if not isinstance(name, str) or not name or cpus is None:
             yield BadAd(f"{ad_id(ad)}: Name is {_show(name)}, Cpus is {_show(evaluate(ad, 'Cpus'))}")
             continue
+        seen.add(name)
         mib = int(memory) if memory is not None else None
         count = int(gpus) if gpus is not None else 0
         kib = int(disk) if disk is not None else None

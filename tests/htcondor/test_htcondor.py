@@ -207,6 +207,69 @@ def test_status_table(status, state):
     assert entry is not None and entry.job.state is state
 
 
+def test_jobs_transferring_output_or_suspended_hold_their_slot_but_are_never_victims():
+    jobs = []
+    for k, status in enumerate((2, 6, 7)):
+        entry = to_job("s", ad(**dict(RUNNING, ProcId=k, JobStatus=status, RemoteHost=f"slot{k}@n")))
+        assert entry is not None and entry.job.state is JobState.RUNNING
+        jobs.append(entry.job)
+    assert [j.vacatable for j in jobs] == [True, False, False]
+    slots = tuple(Slot(f"slot{k}@n", cpus=2) for k in range(3))
+    waiting = tuple(Job(JobId("s", 9, k), "bob", JobState.IDLE, cpus=2) for k in range(3))
+    plan = decide(Snapshot(2000.0, slots, (*jobs, *waiting)),
+                  PolicySettings(ShareTable({"bob": 3}), max_vacates=5))
+    alice = next(v for v in plan.owners if v.owner == "alice")
+    assert alice.running == 3  # all three count as hers
+    assert [v.job for v in plan.vacates] == [jobs[0].id]  # only the one that runs may go
+
+
+@pytest.mark.parametrize("attr", ["JobCurrentStartDate", "LastCkptTime", "QDate"])
+def test_a_time_in_the_future_is_counted_and_never_helps_a_job(attr):
+    # The schedd's clock says 2000; a time a day ahead is wrong, and must not make the job look
+    # young (the cheapest victim) or old.
+    tally = AdTally()
+    entry = to_job("s", ad(**dict(RUNNING, ServerTime=2000, **{attr: 2000 + 86400})), tally)
+    assert entry is not None
+    assert tally.defaulted == {attr: 1}
+    job = entry.job
+    expected = {"JobCurrentStartDate": job.start_time is None, "LastCkptTime": job.checkpoint_time is None,
+                "QDate": job.submit_time == 0.0}
+    assert expected[attr]
+    # A clock a little behind the schedd's is no reason to distrust a time.
+    tally = AdTally()
+    near = to_job("s", ad(**dict(RUNNING, ServerTime=2000, JobCurrentStartDate=2100)), tally)
+    assert near is not None and near.job.start_time == 2100 and not tally
+
+
+def test_a_job_counts_for_the_accounting_identity_it_is_charged_to():
+    # alice's job names carol as its accounting group: the negotiator charges carol@site, so it
+    # counts for carol, and holding alice must never cap carol.
+    forged = to_job("s", ad(**RUNNING, AccountingGroup="carol"))
+    assert forged is not None and (forged.job.owner, forged.submitter) == ("carol", "carol@site")
+    own = to_job("s", ad(**dict(RUNNING, ProcId=4), AcctGroup="group_physics",
+                         AccountingGroup="group_physics.alice"))
+    assert own is not None and (own.job.owner, own.submitter) == ("group_physics",
+                                                                 "group_physics.alice@site")
+    # A group the accounting name does not belong to is not believed.
+    mixed = to_job("s", ad(**dict(RUNNING, ProcId=5), AcctGroup="group_cms",
+                           AccountingGroup="group_physics.alice"))
+    assert mixed is not None and mixed.job.owner == "group_physics.alice"
+    plain = to_job("s", ad(**dict(RUNNING, ProcId=6)))
+    assert plain is not None
+    accounts = Accounts()
+    for entry in (forged, own, mixed, plain):
+        accounts.add(entry)
+    assert accounts.submitters["alice"] == {"alice@site"}
+    assert accounts.submitters["carol"] == {"carol@site"}
+
+
+def test_a_second_slot_ad_of_one_name_is_counted_not_believed():
+    items = list(to_slots([ad(Name="slot1@n", Cpus=1, State="Unclaimed"),
+                           ad(Name="slot1@n", Cpus=64, State="Unclaimed")]))
+    assert [type(i).__name__ for i in items] == ["Slot", "BadAd"]
+    assert isinstance(items[0], Slot) and items[0].cpus == 1
+
+
 def test_a_job_being_vacated_is_vacating_until_it_restarts_or_the_vacate_times_out():
     vacates = Vacates()
     running = to_job("s", ad(**RUNNING))
