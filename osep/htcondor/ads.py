@@ -160,7 +160,8 @@ def owner_of(ad: Ad) -> str:
     ``AccountingGroup`` where it has one: the group (``AcctGroup``) where the two agree
     (``group_physics.alice`` in ``group_physics``), else the accounting name as it stands, whoever
     submitted the job (a job that names ``carol`` is charged to carol, and counts for her). Without
-    one, its ``Owner``. KeyError if none of these is there."""
+    one, its ``Owner`` (an ``AcctGroup`` alone changes nothing the negotiator charges). KeyError if
+    there is no owner at all."""
     accounting = evaluate(ad, "AccountingGroup")
     if isinstance(accounting, str) and accounting:
         group = evaluate(ad, "AcctGroup")
@@ -168,9 +169,6 @@ def owner_of(ad: Ad) -> str:
                                                  or accounting.startswith(group + ".")):
             return group
         return accounting
-    group = evaluate(ad, "AcctGroup")
-    if isinstance(group, str) and group:
-        return group
     owner = evaluate(ad, "Owner")
     if not isinstance(owner, str) or not owner:
         raise KeyError("Owner")
