@@ -33,7 +33,7 @@ class Edge:
         self.down: set[str] = set()  # schedds (by name) or "collector", "negotiator" that refuse
         self.ceilings: dict[str, int] = {}
         # Every command: ("vacate", schedd, "cluster.proc"), ("ceiling", submitter, value),
-        # ("advertise", command, ad text).
+        # ("advertise", command, the ad).
         self.sent: list[tuple[str, str, Any]] = []
 
     # -- the bindings' face ----------------------------------------------------------------------
@@ -64,7 +64,7 @@ class Edge:
             def advertise(self, ads: list[classad2.ClassAd], command: str = "") -> None:
                 edge._refuse("collector")
                 for ad in ads:
-                    edge.sent.append(("advertise", command, str(ad)))
+                    edge.sent.append(("advertise", command, ad))
 
         class Schedd:
             def __init__(self, ad: classad2.ClassAd | None = None) -> None:

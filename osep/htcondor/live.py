@@ -328,7 +328,8 @@ class LivePool:
         ad = classad2.ClassAd()
         ad["MyType"] = "Query"
         ad["TargetType"] = "OSEP"
-        ad["Requirements"] = classad2.ExprTree(f'Name == "{self.settings.name}"')
+        # Quoted: a name is data, and one with a quote or a backslash must still name only itself.
+        ad["Requirements"] = classad2.ExprTree(f"Name == {classad2.quote(self.settings.name)}")
         collector = self._collector()
         self.call("withdrawing the OSEP ad",
                   lambda: collector.advertise([ad], "INVALIDATE_ADS_GENERIC"))

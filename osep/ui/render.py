@@ -11,6 +11,15 @@ from typing import Any
 from osep.measure.documents import AREA_SHORT
 
 
+def printable(text: str) -> str:
+    """``text`` with every character that is not printable (newlines, terminal escapes, bidi
+    overrides) written as its escape: owner, schedd and file names are data from users, and must
+    neither break a table's lines nor drive the terminal that shows it."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+
+
 def _pct(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}%"
 
@@ -60,14 +69,14 @@ def as_table(doc: Mapping[str, Any]) -> str:
         rows.append(row("jobs left unfinished", "unfinished", str))
     for owner, share in owners.items():
         cells = [_pct(policies[n]["owners"].get(owner, {}).get("A_US")) for n in names]
-        rows.append((f"A_US {owner} ({share:g} {resource})", cells))
+        rows.append((f"A_US {printable(owner)} ({share:g} {resource})", cells))
     for owner in owners:
         cells = [_num(policies[n]["owners"][owner]["PV"]) if owner in policies[n]["owners"]
                  else "-" for n in names]
-        rows.append((f"PV {owner} ({pv_area})", cells))
+        rows.append((f"PV {printable(owner)} ({pv_area})", cells))
     first = max(len(r[0]) for r in rows)
     widths = [max(len(n), *(len(r[1][k]) for r in rows)) for k, n in enumerate(names)]
-    header = f"{scenario['name']}: {scenario['slots']} slots, {scenario['jobs']} jobs"
+    header = f"{printable(scenario['name'])}: {scenario['slots']} slots, {scenario['jobs']} jobs"
     if scenario.get("span"):
         header += f", {scenario['span']}"
     lines = [header, "  ".join([" " * first] + [n.rjust(w) for n, w in zip(names, widths, strict=False)])]
@@ -110,7 +119,9 @@ def duration(seconds: float) -> str:
 def _aligned(header: list[str], rows: list[list[str]], footer: list[str] | None,
              right: Container[int]) -> list[str]:
     """Columns as wide as their widest cell, those in ``right`` flush right (numbers line up), and
-    a rule above the footer, as condor_userprio prints its totals."""
+    a rule above the footer, as condor_userprio prints its totals. Every cell is made printable."""
+    rows = [[printable(c) for c in r] for r in rows]
+    footer = [printable(c) for c in footer] if footer else None
     table = [header, *rows] + ([footer] if footer else [])
     widths = [max(len(r[k]) for r in table) for k in range(len(header))]
 
@@ -172,7 +183,7 @@ def report_table(doc: Mapping[str, Any]) -> str:
         "",
         *_aligned(header, rows, footer, right=[*range(1, 7), *range(8, 8 + len(shown))]),
     ]
-    lines += [f"note: {n}" for n in doc["notes"]]
+    lines += [f"note: {printable(n)}" for n in doc["notes"]]
     return "\n".join(lines) + "\n"
 
 
@@ -197,7 +208,7 @@ def report_csv(doc: Mapping[str, Any]) -> str:
 def history_table(doc: Mapping[str, Any]) -> str:
     window = f"{doc['since'] or 'the beginning'} to {doc['until'] or 'the end'}"
     lines = [
-        f"osep history from {doc['log']}, {window}: {doc['cycles']} cycles "
+        f"osep history from {printable(str(doc['log']))}, {window}: {doc['cycles']} cycles "
         f"({doc['first_cycle'] or '-'} to {doc['last_cycle'] or '-'}), "
         f"{doc['failed_cycles']} failed, {doc['runs']} daemon start(s)",
         "",

@@ -492,3 +492,19 @@ def test_an_original_whose_ceiling_was_never_set_is_read_again(tmp_path):
     ceilings.sync(negotiator, {"alice": 0}, accounts(alice=4.0))
     ceilings.sync(negotiator, {}, accounts(alice=4.0))
     assert negotiator.sent[1:] == [("alice@site", 2), ("alice@site", 2)]
+
+
+@pytest.mark.parametrize("name", ["osep", 'evil" || true || "', "trailing\\", "a\nb", "\x1b[31m", ""])
+def test_the_daemon_withdraws_its_own_ad_and_no_other(monkeypatch, name):
+    from fake_edge import Edge
+
+    edge = Edge()
+    edge.install(monkeypatch)
+    LivePool(LiveSettings(pool="cm.fake", name=name)).withdraw()
+    [(kind, command, ad)] = edge.sent
+    assert (kind, command) == ("advertise", "INVALIDATE_ADS_GENERIC")
+    requirements = ad["Requirements"]
+    assert requirements.eval(classad2.ClassAd({"Name": name})) is True
+    for other in ("osep", "other", 'evil" || true || "', ""):
+        if other != name:
+            assert requirements.eval(classad2.ClassAd({"Name": other})) is not True

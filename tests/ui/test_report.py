@@ -189,3 +189,12 @@ def test_the_report_shows_share_usage_and_gap_per_resource():
     # Disk in GiB: a's three jobs hold 12 GiB; b's one 6 GiB; the pool has 200.
     assert "Disk (GiB) used/share" in table and "12.0" in table and "200.0 in the pool" in table
     assert "gpus_using,gpus_share,gpus_gap" in report_csv(doc).splitlines()[0]
+
+
+def test_names_from_the_pool_cannot_break_a_table_or_drive_the_terminal():
+    names = ["a\nosep: error: forged", "\x1b[2J\x1b[31mred", "evil\u202egnp.exe", "plain"]
+    snapshot = snap(running={n: [0.0] * (k + 1) for k, n in enumerate(names)}, idle={"plain": 3})
+    table = render.report_table(pool_report(snapshot, PolicySettings(ShareTable({"plain": 4}))))
+    assert all(c.isprintable() for line in table.splitlines() for c in line)
+    assert not any(line.startswith("osep: error") for line in table.splitlines())
+    assert "a\\nosep: error: forged" in table and "\\x1b[2J" in table and "\\u202e" in table
