@@ -61,6 +61,21 @@ EVENT_LOG_JOB_AD_INFORMATION_ATTRS = Owner, AcctGroup
 EVENT_LOG_FORMAT_OPTIONS = ISO_DATE
 """
 
+# A further schedd under the same master, with a spool (job queue), address file and logs of its
+# own: what a pool with several submit points looks like to the collector.
+EXTRA_SCHEDD = """\
+{name} = $(SCHEDD)
+{name}_ARGS = -local-name {local}
+{name}.SCHEDD_NAME = {local}
+{name}.SCHEDD_LOG = $(LOG)/SchedLog.{local}
+{name}.SPOOL = $(SPOOL)/{local}
+{name}.SCHEDD_ADDRESS_FILE = $(SPOOL)/{local}/.schedd_address
+{name}.SCHEDD_DAEMON_AD_FILE = $(SPOOL)/{local}/.schedd_classad
+{name}.HISTORY = $(SPOOL)/{local}/history
+DAEMON_LIST = $(DAEMON_LIST), {name}
+DC_DAEMON_LIST = + {name}
+"""
+
 STATIC = "use FEATURE : StaticSlots\n"
 PARTITIONABLE = "use FEATURE : PartitionableSlot\n"
 
@@ -142,10 +157,12 @@ class TestPool:
         return pid
 
     def start(self, layout: str = "static", cpus: int = 20, timeout: float = 90.0,
-              log=sys.stderr, binds: tuple[Path, ...] = (), extra_config: str = "") -> None:
+              log=sys.stderr, binds: tuple[Path, ...] = (), extra_config: str = "",
+              schedds: int = 1) -> None:
         """Start a fresh pool. ``binds`` are host directories mounted at the same path inside the
-        chroot (read-only), so that its condor_master can run a program installed outside, and
-        ``extra_config`` is appended to the pool's configuration."""
+        chroot (read-only), so that its condor_master can run a program installed outside,
+        ``extra_config`` is appended to the pool's configuration, and ``schedds`` > 1 adds schedds
+        named ``schedd2``, ``schedd3``... (``condor_submit -name schedd2@<host>``)."""
         if layout not in ("static", "partitionable"):
             raise PoolError(f"unknown layout {layout!r}")
         self.build(log)
@@ -162,8 +179,16 @@ class TestPool:
                     else:
                         entry.unlink()
         for user in USERS:  # the users' job event logs belong to the previous run too
-            (root / "home" / user / "jobs.log").unlink(missing_ok=True)
+            for old in (root / "home" / user).glob("jobs*.log"):
+                old.unlink()
         config = BASE_CONFIG.format(cpus=cpus) + (STATIC if layout == "static" else PARTITIONABLE)
+        for k in range(2, schedds + 1):
+            local = f"schedd{k}"
+            config += EXTRA_SCHEDD.format(name=local.upper(), local=local)
+            spool = root / "var/spool/condor" / local
+            spool.mkdir(parents=True)
+            owner = (root / "var/spool/condor").stat()
+            os.chown(spool, owner.st_uid, owner.st_gid)
         config += extra_config
         (root / "etc/condor/config.d/99-osep-testpool.conf").write_text(config)
         self.run.mkdir(parents=True, exist_ok=True)
@@ -193,7 +218,7 @@ class TestPool:
         deadline = time.monotonic() + timeout
         while True:
             ready = (
-                self._count(["-schedd"]) >= 1
+                self._count(["-schedd"]) >= schedds
                 and self._count(["-negotiator"]) >= 1
                 and self._count([]) >= want
             )
@@ -236,21 +261,29 @@ class TestPool:
             raise PoolError(f"{' '.join(argv)} failed ({done.returncode}): {done.stderr.strip()}")
         return done.stdout
 
+    def schedd_names(self) -> list[str]:
+        """The schedds the collector knows, by name (``vm``, ``schedd2@vm``...)."""
+        out = self.condor(["condor_status", "-schedd", "-af", "Name"])
+        return sorted(line.strip() for line in out.splitlines() if line.strip())
+
     def submit(self, user: str, count: int, seconds: int = 3600, cpus: int = 1,
-               extra: str = "", stock: bool = False) -> int:
+               extra: str = "", stock: bool = False, schedd: str | None = None,
+               log: str = "jobs.log") -> int:
         """Queue ``count`` sleep jobs as ``user``; returns the cluster id. ``stock``: a submit file
         as users write it, with no ``request_*`` lines (condor_submit then writes RequestMemory and
-        RequestDisk as expressions)."""
+        RequestDisk as expressions). ``schedd``: the schedd to queue them in (default: the first);
+        ``log``: the job event log, in the user's home directory."""
         requests = "" if stock else f"request_cpus = {cpus}\nrequest_memory = 32\nrequest_disk = 1024\n"
         description = (
             "executable = /bin/sleep\n"
             f"arguments = {seconds}\n"
             f"{requests}"
-            f"log = /home/{user}/jobs.log\n"
+            f"log = /home/{user}/{log}\n"
             f"{extra}"
             f"queue {count}\n"
         )
-        out = self.condor(["condor_submit", "-terse", "-"], user=user, stdin=description)
+        where = ["-name", schedd] if schedd else []
+        out = self.condor(["condor_submit", "-terse", *where, "-"], user=user, stdin=description)
         return int(out.split(".")[0])
 
     def env(self) -> dict[str, str]:
@@ -355,6 +388,7 @@ def main() -> int:
     start = sub.add_parser("start")
     start.add_argument("--layout", choices=("static", "partitionable"), default="static")
     start.add_argument("--cpus", type=int, default=20)
+    start.add_argument("--schedds", type=int, default=1, help="how many schedds (schedd2, ...)")
     start.add_argument("--bind", type=Path, action="append", default=[], metavar="DIR",
                        help="mount this host directory read-only at the same path inside the chroot")
     sub.add_parser("stop")
@@ -364,13 +398,14 @@ def main() -> int:
     submit.add_argument("user", choices=USERS)
     submit.add_argument("count", type=int)
     submit.add_argument("--seconds", type=int, default=3600)
+    submit.add_argument("--schedd", help="queue the jobs in this schedd (default: the first)")
     args = parser.parse_args()
     pool = TestPool(args.dir)
     try:
         if args.command == "build":
             pool.build()
         elif args.command == "start":
-            pool.start(args.layout, args.cpus, binds=tuple(args.bind))
+            pool.start(args.layout, args.cpus, binds=tuple(args.bind), schedds=args.schedds)
         elif args.command == "stop":
             pool.stop()
         elif args.command == "env":
@@ -380,7 +415,7 @@ def main() -> int:
             pid = pool.master_pid()
             print(f"built: {pool.built()}; running: {'pid ' + str(pid) if pid else 'no'}")
         elif args.command == "submit":
-            print(pool.submit(args.user, args.count, args.seconds))
+            print(pool.submit(args.user, args.count, args.seconds, schedd=args.schedd))
     except PoolError as exc:
         print(f"testpool: {exc}", file=sys.stderr)
         return 1

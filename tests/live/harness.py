@@ -107,19 +107,24 @@ class Live:
     # -- the pool ---------------------------------------------------------------------------------
 
     def submit(self, user: str, count: int, seconds: int = 3600, extra: str = "",
-               stock: bool = False, cpus: int = 1) -> int:
-        return self.pool.submit(user, count, seconds, cpus=cpus, extra=extra, stock=stock)
+               stock: bool = False, cpus: int = 1, schedd: str | None = None,
+               log: str = "jobs.log") -> int:
+        return self.pool.submit(user, count, seconds, cpus=cpus, extra=extra, stock=stock,
+                                schedd=schedd, log=log)
 
     def jobs(self) -> list[dict]:
-        """Every job in the queue, as the schedd says (not as osep saw it)."""
-        out = self.pool.condor(["condor_q", "-all", "-af:t", "Owner", "ClusterId", "ProcId",
-                                "JobStatus", "JobCurrentStartDate", "RemoteHost", "JobUniverse"])
+        """Every job in every schedd's queue, as the schedds say (not as osep saw it)."""
+        out = self.pool.condor(["condor_q", "-global", "-all", "-af:t", "Owner", "ClusterId",
+                                "ProcId", "JobStatus", "JobCurrentStartDate", "RemoteHost",
+                                "JobUniverse", "GlobalJobId"])
         rows = []
         for line in out.splitlines():
-            owner, cluster, proc, status, start, host, universe = line.split("\t")
+            if "\t" not in line:  # a blank line, or "All queues are empty"
+                continue
+            owner, cluster, proc, status, start, host, universe, global_id = line.split("\t")
             rows.append({"owner": owner, "id": f"{cluster}.{proc}", "cluster": int(cluster),
                          "status": int(status), "start": start, "host": host,
-                         "universe": int(universe)})
+                         "universe": int(universe), "schedd": global_id.split("#")[0]})
         return rows
 
     def running(self, owner: str) -> int:
@@ -130,11 +135,12 @@ class Live:
     def queued(self, owner: str) -> int:
         return sum(1 for j in self.jobs() if j["owner"] == owner)
 
-    def history(self, user: str) -> dict[str, list[str]]:
-        """Job ids per event kind, from the user's job event log (what HTCondor recorded)."""
+    def history(self, user: str, log: str = "jobs.log") -> dict[str, list[str]]:
+        """Job ids per event kind, from the user's job event log ``log`` (what HTCondor
+        recorded)."""
         import htcondor2
 
-        path = self.pool.root / "home" / user / "jobs.log"
+        path = self.pool.root / "home" / user / log
         out: dict[str, list[str]] = {"evicted": [], "aborted": [], "executed": []}
         if not path.exists():
             return out
