@@ -184,28 +184,64 @@ def test_dry_run_once_and_p(live: Live):
     assert any(e.get("event") == "cycle_failed" for e in live.events())
 
 
-def test_daemon_survives_a_schedd_restart(live: Live):
+def test_outages_of_the_collector_negotiator_and_schedd(live: Live):
+    """The collector, then the negotiator, then the schedd go away and come back while osep runs.
+    Each cycle that needs a daemon that is gone fails with one clean line and the next one after it
+    succeeds; bob, who returns while the negotiator is away, is held for until it is back and then
+    gets his share; no ceiling is left behind."""
     live.fill("alice")
     live.policy(SHARES)
     live.config(OSEP_POLICY_FILE=live.work / "policy.toml")
     daemon = live.start()
     live.wait_until(lambda: len(live.events("cycle")) >= 1, 30, "a first good cycle")
 
-    live.pool.condor(["condor_off", "-schedd"])
-    live.wait_until(lambda: len(live.events("cycle_failed")) >= 1, 60, "a failed cycle")
-    failed = live.events("cycle_failed")[0]
-    measured(live, "failed cycle", failed.get("problem"))
-    good_before = len(live.events("cycle"))
-    live.pool.condor(["condor_on", "-schedd"])
-    live.wait_until(lambda: len(live.events("cycle")) > good_before, 90, "a good cycle again")
-    assert daemon.poll() is None, "the daemon kept running"
+    def failed_since(before: int) -> list[str]:
+        return [e["problem"] for e in live.events("cycle_failed")[before:]]
 
-    # And it still does its job afterwards.
-    live.wait_until(lambda: live.running("alice") == 20, 60, "alice's jobs back to running")
+    def back(flag: str) -> None:
+        live.pool.condor(["condor_on", flag])
+        good = len(live.events("cycle"))
+        live.wait_until(lambda: len(live.events("cycle")) > good, 90,
+                        f"a good cycle after {flag[1:]} is back")
+        assert daemon.poll() is None, "the daemon kept running"
+
+    # The collector: no view of the pool, no cycle.
+    before = len(live.events("cycle_failed"))
+    live.pool.condor(["condor_off", "-collector"])
+    live.wait_until(lambda: len(failed_since(before)) >= 1, 60, "a failed cycle without the collector")
+    back("-collector")
+    measured(live, "cycles failed without the collector", failed_since(before))
+
+    # The negotiator: bob returns; alice's jobs are vacated for him, but the hold that keeps them
+    # from coming back cannot be set, and says so; once it is back, bob gets his 10.
+    live.pool.condor(["condor_off", "-negotiator"])
     live.submit("bob", 10)
-    took = live.wait_until(lambda: live.running("bob") == 10, REACH + 20, "bob to run 10 jobs")
-    measured(live, "seconds for bob to reach 10 after the restart", round(took, 1))
+
+    def hold_failed() -> list[dict]:
+        return [e for e in live.events("action") if e.get("kind") == "hold"
+                and e.get("outcome") == "failed"]
+
+    live.wait_until(lambda: bool(hold_failed()), 60, "a hold that fails without the negotiator")
+    measured(live, "hold without the negotiator", hold_failed()[0].get("detail"))
+    back("-negotiator")
+    live.wait_until(lambda: live.running("bob") == 10 and live.running("alice") == 10, 90,
+                    "bob to run 10 and alice 10 once the negotiator is back")
+
+    # The schedd: its jobs are out of sight, so nothing may be decided.
+    before = len(live.events("cycle_failed"))
+    live.pool.condor(["condor_off", "-schedd"])
+    live.wait_until(lambda: len(failed_since(before)) >= 1, 60, "a failed cycle without the schedd")
+    back("-schedd")
+    measured(live, "cycles failed without the schedd", failed_since(before))
+    live.wait_until(lambda: live.running("alice") == 10 and live.running("bob") == 10, 90,
+                    "alice and bob back to 10 each")
+
+    assert all("\n" not in p for p in failed_since(0))
+    assert live.history("alice")["aborted"] == [] and live.queued("alice") == 20  # none removed
     assert live.stop(daemon) == 0
+    assert "Traceback" not in (daemon.stderr.read() if daemon.stderr else "")
+    live.wait_until(lambda: set(live.ceilings().values()) <= {-1}, 15,
+                    f"ceilings lifted on exit (now {live.ceilings()})")
 
 
 def test_reload_and_signals(live: Live):
