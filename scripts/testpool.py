@@ -57,7 +57,7 @@ PREEMPTION_REQUIREMENTS = False
 NEGOTIATOR_CONSIDER_PREEMPTION = False
 # One event log for every job in the pool, naming each job's owner: what osep replay reads.
 EVENT_LOG = $(LOG)/EventLog
-EVENT_LOG_JOB_AD_INFORMATION_ATTRS = Owner, AcctGroup
+EVENT_LOG_JOB_AD_INFORMATION_ATTRS = Owner, AcctGroup, AccountingGroup
 EVENT_LOG_FORMAT_OPTIONS = ISO_DATE
 """
 

@@ -155,13 +155,14 @@ def _show(value: Any) -> str:
     return repr(value)
 
 
-def owner_of(ad: Ad) -> str:
+def owner_of(ad: Ad, group_alone: bool = False) -> str:
     """The owner a job counts for: the accounting identity the negotiator charges it to. That is its
     ``AccountingGroup`` where it has one: the group (``AcctGroup``) where the two agree
     (``group_physics.alice`` in ``group_physics``), else the accounting name as it stands, whoever
     submitted the job (a job that names ``carol`` is charged to carol, and counts for her). Without
-    one, its ``Owner`` (an ``AcctGroup`` alone changes nothing the negotiator charges). KeyError if
-    there is no owner at all."""
+    one, its ``Owner``: an ``AcctGroup`` alone changes nothing the negotiator charges, except with
+    ``group_alone``, for event logs that record ``AcctGroup`` but not ``AccountingGroup``. KeyError
+    if there is no owner at all."""
     accounting = evaluate(ad, "AccountingGroup")
     if isinstance(accounting, str) and accounting:
         group = evaluate(ad, "AcctGroup")
@@ -169,6 +170,10 @@ def owner_of(ad: Ad) -> str:
                                                  or accounting.startswith(group + ".")):
             return group
         return accounting
+    if group_alone:
+        group = evaluate(ad, "AcctGroup")
+        if isinstance(group, str) and group:
+            return group
     owner = evaluate(ad, "Owner")
     if not isinstance(owner, str) or not owner:
         raise KeyError("Owner")

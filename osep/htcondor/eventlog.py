@@ -84,7 +84,7 @@ def read_event_log(path: Path, warn: Callable[[str], None]) -> Iterator[LogEvent
             if number == AD_INFORMATION:
                 if held is not None and JobId("", raw.cluster, raw.proc) == held_id:
                     with contextlib.suppress(KeyError):
-                        held = replace(held, owner=owner_of(raw))
+                        held = replace(held, owner=owner_of(raw, group_alone=True))
                 continue
             if held is not None:
                 yield held

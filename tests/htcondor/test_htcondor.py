@@ -14,7 +14,16 @@ from osep.core.model import Job, JobId, JobState, Slot, Snapshot
 from osep.core.policy import PolicySettings, decide
 from osep.core.shares import ShareTable
 from osep.errors import PoolError
-from osep.htcondor.ads import JOB_CONSTRAINT, Accounts, AdTally, BadAd, check_complete, to_job, to_slots
+from osep.htcondor.ads import (
+    JOB_CONSTRAINT,
+    Accounts,
+    AdTally,
+    BadAd,
+    check_complete,
+    owner_of,
+    to_job,
+    to_slots,
+)
 from osep.htcondor.ceilings import Ceilings
 from osep.htcondor.live import LivePool, Vacates
 from osep.htcondor.settings import LiveSettings
@@ -261,6 +270,10 @@ def test_a_job_counts_for_the_accounting_identity_it_is_charged_to():
         accounts.add(entry)
     assert accounts.submitters["alice"] == {"alice@site"}
     assert accounts.submitters["carol"] == {"carol@site"}
+    # An AcctGroup alone is not what the negotiator charges; an event log that records AcctGroup
+    # but not AccountingGroup is read by it all the same.
+    alone = ad(**RUNNING, AcctGroup="group_physics")
+    assert owner_of(alone) == "alice" and owner_of(alone, group_alone=True) == "group_physics"
 
 
 def test_a_second_slot_ad_of_one_name_is_counted_not_believed():
