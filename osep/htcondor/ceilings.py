@@ -11,7 +11,8 @@ Whose a ceiling is, is decided by what the negotiator has: every ceiling osep se
 (:class:`osep.htcondor.state.CeilingRecord`, per negotiator, in the state file) with the value it
 set and the administrator's before it. Before any command, the current ceilings are read: one that is
 a value osep set (or was setting) is osep's; any other was set by someone else since (the
-administrator), and is theirs from then on: osep no longer lifts it, and holds below it.
+administrator), and is theirs from then on: osep no longer lifts it, and holds below it. A submitter
+the negotiator does not list at all may still have osep's: it is lifted as osep's.
 
 A ceiling is recorded *before* it is sent (write-ahead: the state file is replaced and flushed to
 disk first), so a run that dies at any point, even between the command and the next save, leaves a
@@ -29,7 +30,7 @@ from typing import Any, Protocol
 
 from osep.errors import PoolError
 from osep.htcondor.ads import Accounts
-from osep.htcondor.state import LEGACY, NO_CEILING, CeilingRecord, StateError
+from osep.htcondor.state import LEGACY, MAX_SET, NO_CEILING, CeilingRecord, StateError
 from osep.htcondor.state import Ceilings as Records
 
 __all__ = ["LEGACY", "NO_CEILING", "Ceilings", "NegotiatorLink", "desired", "held_submitters"]
@@ -146,7 +147,11 @@ class Ceilings:
         recorded submitter's original (the administrator's ceiling)."""
         originals = {}
         for submitter, record in list(records.items()):
-            now = current.get(submitter, NO_CEILING)
+            if submitter not in current:
+                # Not listed at all: what it has is unknown, so osep's may still be in force.
+                originals[submitter] = record.original
+                continue
+            now = current[submitter]
             if now in record.values:
                 records[submitter] = CeilingRecord(record.original, (now,))
                 originals[submitter] = record.original
@@ -172,7 +177,8 @@ class Ceilings:
             # one osep set before (reconciled above), or the administrator's if osep set none.
             old = before[submitter]
             now = old.values if old is not None else (originals[submitter],)
-            records[submitter] = CeilingRecord(originals[submitter], tuple(dict.fromkeys((*now, value))))
+            values = tuple(dict.fromkeys((*now, value)))[-MAX_SET:]
+            records[submitter] = CeilingRecord(originals[submitter], values)
         problem = "there is no state file to record them in"
         if self._persist is not None:
             try:
