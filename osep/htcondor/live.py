@@ -166,6 +166,7 @@ class LivePool:
         self.clock = clock
         self.now = clock()
         self._state = StateFile(settings.state_file) if settings.state_file is not None else None
+        self._unsaved: str | None = None  # why the last save after acting failed
         saved = self._state.open() if self._state is not None else SavedState()
         self.book = KeptBook(settings.reservation_timeout)
         self.book.restore(saved.reservations)
@@ -210,9 +211,14 @@ class LivePool:
                                     recent={j: list(t) for j, t in self.recent.items()}))
 
     def _save(self) -> None:
-        problem = self.keep_state() if self._state is not None else None
-        if problem is not None:
+        """Save after acting; a failure is logged once, not every cycle (the daemon's
+        ``state_unwritable`` line says it every cycle)."""
+        if self._state is None:
+            return
+        problem = self.keep_state()
+        if problem is not None and problem != self._unsaved:
             self.log.error("state_not_saved", problem=problem)
+        self._unsaved = problem
 
     # -- retries --------------------------------------------------------------------------------
 

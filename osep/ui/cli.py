@@ -286,8 +286,8 @@ def release(pool: str | None, state_file: Path | None) -> None:
     for negotiator, ceilings in sorted(before.items()):
         for submitter, value in sorted(ceilings.items()):
             if submitter in left:
-                click.echo(f"left the ceiling of {submitter} at {left[submitter]}: changed since osep "
-                           f"set {value}")
+                click.echo(f"left the ceiling of {submitter} at {left[submitter]}: no longer the {value} "
+                           "osep set")
             elif submitter not in after.get(negotiator, {}):
                 click.echo(f"lifted the ceiling of {submitter} (was {value})")
     if after:

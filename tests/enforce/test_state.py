@@ -174,8 +174,29 @@ def test_release_names_what_an_administrator_changed_and_leaves_it(tmp_path, con
     condor.ceilings["alice@site"] = 7
     result = release(tmp_path)
     assert result.exit_code == 0
-    assert result.stdout == "left the ceiling of alice@site at 7: changed since osep set 2\n"
+    assert result.stdout == "left the ceiling of alice@site at 7: no longer the 2 osep set\n"
     assert condor.ceilings == {"alice@site": 7}
+
+
+def test_a_state_file_that_cannot_be_written_stands_osep_aside(tmp_path, condor):
+    assert once(tmp_path).exit_code == 0
+    condor.finish_vacates()
+    condor.start_again()
+    condor.now += 60
+
+    def refuse(path, saved):
+        raise OSError(28, "No space left on device", str(path))
+
+    (tmp_path / "log").unlink()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("osep.htcondor.state.write_state", refuse)
+        assert once(tmp_path).exit_code == 1  # the cycle could not act
+    assert condor.vacates == ["100.0", "100.1"]  # no vacate without the hold that keeps its room
+    assert condor.ceilings == {"alice@site": -1}  # osep's own hold lifted, which needs no record
+    lines = events(tmp_path, "state_unwritable")
+    assert len(lines) == 1 and "cannot be written: No space left on device" in lines[0]["problem"]
+    result = release(tmp_path)  # the file still names alice's 2, which the negotiator no longer has
+    assert result.exit_code == 0 and condor.ceilings == {"alice@site": -1}
 
 
 # -- damaged and hostile state files through the command line --------------------------------------
