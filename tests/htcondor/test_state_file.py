@@ -13,6 +13,8 @@ from osep.core.model import JobId
 from osep.core.reservations import Reservation
 from osep.htcondor.state import (
     MAX_BYTES,
+    MAX_ENTRIES,
+    MAX_TIMES,
     CeilingRecord,
     SavedState,
     StateError,
@@ -55,6 +57,14 @@ def test_what_is_written_is_read_back_as_it_was(tmp_path):
     assert read_state(tmp_path / "none") == SavedState()  # no file yet: nothing to take over
     assert not (tmp_path / "state.osep-tmp").exists()
     assert os.stat(path).st_mode & 0o777 == 0o600
+
+
+def test_what_is_written_stays_within_the_bounds_it_is_read_with():
+    many = SavedState(vacates=[(JobId("s", 1, k), None, 5.0) for k in range(MAX_ENTRIES + 5)],
+                      recent={JobId("s", 1, 0): [float(t) for t in range(MAX_TIMES + 5)]})
+    back = decode(encode(many))
+    assert len(back.vacates) == MAX_ENTRIES and back.vacates[-1] == many.vacates[-1]  # the newest
+    assert back.recent[JobId("s", 1, 0)] == many.recent[JobId("s", 1, 0)][-MAX_TIMES:]
 
 
 def test_the_two_earlier_formats_are_still_read():
