@@ -36,6 +36,10 @@ class PoolError(OsepError):
     """The pool could not be read or acted on (a daemon down, a query refused)."""
 
 
+class UnknownOutcome(PoolError):
+    """A command was sent and no answer came back: it may have been carried out, or not."""
+
+
 class LogError(OsepError):
     """A log to replay or report on cannot be read at all (missing, unreadable, not a log).
 

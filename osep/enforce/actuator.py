@@ -11,6 +11,10 @@ The policy may plan whatever it likes; only this module touches a pool, and it r
 - the victim has run for less than the minimum run time (it is left alone; as it ages it becomes
   eligible, so this delays enforcement by at most that minimum);
 - the job was already vacated too often within the last hour.
+
+A vacate whose answer never came (:class:`osep.errors.UnknownOutcome`) may have gone through: it is
+reported as failed, but counted as sent (for the caps) and the room it was for is kept for its
+beneficiary; the pool shows the job as vacating until it is seen to have left or restarted.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from osep.core.model import JobId, JobState
 from osep.core.plan import Claim, Plan, Vacate
 from osep.core.pool import Pool
 from osep.enforce.decisionlog import Outcome, Recorder
-from osep.errors import PoolError
+from osep.errors import PoolError, UnknownOutcome
 
 HOUR = 3600.0
 
@@ -43,15 +47,18 @@ class ActionResult:
     action: Vacate | Claim
     outcome: Outcome
     detail: str = ""
+    possibly_done: bool = False  # failed with no answer: it may have been carried out
 
 
 class Actuator:
     """Applies plans to one pool. Keeps the little state safety needs (recent vacates per job)."""
 
-    def __init__(self, pool: Pool, limits: Limits = Limits()) -> None:
+    def __init__(self, pool: Pool, limits: Limits = Limits(),
+                 recent: dict[JobId, deque[float]] | None = None) -> None:
         self.pool = pool
         self.limits = limits
-        self._recent: dict[JobId, deque[float]] = {}
+        # job -> when it was vacated; given, it is the pool's (which keeps it between runs)
+        self._recent: dict[JobId, deque[float]] = recent if recent is not None else {}
         self._held = False
 
     def apply(self, plan: Plan, record: Recorder | None = None) -> list[ActionResult]:
@@ -70,9 +77,9 @@ class Actuator:
         for group in groups.values():
             outcomes = self._group(group, now, cap, sent)
             for vacate, result in zip(group, outcomes, strict=True):
-                if result.outcome in (Outcome.DONE, Outcome.DRY_RUN):
+                if result.outcome in (Outcome.DONE, Outcome.DRY_RUN) or result.possibly_done:
                     sent += 1
-                if result.outcome is Outcome.DONE:
+                if result.outcome is Outcome.DONE or result.possibly_done:
                     made.setdefault(vacate.group, vacate)
                 results.append(result)
                 record.action(vacate, result.outcome, result.detail)
@@ -152,6 +159,10 @@ class Actuator:
             return ActionResult(vacate, Outcome.DRY_RUN)
         try:
             self.pool.vacate(vacate.job)
+        except UnknownOutcome as exc:
+            self._recent.setdefault(vacate.job, deque()).append(now)
+            return ActionResult(vacate, Outcome.FAILED, f"no answer, taken as possibly done: {exc}",
+                                possibly_done=True)
         except PoolError as exc:
             return ActionResult(vacate, Outcome.FAILED, str(exc))
         self._recent.setdefault(vacate.job, deque()).append(now)

@@ -11,6 +11,14 @@ Under condor_master (a ``DAEMON_LIST`` entry) or from cron with ``--once``:
 lifting them would free the held owners exactly while the slots just vacated are negotiated.
 ``osep release`` lifts them for good (when the cron entry goes away).
 
+Dry run touches nothing in the pool but what osep itself set earlier: every cycle lifts the ceilings
+a real run left (a SIGHUP into dry run lifts the current holds), and no ad is published (one published
+before the SIGHUP is withdrawn). Before each real cycle the state file is saved; if it cannot be,
+the cycle stands aside as a dry run does (it decides and logs, sends no vacate, sets no ceiling and
+lifts osep's own), with one ``state_unwritable`` line: a vacate without the hold that keeps its slot
+from going straight back is work thrown away, and a ceiling osep could not record might be left
+behind.
+
 A cycle that fails (a daemon down, a query refused after retries) is logged and skipped; the loop goes
 on. With ``--once`` the exit status says whether the one cycle succeeded.
 """
@@ -20,13 +28,16 @@ from __future__ import annotations
 import signal
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from types import FrameType
 from typing import Any, Protocol
 
 import structlog
 
 from osep.config.knobs import RunSettings
+from osep.core.model import JobId
 from osep.core.pool import Pool
 from osep.enforce.actuator import Actuator
 from osep.enforce.decisionlog import Recorder
@@ -38,10 +49,16 @@ from osep.htcondor.settings import LiveSettings
 class LiveLike(Pool, Protocol):
     """What the daemon needs of a pool beyond :class:`osep.core.pool.Pool`."""
 
+    # job -> when osep vacated it: kept with the pool's state, for the per-job hourly cap
+    recent: dict[JobId, deque[float]]
+
     def reconfigure(self, settings: LiveSettings) -> None: ...
     def release(self, quick: bool = False) -> None: ...
     def publish(self, attrs: Mapping[str, Any]) -> None: ...
     def withdraw(self) -> None: ...
+    def keep_state(self) -> str | None:
+        """Save the state file now; why it could not be, or None."""
+        ...
 
 
 class _Quit(Exception):
@@ -63,13 +80,15 @@ class Daemon:
         self.pool = pool
         self.log = logger if logger is not None else structlog.get_logger("osep")
         self.record = Recorder(self.log)
-        self.enforcer = Enforcer(self.loaded.policy, Actuator(pool, self.loaded.limits), self.log)
+        self.enforcer = Enforcer(self.loaded.policy, Actuator(pool, self.loaded.limits, pool.recent),
+                                 self.log)
         self._wake = threading.Event()
         self._wait = wait if wait is not None else self._sleep
         self._clock = clock
         self._stop = threading.Event()  # SIGTERM
         self.reload_requested = False
         self.last_ok: bool | None = None
+        self.published = False  # this process's ad is in the collector
 
     # -- signals --------------------------------------------------------------------------------
 
@@ -103,6 +122,10 @@ class Daemon:
         except OsepError as exc:
             self.log.error("reload_rejected", problem=str(exc), kept="previous configuration")
             return False
+        if loaded.daemon.state_file != self.loaded.daemon.state_file:
+            self.log.error("reload_rejected", kept="previous configuration",
+                           problem="OSEP_STATE_FILE cannot change while osep runs; restart it")
+            return False
         self.loaded = loaded
         self.enforcer.reconfigure(loaded.policy, loaded.limits)
         self.pool.reconfigure(loaded.live)
@@ -111,17 +134,38 @@ class Daemon:
         return True
 
     def cycle(self) -> CycleReport | None:
+        limits = self.loaded.limits
+        problem = None if limits.dry_run else self.pool.keep_state()
+        if problem is not None:
+            self.log.error("state_unwritable", problem=problem,
+                           consequence="this cycle sends no vacate and sets no ceiling")
+        actuator = self.enforcer.actuator
+        actuator.limits = replace(limits, dry_run=True) if problem is not None else limits
         try:
             report = self.enforcer.run_cycle(self.pool)
         except PoolError as exc:
             self.last_ok = False
             self.record.cycle_failed(self.enforcer.cycles, str(exc))
-            return None
-        self.last_ok = True
+            report = None
+        else:
+            self.last_ok = problem is None
+        finally:
+            actuator.limits = limits
+        if limits.dry_run or problem is not None:
+            self._lift()
         return report
 
+    def _lift(self) -> None:
+        """Lift every ceiling osep set (a dry run's, or a cycle's that stands aside): no hold."""
+        try:
+            self.pool.hold({})
+        except PoolError as exc:
+            self.log.error("lift_failed", problem=str(exc))
+
     def publish(self, report: CycleReport | None) -> None:
-        if not self.loaded.daemon.publish:
+        if self.loaded.daemon.dry_run or not self.loaded.daemon.publish:
+            if self.published:  # a SIGHUP into dry run (or to stop publishing): withdrawn
+                self._withdraw()
             return
         metrics = self.enforcer.metrics
         attrs: dict[str, Any] = {
@@ -148,6 +192,16 @@ class Daemon:
             self.pool.publish(attrs)
         except PoolError as exc:
             self.log.warning("publish_failed", problem=str(exc))
+        else:
+            self.published = True
+
+    def _withdraw(self) -> None:
+        try:
+            self.pool.withdraw()
+        except PoolError as exc:
+            self.log.warning("withdraw_failed", problem=str(exc))
+        else:
+            self.published = False
 
     def run(self, once: bool = False) -> int:
         self.record.started(once=once, dry_run=self.loaded.daemon.dry_run,
@@ -176,15 +230,15 @@ class Daemon:
 
     def _shutdown(self, quick: bool, keep_holds: bool = False) -> None:
         if keep_holds:
+            problem = self.pool.keep_state()
+            if problem is not None:
+                self.log.error("state_not_saved", problem=problem)
             self.log.info("holds_kept", until="the next run", state_file=str(self.loaded.daemon.state_file))
         else:
             try:
                 self.pool.release(quick=quick)
             except PoolError as exc:
                 self.log.error("release_failed", problem=str(exc))
-        if self.loaded.daemon.publish:
-            try:
-                self.pool.withdraw()
-            except PoolError as exc:
-                self.log.warning("withdraw_failed", problem=str(exc))
+        if self.published:
+            self._withdraw()
         self.log.info("stopped", cycles=self.enforcer.cycles, vacates=self.enforcer.metrics.vacates)

@@ -7,26 +7,33 @@ more than that, so room freed by vacates or by jobs ending goes to the owners be
 an owner is no longer held its submitters get back the ceiling they had before osep touched them
 (normally none, -1); an administrator's own, lower ceiling is never raised.
 
-What osep set, and what was there before, is kept per negotiator and saved in the state file after
-every change, so that a ``--once`` run can hand its holds to the next one, a run that died can be
-cleaned up after, and ``osep release`` can lift them all (those recorded under another negotiator's
-name are named, not touched). A command that fails is on record as if it had gone through (it may
-have) and is sent again at the next sync. The negotiator itself is reached through a
+Whose a ceiling is, is decided by what the negotiator has: every ceiling osep set is on record
+(:class:`osep.htcondor.state.CeilingRecord`, per negotiator, in the state file) with the value it
+set and the administrator's before it. Before any command, the current ceilings are read: one that is
+a value osep set (or was setting) is osep's; any other was set by someone else since (the
+administrator), and is theirs from then on: osep no longer lifts it, and holds below it. A submitter
+the negotiator does not list at all may still have osep's: it is lifted as osep's.
+
+A ceiling is recorded *before* it is sent (write-ahead: the state file is replaced and flushed to
+disk first), so a run that dies at any point, even between the command and the next save, leaves a
+state file that names it; the next run, or ``osep release``, finds it. If the state file cannot be
+written, no new ceiling is set (lifting one back needs no record: a ceiling that is no longer osep's
+value is not osep's). A command that fails may have reached the negotiator: both values stay on
+record until the negotiator is read again. The negotiator is reached through a
 :class:`NegotiatorLink` (the bindings, in :mod:`osep.htcondor.live`; a fake in the tests).
 """
 
 from __future__ import annotations
 
-import json
-import os
-from collections.abc import Mapping
-from pathlib import Path
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
+from osep.errors import PoolError
 from osep.htcondor.ads import Accounts
+from osep.htcondor.state import LEGACY, MAX_SET, NO_CEILING, CeilingRecord, StateError
+from osep.htcondor.state import Ceilings as Records
 
-NO_CEILING = -1
-LEGACY = ""  # state files written before ceilings were kept per negotiator
+__all__ = ["LEGACY", "NO_CEILING", "Ceilings", "NegotiatorLink", "desired", "held_submitters"]
 
 
 class NegotiatorLink(Protocol):
@@ -62,133 +69,136 @@ def desired(holding: Mapping[str, int], accounts: Accounts, original: Mapping[st
 
 
 class Ceilings:
-    def __init__(self, state_file: Path | None, log: Any) -> None:
-        self.state_file = state_file
+    """The ceilings osep has set, per negotiator. ``persist`` writes the state file (raising
+    :class:`osep.htcondor.state.StateError` when it cannot); without it no ceiling is ever set."""
+
+    def __init__(self, records: Records | None, log: Any,
+                 persist: Callable[[], None] | None = None) -> None:
         self.log = log
-        # negotiator -> submitter -> the ceiling osep set (and has not lifted)
-        self._set: dict[str, dict[str, int]] = {}
-        # negotiator -> submitter -> the ceiling before osep
-        self._original: dict[str, dict[str, int]] = {}
-        self._last: str | None = None  # the negotiator last synced with
-        # (negotiator, submitter) whose last command failed: it may or may not be in force, so it
-        # is recorded as set (and so lifted in the end) and sent again at the next sync.
-        self._unsure: set[tuple[str, str]] = set()
-        self._restore()
+        self._persist = persist
+        # negotiator -> submitter -> what osep set there, and what was there before
+        self._records: Records = {n: dict(r) for n, r in (records or {}).items() if r}
+        # Set by each sync: submitters whose ceiling was found changed by someone else (left as found).
+        self.left: dict[str, int] = {}
+        if self._records:
+            self.log.info("ceilings_taken_over", submitters=sorted(self.set))
+
+    def records(self) -> Records:
+        """What the state file keeps."""
+        return {n: dict(r) for n, r in self._records.items() if r}
 
     @property
     def set(self) -> dict[str, int]:
         """Every ceiling osep has set and not lifted (submitter -> value), whatever the negotiator."""
-        return {s: v for ceilings in self._set.values() for s, v in ceilings.items()}
-
-    def forget_negotiator(self) -> None:
-        """The pool (or its negotiator) may have changed: the next sync locates it again."""
-        self._last = None
+        return {s: r.values[-1] for records in self._records.values() for s, r in records.items()}
 
     def by_negotiator(self) -> dict[str, dict[str, int]]:
         """The same, per negotiator ("" for a state file older than that distinction)."""
-        return {name: dict(ceilings) for name, ceilings in self._set.items() if ceilings}
+        return {name: {s: r.values[-1] for s, r in records.items()}
+                for name, records in self._records.items() if records}
 
     def unchanged(self, holding: Mapping[str, int], accounts: Accounts) -> bool:
-        """Whether a sync would change nothing, decided without asking any negotiator: every
-        ceiling osep set is with the negotiator it last synced, and is what ``holding`` asks for."""
-        known = [name for name, ceilings in self._set.items() if ceilings]
-        if self._unsure:
-            return False
-        if not known:
-            return not holding
-        if len(known) > 1 or known[0] != self._last:
-            return False
-        ceilings, original = self._set[self._last], self._original.get(self._last, {})
-        if any(s not in ceilings and s not in original for s in held_submitters(holding, accounts)):
-            return False
-        return desired(holding, accounts, original) == ceilings
+        """Whether a sync can be skipped without asking any negotiator: osep has no ceiling on
+        record and ``holding`` asks for none. (While it has one, every sync reads the negotiator,
+        to see what anyone else changed.)"""
+        return not any(self._records.values()) and not desired(holding, accounts, {})
 
     def sync(self, link: NegotiatorLink, holding: Mapping[str, int], accounts: Accounts) -> None:
-        """Make the negotiator's ceilings what ``holding`` asks for, lifting those it no longer names."""
+        """Make the negotiator's ceilings what ``holding`` asks for, lifting those it no longer
+        names. PoolError if a command failed, or if a new ceiling could not be recorded first."""
         name = link.name
-        self._last = name
-        if LEGACY in self._set and name != LEGACY:  # an older state file: it was this negotiator
-            self._set.setdefault(name, {}).update(self._set.pop(LEGACY))
-            self._original.setdefault(name, {}).update(self._original.pop(LEGACY, {}))
-        ceilings = self._set.setdefault(name, {})
-        original = self._original.setdefault(name, {})
-        # An original kept for a submitter osep holds no ceiling on (its setting failed) is stale:
-        # the administrator may have changed it since. It is read again below if needed.
-        for submitter in [s for s in original if s not in ceilings]:
-            del original[submitter]
-        # What each newly held submitter had before is read first, so that the ceiling osep
-        # wants never exceeds an administrator's own.
-        held = held_submitters(holding, accounts)
-        new = sorted(s for s in held if s not in ceilings and s not in original)
-        if new:
-            current = link.ceilings()
-            for s in new:
-                original[s] = current.get(s, NO_CEILING)
-        want = desired(holding, accounts, original)
-        unsure = {s for n, s in self._unsure if n == name}
-        if want == ceilings and not unsure:
+        self.left = {}
+        if LEGACY in self._records and name != LEGACY:  # an older state file: it was this negotiator
+            self._records[name] = {**self._records.pop(LEGACY), **self._records.get(name, {})}
+        records = self._records.setdefault(name, {})
+        if not records and not desired(holding, accounts, {}):
             return
+        current = link.ceilings()
+        originals = self._reconcile(records, current)
+        for submitter in held_submitters(holding, accounts):
+            originals.setdefault(submitter, current.get(submitter, NO_CEILING))
+        want = desired(holding, accounts, originals)
+        sets = {s: v for s, v in sorted(want.items())
+                if s not in records or records[s].values != (v,)}
+        lifts = sorted(s for s in records if s not in want)
+        refused = self._record_ahead(records, sets, originals)
+        if refused is not None:
+            sets = {}
         try:
-            for submitter, value in want.items():
-                if ceilings.get(submitter) != value or submitter in unsure:
-                    # On record first: a command that fails may still have reached the negotiator.
-                    ceilings[submitter] = value
-                    self._unsure.add((name, submitter))
-                    link.set_ceiling(submitter, value)
-                    self._unsure.discard((name, submitter))
-                    self.log.info("ceiling", submitter=submitter, ceiling=value)
-            for submitter in [s for s in ceilings if s not in want]:
-                value = original.get(submitter, NO_CEILING)
-                self._unsure.add((name, submitter))
+            for submitter, value in sets.items():
                 link.set_ceiling(submitter, value)
-                self._unsure.discard((name, submitter))
-                del ceilings[submitter]
-                original.pop(submitter, None)
+                records[submitter] = CeilingRecord(originals[submitter], (value,))
+                self.log.info("ceiling", submitter=submitter, ceiling=value)
+            for submitter in lifts:
+                value = records[submitter].original
+                link.set_ceiling(submitter, value)
+                del records[submitter]
                 self.log.info("ceiling_lifted", submitter=submitter, ceiling=value)
         finally:
-            # Whatever was changed before a failure is on record, so that it can be undone.
+            # What went through is certain now (what did not stays on record with both values).
+            # Not needed for safety (the record written ahead covers it); a crash skips it.
             self._save()
+        if refused is not None:
+            raise PoolError(refused)
+
+    def _reconcile(self, records: dict[str, CeilingRecord], current: Mapping[str, int]
+                   ) -> dict[str, int]:
+        """Which recorded ceilings are still osep's, by what the negotiator has now; returns each
+        recorded submitter's original (the administrator's ceiling)."""
+        originals = {}
+        for submitter, record in list(records.items()):
+            if submitter not in current:
+                # Not listed at all: what it has is unknown, so osep's may still be in force.
+                originals[submitter] = record.original
+                continue
+            now = current[submitter]
+            if now in record.values:
+                records[submitter] = CeilingRecord(record.original, (now,))
+                originals[submitter] = record.original
+            else:
+                # Changed by someone else since osep set it (or osep's command never arrived, or
+                # its lift did and the run died before it could say so): the value found stands.
+                del records[submitter]
+                originals[submitter] = now
+                self.left[submitter] = now
+                self.log.warning("ceiling_not_osep", submitter=submitter, ceiling=now,
+                                 osep_set=list(record.values), kept="as found")
+        return originals
+
+    def _record_ahead(self, records: dict[str, CeilingRecord], sets: Mapping[str, int],
+                      originals: Mapping[str, int]) -> str | None:
+        """Put every ceiling about to be set on record, durably, before it is sent; the reason it
+        could not be (nothing is then on record that was not before), or None."""
+        if not sets:
+            return None
+        before = {s: records.get(s) for s in sets}
+        for submitter, value in sets.items():
+            # Until the command is known to have gone through, either value may be in force: the
+            # one osep set before (reconciled above), or the administrator's if osep set none.
+            old = before[submitter]
+            now = old.values if old is not None else (originals[submitter],)
+            values = tuple(dict.fromkeys((*now, value)))[-MAX_SET:]
+            records[submitter] = CeilingRecord(originals[submitter], values)
+        problem = "there is no state file to record them in"
+        if self._persist is not None:
+            try:
+                self._persist()
+            except StateError as exc:
+                problem = str(exc)
+            else:
+                return None
+        for submitter, old in before.items():
+            if old is None:
+                del records[submitter]
+            else:
+                records[submitter] = old
+        self.log.error("ceilings_refused", submitters=sorted(sets), problem=problem)
+        return f"no ceiling set, as none could be recorded first: {problem}"
 
     def _save(self) -> None:
-        path = self.state_file
-        if path is None:
-            return
-        negotiators = {
-            name: {"ceilings": ceilings, "original": self._original.get(name, {})}
-            for name, ceilings in self._set.items() if ceilings
-        }
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            # Written beside it and renamed over it, so that a crash leaves the old file or the
-            # new one, never half of one; flushed to disk before the rename.
-            tmp = path.with_name(path.name + ".osep-tmp")
-            with tmp.open("w", encoding="utf-8") as handle:
-                handle.write(json.dumps({"negotiators": negotiators}))
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(tmp, path)
-        except OSError as exc:
-            self.log.error("state_not_saved", path=str(path), problem=str(exc))
-
-    def _restore(self) -> None:
-        """Take over the ceilings an earlier run left in place: a ``--once`` run keeps its holds for
-        the next one, and a run that died could not lift them. The first hold of this run sets them
-        to what the pool needs now (lifting those no longer needed)."""
-        path = self.state_file
-        if path is None or not path.exists():
+        if self._persist is None:
             return
         try:
-            data = json.loads(path.read_text())
-            entries = dict(data["negotiators"]) if "negotiators" in data else {LEGACY: data}
-            for name, entry in entries.items():
-                ceilings = {str(k): int(v) for k, v in entry.get("ceilings", {}).items()}
-                original = {str(k): int(v) for k, v in entry.get("original", {}).items()}
-                if ceilings:
-                    self._set[str(name)] = ceilings
-                    self._original[str(name)] = original
-        except (OSError, ValueError, AttributeError, TypeError, OverflowError, RecursionError) as exc:
-            self.log.error("state_unreadable", path=str(path), problem=str(exc))
-            self._set, self._original = {}, {}
-            return
-        if self._set:
-            self.log.info("ceilings_taken_over", submitters=sorted(self.set), path=str(path))
+            self._persist()
+        except StateError as exc:
+            self.log.error("state_not_saved", problem=str(exc))

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import socket
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from typing import Any, TypeVar
@@ -33,9 +34,9 @@ from tenacity import (
 )
 
 from osep.core.model import Job, JobId, JobState, Slot, Snapshot
-from osep.core.reservations import ReservationBook
+from osep.core.reservations import Reservation, ReservationBook
 from osep.core.resources import Shape
-from osep.errors import PoolError
+from osep.errors import PoolError, UnknownOutcome
 from osep.htcondor.ads import (
     JOB_ATTRS,
     JOB_CONSTRAINT,
@@ -52,10 +53,12 @@ from osep.htcondor.ads import (
 )
 from osep.htcondor.ceilings import NO_CEILING, Ceilings
 from osep.htcondor.settings import LiveSettings
+from osep.htcondor.state import MAX_ENTRIES, SavedState, StateError, StateFile
 
 T = TypeVar("T")
 
 VACATE_TIMEOUT = 600.0  # after this a vacate that never took effect is forgotten (and logged)
+HOUR = 3600.0  # how far back the vacates of each job are kept (OSEP_MAX_VACATES_PER_JOB_PER_HOUR)
 
 
 class Vacates:
@@ -63,11 +66,16 @@ class Vacates:
     schedd's eyes, but the policy must see it VACATING (its slot is on its way to the beneficiary,
     and it is no victim twice). A job that restarted (another start) is running again."""
 
-    def __init__(self) -> None:
-        self._sent: dict[JobId, tuple[float | None, float]] = {}  # job -> (start of its run, sent at)
+    def __init__(self, saved: Iterable[tuple[JobId, float | None, float]] = ()) -> None:
+        # job -> (start of its run, sent at)
+        self._sent: dict[JobId, tuple[float | None, float]] = {j: (start, at) for j, start, at in saved}
 
     def sent(self, job_id: JobId, start: float | None, at: float) -> None:
         self._sent[job_id] = (start, at)
+
+    def entries(self) -> list[tuple[JobId, float | None, float]]:
+        """What the state file keeps, for a ``--once`` run to hand to the next one."""
+        return [(j, start, at) for j, (start, at) in self._sent.items()]
 
     def state(self, job: Job) -> JobState:
         sent = self._sent.get(job.id)
@@ -87,6 +95,16 @@ class Vacates:
                 late.append((job_id, now - at))
                 del self._sent[job_id]
         return late
+
+
+class KeptBook(ReservationBook):
+    """The reservation book, as the state file keeps it between ``--once`` runs."""
+
+    def entries(self) -> list[Reservation]:
+        return list(self._reservations)
+
+    def restore(self, saved: Iterable[Reservation]) -> None:
+        self._reservations = list(saved)
 
 
 def knobs(names: Iterable[str]) -> dict[str, str]:
@@ -134,7 +152,12 @@ class _Negotiator:
 
 
 class LivePool:
-    """A :class:`osep.core.pool.Pool` backed by a real HTCondor pool."""
+    """A :class:`osep.core.pool.Pool` backed by a real HTCondor pool.
+
+    With a state file it takes the file's lock and reads it first (:class:`StateError` if either
+    fails: another osep runs, or the file is damaged); what it keeps (ceilings, vacates in
+    progress, reservations, each job's recent vacates) is saved there. :meth:`close` lets the lock
+    go (so does the end of the process, however it ends)."""
 
     def __init__(self, settings: LiveSettings = LiveSettings(), logger: Any = None,
                  clock: Callable[[], float] = time.time) -> None:
@@ -142,25 +165,67 @@ class LivePool:
         self.log = logger if logger is not None else structlog.get_logger("osep")
         self.clock = clock
         self.now = clock()
-        self.book = ReservationBook(settings.reservation_timeout)
-        self.vacates = Vacates()
+        self._state = StateFile(settings.state_file) if settings.state_file is not None else None
+        self._unsaved: str | None = None  # why the last save after acting failed
+        saved = self._state.open() if self._state is not None else SavedState()
+        self.book = KeptBook(settings.reservation_timeout)
+        self.book.restore(saved.reservations)
+        self.vacates = Vacates(saved.vacates)
+        # job -> when osep vacated it (the actuator's per-job hourly cap counts these)
+        self.recent: dict[JobId, deque[float]] = {j: deque(t) for j, t in saved.recent.items()}
         self._schedds: dict[str, Any] = {}  # name -> the schedd's ad, from the last snapshot
         self._accounts = Accounts()
-        self.ceilings = Ceilings(settings.state_file, self.log)
+        self.ceilings = Ceilings(saved.ceilings, self.log,
+                                 self._persist if self._state is not None else None)
 
     def reconfigure(self, settings: LiveSettings) -> None:
-        """New settings after a reload; what the pool keeps (reservations, ceilings) stays."""
-        self.settings = settings
+        """New settings after a reload; what the pool keeps (reservations, ceilings) stays, and so
+        does its state file (it cannot change while osep runs)."""
+        self.settings = replace(settings, state_file=self.settings.state_file)
         self.book.lifetime = settings.reservation_timeout
-        self.ceilings.state_file = settings.state_file
-        self.ceilings.forget_negotiator()
+
+    def close(self) -> None:
+        """Let the state file's lock go (the run is over)."""
+        if self._state is not None:
+            self._state.close()
+
+    # -- the state file -------------------------------------------------------------------------
+
+    def keep_state(self) -> str | None:
+        """Save what the next run needs now; why it could not be saved, or None. Without a state
+        file there is nowhere to keep a ceiling, so that is a reason too."""
+        if self._state is None:
+            return "no state file (OSEP_STATE_FILE)"
+        try:
+            self._persist()
+        except StateError as exc:
+            return str(exc)
+        return None
+
+    def _persist(self) -> None:
+        assert self._state is not None
+        for job_id in list(self.recent)[:-MAX_ENTRIES]:  # the actuator shares this dict: kept in place
+            del self.recent[job_id]
+        self._state.save(SavedState(ceilings=self.ceilings.records(), vacates=self.vacates.entries(),
+                                    reservations=self.book.entries(),
+                                    recent={j: list(t) for j, t in self.recent.items()}))
+
+    def _save(self) -> None:
+        """Save after acting; a failure is logged once, not every cycle (the daemon's
+        ``state_unwritable`` line says it every cycle)."""
+        if self._state is None:
+            return
+        problem = self.keep_state()
+        if problem is not None and problem != self._unsaved:
+            self.log.error("state_not_saved", problem=problem)
+        self._unsaved = problem
 
     # -- retries --------------------------------------------------------------------------------
 
-    def call(self, what: str, func: Callable[[], T]) -> T:
+    def call(self, what: str, func: Callable[[], T], attempts: int | None = None) -> T:
         """``func()``, retried with backoff on network and daemon errors; a PoolError if it fails."""
         retrying = Retrying(
-            stop=stop_after_attempt(max(1, self.settings.retries)),
+            stop=stop_after_attempt(max(1, attempts or self.settings.retries)),
             wait=wait_exponential(multiplier=self.settings.retry_wait, max=30),
             retry=retry_if_exception_type((htcondor.HTCondorException, OSError)),
             reraise=False,
@@ -224,6 +289,12 @@ class LivePool:
         self._accounts = accounts
         for res in self.book.expire(now, accounts.running, accounts.idle):
             self.log.info("reservation_expired", owner=res.owner, slot=res.slot)
+        # Vacates older than an hour count for no cap (the actuator shares this dict: pruned in place).
+        for job_id, times in list(self.recent.items()):
+            while times and times[0] <= now - HOUR:
+                times.popleft()
+            if not times:
+                del self.recent[job_id]
         occupied = {j.slot for j in jobs if j.state is JobState.RUNNING and j.slot is not None}
         return Snapshot(time=now, slots=tuple(slots), jobs=tuple(jobs),
                         kept=self.book.mark(slots, occupied))
@@ -278,10 +349,18 @@ class LivePool:
     # -- acting ---------------------------------------------------------------------------------
 
     def vacate(self, job_id: JobId) -> None:
+        """Sent once, never retried: a command whose reply is lost may have been carried out, and a
+        second vacate of a job already leaving is not for osep to send. Such a vacate is taken as
+        possibly done (:class:`UnknownOutcome`): the job shows as vacating until the schedd shows
+        it has left or restarted, or ``VACATE_TIMEOUT`` passes."""
         schedd = self._schedd(job_id)
         action = htcondor.JobAction.VacateFast if self.settings.vacate_fast else htcondor.JobAction.Vacate
-        result = self.call(f"vacating {job_id}", lambda: schedd.act(action, [job_id.local]))
-        if int(result.get("TotalSuccess", 0)) != 1:
+        try:
+            result = self.call(f"vacating {job_id}", lambda: schedd.act(action, [job_id.local]), attempts=1)
+        except PoolError as exc:
+            self.vacates.sent(job_id, self._accounts.vacated(job_id), self.now)
+            raise UnknownOutcome(f"{exc}; it may have been carried out") from exc
+        if integer(result.get("TotalSuccess", 0)) != 1:
             raise PoolError(f"schedd {job_id.schedd} did not vacate {job_id}: {dict(result)}")
         # The job no longer counts for its owner: it will not be capped for it, nor counted running.
         self.vacates.sent(job_id, self._accounts.vacated(job_id), self.now)
@@ -290,8 +369,12 @@ class LivePool:
         self.book.reserve(slot, owner, self.now, self._accounts.running.get(owner, 0), shape)
 
     def hold(self, holds: Mapping[str, int]) -> None:
+        """The cycle's holds, last of its actions: what the cycle did is saved too."""
         self.book.hold(holds)
-        self._sync_ceilings()
+        try:
+            self._sync_ceilings()
+        finally:
+            self._save()
 
     def release(self, quick: bool = False) -> None:
         """Lift every ceiling osep set and forget all reservations (the loop is stopping).
@@ -299,7 +382,10 @@ class LivePool:
         if quick:
             self.settings = replace(self.settings, retries=1)
         self.book.clear()
-        self._sync_ceilings()
+        try:
+            self._sync_ceilings()
+        finally:
+            self._save()
 
     def _sync_ceilings(self) -> None:
         holding = self.book.holds

@@ -195,16 +195,20 @@ def validate(files: tuple[Path, ...]) -> None:
               help="Vacate without the job's soft-kill grace period. [knob OSEP_VACATE_FAST]")
 @click.option("--min-run-time", type=click.FloatRange(min=0),
               help="Never vacate a job that has run less than this (s). [knob OSEP_MIN_RUN_TIME]")
-@click.option("--state-file", type=click.Path(dir_okay=False, path_type=Path),
-              help="Where to remember ceilings osep set. [knob OSEP_STATE_FILE]")
+@click.option("--state-file", type=click.Path(path_type=Path),
+              help="What a run leaves for the next: the ceilings osep set, vacates in progress, "
+              "rooms kept. [knob OSEP_STATE_FILE]")
 @click.pass_context
 @fails_cleanly
 def run(ctx: click.Context, once: bool, dry_run: bool | None, pool: str | None,
         policy_file: Path | None, interval: float | None, max_vacates: int | None,
         vacate_fast: bool | None, min_run_time: float | None, state_file: Path | None) -> None:
     """Enforce owner shares on a live HTCondor pool, every t seconds (or --once)."""
-    from osep.config.knobs import RunSettings, load_run_settings
+    import structlog
+
+    from osep.config.knobs import KNOB_SOURCE, RunSettings, load_run_settings
     from osep.enforce.daemon import Daemon
+    from osep.errors import ConfigError
     from osep.htcondor import live as condor
 
     overrides = Overrides(
@@ -219,7 +223,13 @@ def run(ctx: click.Context, once: bool, dry_run: bool | None, pool: str | None,
         if not first:
             condor.reload_config()
         first = False
-        return load_run_settings(condor.knobs(KNOBS), overrides)
+        loaded = load_run_settings(condor.knobs(KNOBS), overrides)
+        if loaded.daemon.state_file is None and not loaded.daemon.dry_run:
+            # Every ceiling is recorded there before it is set, so that none is ever left behind.
+            raise ConfigError(KNOB_SOURCE, "OSEP_STATE_FILE",
+                              "osep run needs a state file to act (it records there every ceiling "
+                              "before setting it): set OSEP_STATE_FILE, pass --state-file, or --dry-run")
+        return loaded
 
     loaded = load()
     settings = loaded.daemon
@@ -232,15 +242,24 @@ def run(ctx: click.Context, once: bool, dry_run: bool | None, pool: str | None,
             raise OsepError(f"cannot open the log {settings.log}: {exc.strerror}") from None
     level = given["log_level"] if given.get("log_level_given") else settings.log_level
     log.configure(level, stream)
-    daemon = Daemon(load, condor.LivePool(loaded.live), initial=loaded)
-    daemon.install_signal_handlers()
-    sys.exit(daemon.run(once=once))
+    try:
+        live = condor.LivePool(loaded.live)  # takes the state file's lock and reads it
+    except OsepError as exc:  # a damaged state file, or another osep: in the log as well
+        structlog.get_logger("osep").error("not_started", problem=str(exc))
+        raise
+    try:
+        daemon = Daemon(load, live, initial=loaded)
+        daemon.install_signal_handlers()
+        status = daemon.run(once=once)
+    finally:
+        live.close()
+    sys.exit(status)
 
 
 @cli.command()
 @click.option("--pool", metavar="HOST[:PORT]", help="Collector to use. [knob OSEP_POOL]")
-@click.option("--state-file", type=click.Path(dir_okay=False, path_type=Path),
-              help="Where osep remembers its ceilings. [knob OSEP_STATE_FILE]")
+@click.option("--state-file", type=click.Path(path_type=Path),
+              help="Where osep records the ceilings it set. [knob OSEP_STATE_FILE]")
 @fails_cleanly
 def release(pool: str | None, state_file: Path | None) -> None:
     """Lift every negotiator ceiling osep set and has not lifted (after the last `run --once`)."""
@@ -250,25 +269,34 @@ def release(pool: str | None, state_file: Path | None) -> None:
     settings = parse_knobs(condor.knobs(KNOBS), Overrides(pool=pool, state_file=state_file))
     if settings.state_file is None:
         raise OsepError("no state file: set OSEP_STATE_FILE or pass --state-file")
-    live = condor.LivePool(live_settings(settings))
-    before = live.ceilings.by_negotiator()
-    failure = None
+    live = condor.LivePool(live_settings(settings))  # takes the state file's lock and reads it
     try:
-        live.release()
-    except OsepError as exc:
-        failure = exc
-    after = live.ceilings.by_negotiator()
+        before = live.ceilings.by_negotiator()
+        failure = None
+        try:
+            live.release()
+        except OsepError as exc:
+            failure = exc
+        after = live.ceilings.by_negotiator()
+        left = live.ceilings.left
+    finally:
+        live.close()
     if not before:
         click.echo("no ceiling set by osep")
     for negotiator, ceilings in sorted(before.items()):
         for submitter, value in sorted(ceilings.items()):
-            if submitter not in after.get(negotiator, {}):
+            if submitter in left:
+                click.echo(f"left the ceiling of {submitter} at {left[submitter]}: no longer the {value} "
+                           "osep set")
+            elif submitter not in after.get(negotiator, {}):
                 click.echo(f"lifted the ceiling of {submitter} (was {value})")
     if after:
-        kept = ", ".join(f"{s} (through {n or 'a negotiator of an earlier version'})"
-                         for n, ceilings in sorted(after.items()) for s in sorted(ceilings))
+        kept = [f"{s} (through {n or 'a negotiator of an earlier version'})"
+                for n, ceilings in sorted(after.items()) for s in sorted(ceilings)]
+        more = f" and {len(kept) - 5} more" if len(kept) > 5 else ""
         why = f"{failure}" if failure is not None else "set through a negotiator other than this pool's"
-        raise OsepError(f"not lifted ({why}): {kept}; they stay in the state file")
+        raise OsepError(f"{settings.state_file}: not lifted ({why}): {', '.join(kept[:5])}{more}; "
+                        "they stay on record there")
 
 
 @cli.command()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import replace
 
 from structlog.testing import capture_logs
@@ -13,7 +14,7 @@ from osep.core.shares import ShareTable
 from osep.enforce.actuator import Actuator, Limits
 from osep.enforce.decisionlog import Outcome
 from osep.enforce.loop import Enforcer
-from osep.errors import PoolError
+from osep.errors import PoolError, UnknownOutcome
 
 
 class FakePool:
@@ -24,6 +25,7 @@ class FakePool:
         self.jobs = {j.id: j for j in snapshot.jobs}
         self.calls: list[tuple[str, ...]] = []
         self.fail_on: set[str] = set()
+        self.lost: set[str] = set()  # vacates that go through but whose answer never comes
         self.held: list[str] = []
 
     def snapshot(self) -> Snapshot:
@@ -36,6 +38,8 @@ class FakePool:
         if name(job_id) in self.fail_on:
             raise PoolError(f"schedd refused {job_id}")
         self.calls.append(("vacate", name(job_id)))
+        if name(job_id) in self.lost:
+            raise UnknownOutcome(f"vacating {job_id}: timed out; it may have been carried out")
 
     def reserve(self, slot: str, owner: str, shape: tuple[int, int, int]) -> None:
         self.calls.append(("reserve", slot, owner))
@@ -61,6 +65,34 @@ def test_vacates_and_reserves_the_slot_for_the_beneficiary():
     # a is held last, so that it stays at what it runs after the vacates.
     assert pool.calls == [("vacate", "a.3"), ("vacate", "a.2"),
                           ("reserve", "s3", "b"), ("reserve", "s2", "b"), ("hold", "a")]
+
+
+def test_a_vacate_whose_answer_is_lost_keeps_its_room_and_counts_as_sent():
+    """It may have gone through: the room it was for is kept for the beneficiary, and it counts for
+    the cycle's cap and the job's hourly cap (the pool shows the job as vacating meanwhile)."""
+    pool, actuator, plan = setup(max_vacates_per_job_per_hour=1)
+    pool.lost = {"a.3"}
+    results = actuator.apply(plan)
+    assert [(r.outcome, r.possibly_done) for r in results] == [(Outcome.FAILED, True), (Outcome.DONE, False)]
+    assert "no answer, taken as possibly done" in results[0].detail
+    assert ("reserve", "s3", "b") in pool.calls and ("reserve", "s2", "b") in pool.calls
+    again = actuator.apply(plan)  # the same plan again (the pool would show a.3 vacating)
+    assert [r.outcome for r in again] == [Outcome.RATE_LIMITED] * 2
+    # A refusal is a plain failure: nothing kept.
+    pool, actuator, plan = setup()
+    pool.fail_on = {"a.3"}
+    results = actuator.apply(plan)
+    assert [(r.outcome, r.possibly_done) for r in results] == [(Outcome.FAILED, False), (Outcome.DONE, False)]
+    assert ("reserve", "s3", "b") not in pool.calls
+
+
+def test_the_history_of_vacates_can_be_the_pools_own():
+    pool = FakePool(snap(now=1000.0, running={"a": [10, 20, 30, 40]}, idle={"b": 2}, free=0))
+    recent = {jid("a.3"): deque([900.0])}  # as a state file handed it over
+    actuator = Actuator(pool, Limits(max_vacates_per_job_per_hour=1), recent)
+    results = actuator.apply(decide(pool.current, POLICY))
+    assert [r.outcome for r in results] == [Outcome.RATE_LIMITED, Outcome.DONE]
+    assert list(recent[jid("a.2")]) == [1000.0]  # what it sends is written where it was given
 
 
 def test_dry_run_touches_nothing():

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import signal
+from pathlib import Path
 
 import pytest
+from structlog.testing import capture_logs
 
-from builders import snap
+from builders import jid, snap
 from osep.config.knobs import DaemonSettings, Overrides, load_run_settings, parse_knobs, run_settings
 from osep.config.policy import PolicyFile
 from osep.core.policy import PolicySettings
@@ -20,6 +22,12 @@ class FakeLive:
         self.current = snap(now=1000.0, running={"a": [0, 1, 2, 3]}, idle={"b": 2})
         self.calls: list[tuple] = []
         self.fail_snapshots = 0
+        self.recent: dict = {}
+        self.state_problem: str | None = None
+
+    def keep_state(self):
+        self.calls.append(("keep_state",))
+        return self.state_problem
 
     def snapshot(self):
         if self.fail_snapshots:
@@ -94,10 +102,55 @@ def test_once_exit_status_says_the_cycle_failed():
     assert ("publish", "failing", None) in pool.calls
 
 
-def test_dry_run_sends_nothing():
+def test_dry_run_touches_nothing_but_what_osep_set_earlier():
+    """Dry run sends no vacate, keeps no room, sets no hold and publishes no ad; all it does in the
+    pool is lift every ceiling osep set (an empty hold, and the release at the end)."""
     daemon, pool, _, _ = make(DaemonSettings(dry_run=True))
     assert daemon.run(once=True) == 0
-    assert not [c for c in pool.calls if c[0] in ("vacate", "reserve", "hold")]
+    assert [c for c in pool.calls if c[0] not in ("reconfigure",)] == [("hold", ()), ("release",)]
+
+
+def test_sighup_into_dry_run_lifts_the_holds_and_withdraws_the_ad():
+    def to_dry_run(daemon):
+        state["loaded"] = run_settings(DaemonSettings(dry_run=True), POLICY)
+        hup(daemon)
+
+    daemon, pool, state, _ = make(waits=[to_dry_run, term])
+    assert daemon.run() == 0
+    second = pool.calls[pool.calls.index(("reconfigure", state["loaded"].live)):]
+    assert [c[0] for c in second] == ["reconfigure", "hold", "withdraw", "release"]
+    assert second[1] == ("hold", ())  # the holds of the real cycle are lifted, not frozen
+    assert ("hold", ("a",)) in pool.calls[:pool.calls.index(second[0])]
+
+
+def test_a_state_file_that_cannot_be_written_makes_the_cycle_stand_aside(verbose_logs):
+    """No vacate (its hold could not be set), no ceiling, osep's own lifted; one line per cycle."""
+    daemon, pool, _, _ = make(DaemonSettings(state_file=Path("/x/state")), waits=[lambda d: None, term])
+    pool.state_problem = "/x/state: cannot be written: No space left on device"
+    with capture_logs() as logs:
+        assert daemon.run() == 0
+    assert not [c for c in pool.calls if c[0] in ("vacate", "reserve")]
+    assert [c for c in pool.calls if c[0] == "hold"] == [("hold", ())] * 2
+    lines = [e for e in logs if e["event"] == "state_unwritable"]
+    assert len(lines) == 2 and "No space left" in lines[0]["problem"]
+    assert {e["outcome"] for e in logs if e["event"] == "action"} == {"dry-run"}
+    # With --once, the exit status says the cycle could not act.
+    daemon, pool, _, _ = make(DaemonSettings(state_file=Path("/x/state")))
+    pool.state_problem = "/x/state: cannot be written: Permission denied"
+    assert daemon.run(once=True) == 1
+    pool.state_problem = None
+    daemon, pool, _, _ = make(DaemonSettings(state_file=Path("/x/state")))
+    assert daemon.run(once=True) == 0 and ("vacate", jid("a.3")) in pool.calls
+
+
+def test_a_reload_cannot_move_the_state_file(verbose_logs, tmp_path):
+    daemon, _pool, state, _ = make(DaemonSettings(state_file=tmp_path / "one"), waits=[hup, term])
+    state["loaded"] = run_settings(DaemonSettings(state_file=tmp_path / "two"), POLICY)
+    with capture_logs() as logs:
+        assert daemon.run() == 0
+    assert daemon.loaded.daemon.state_file == tmp_path / "one"
+    assert [e["problem"] for e in logs if e["event"] == "reload_rejected"] == [
+        "OSEP_STATE_FILE cannot change while osep runs; restart it"]
 
 
 def test_a_failed_cycle_is_survived_and_sigterm_finishes_cleanly():

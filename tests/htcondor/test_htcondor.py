@@ -1,5 +1,5 @@
 """The HTCondor adapter without a pool: the ClassAd tables of osep/htcondor/ads.py on ads built by
-hand, the live pool's own view of a job it is vacating, and the ceilings against a fake negotiator."""
+hand, and the live pool's own view of a job it is vacating (the ceilings: test_ceilings.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ from pathlib import Path
 
 import classad2
 import pytest
-import structlog
 
 from osep.core.model import Job, JobId, JobState, Slot, Snapshot
 from osep.core.policy import PolicySettings, decide
@@ -24,7 +23,6 @@ from osep.htcondor.ads import (
     to_job,
     to_slots,
 )
-from osep.htcondor.ceilings import Ceilings
 from osep.htcondor.live import LivePool, Vacates
 from osep.htcondor.settings import LiveSettings
 
@@ -351,160 +349,6 @@ def test_a_job_is_only_acted_on_at_a_schedd_the_last_snapshot_saw():
     pool = LivePool(LiveSettings(pool="127.0.0.1:1"))
     with pytest.raises(PoolError, match="not in the last snapshot"):
         pool.vacate(JobId('evil" || true || "', 5, 0))
-
-
-class FakeNegotiator:
-    def __init__(self, current: dict[str, int] | None = None, name: str = "negotiator@cm") -> None:
-        self.name = name
-        self.current = dict(current or {})
-        self.sent: list[tuple[str, int]] = []
-
-    def ceilings(self) -> dict[str, int]:
-        return dict(self.current)
-
-    def set_ceiling(self, submitter: str, value: int) -> None:
-        self.sent.append((submitter, value))
-        self.current[submitter] = value
-
-
-def accounts(**busy: float) -> Accounts:
-    out = Accounts()
-    for submitter, cores in busy.items():
-        owner = submitter.split("_")[0]
-        name = f"{owner}@site"
-        out.submitters.setdefault(owner, set()).add(name)
-        out.busy[name] = cores
-    return out
-
-
-def test_ceilings_of_an_earlier_run_are_taken_over_then_updated_or_lifted(tmp_path):
-    state = tmp_path / "state.json"
-    # A state file of the earlier format (before ceilings were kept per negotiator).
-    state.write_text('{"ceilings": {"alice@site": 10, "carol@site": 4}, '
-                     '"original": {"alice@site": -1, "carol@site": 7}}')
-    ceilings = Ceilings(state, structlog.get_logger("osep"))
-    negotiator = FakeNegotiator()
-    assert negotiator.sent == [] and ceilings.set == {"alice@site": 10, "carol@site": 4}
-    # This run holds alice again (now at 9 cores) and not carol: carol gets her own ceiling back.
-    ceilings.sync(negotiator, {"alice": 0}, accounts(alice=9.0))
-    assert sorted(negotiator.sent) == [("alice@site", 9), ("carol@site", 7)]
-    # An allowance raises the ceiling by that much.
-    ceilings.sync(negotiator, {"alice": 2}, accounts(alice=9.0))
-    assert negotiator.sent[-1] == ("alice@site", 11)
-    assert '"negotiator@cm": {"ceilings": {"alice@site": 11}' in state.read_text()
-    ceilings.sync(negotiator, {}, accounts(alice=9.0))
-    assert negotiator.sent[-1] == ("alice@site", -1) and ceilings.set == {}
-    assert state.read_text() == '{"negotiators": {}}'
-
-
-@pytest.mark.parametrize("text", ["null", "[]", '{"negotiators": []}', '{"ceilings": {"a@s": Infinity}}',
-                                  '{"ceilings": {"a@s": 1e999}}', "[" * 100_000, "not json",
-                                  '{"negotiators": {"n": {"ceilings": {"a@s": "x"}}}}'])
-def test_a_damaged_state_file_is_logged_and_forgotten_never_fatal(tmp_path, text):
-    state = tmp_path / "state.json"
-    state.write_text(text)
-    ceilings = Ceilings(state, structlog.get_logger("osep"))
-    assert ceilings.set == {}
-
-
-def test_ceilings_are_kept_per_negotiator(tmp_path):
-    state = tmp_path / "state.json"
-    ceilings = Ceilings(state, structlog.get_logger("osep"))
-    one, two = FakeNegotiator(name="one"), FakeNegotiator({"alice@site": 3}, name="two")
-    ceilings.sync(one, {"alice": 0}, accounts(alice=5.0))
-    ceilings.sync(two, {"alice": 0}, accounts(alice=5.0))
-    assert one.sent == [("alice@site", 5)] and two.sent == [("alice@site", 3)]  # never raised
-    again = Ceilings(state, structlog.get_logger("osep"))
-    again.sync(two, {}, accounts())
-    assert two.sent[-1] == ("alice@site", 3) and one.sent == [("alice@site", 5)]
-    assert again.by_negotiator() == {"one": {"alice@site": 5}}
-
-
-def test_a_quick_release_makes_one_attempt_only(monkeypatch):
-    sent = []
-    pool = LivePool(LiveSettings(retries=5))
-    pool.ceilings._set = {"negotiator@cm": {"alice@site": 3}}
-    pool.ceilings._original = {"negotiator@cm": {"alice@site": -1}}
-    monkeypatch.setattr(LivePool, "_sync_ceilings",
-                        lambda self: sent.append((self.settings.retries, self.book.holds)))
-    pool.release(quick=True)
-    assert sent == [(1, {})]
-
-
-class Flaky(FakeNegotiator):
-    """Refuses every command after the first ``works`` ones."""
-
-    def __init__(self, works: int, current: dict[str, int] | None = None) -> None:
-        super().__init__(current)
-        self.works = works
-
-    def set_ceiling(self, submitter: str, value: int) -> None:
-        if len(self.sent) >= self.works:
-            raise PoolError("negotiator down")
-        super().set_ceiling(submitter, value)
-
-
-def two_owners() -> Accounts:
-    out = accounts(alice=4.0)
-    out.submitters["bob"] = {"bob@site"}
-    out.busy["bob@site"] = 2.0
-    return out
-
-
-def test_what_was_set_before_a_failure_is_saved_and_a_failed_lift_keeps_the_original(tmp_path):
-    state = tmp_path / "state.json"
-    ceilings = Ceilings(state, structlog.get_logger("osep"))
-    with pytest.raises(PoolError):
-        ceilings.sync(Flaky(1), {"alice": 0, "bob": 0}, two_owners())
-    # bob's command failed: it may have reached the negotiator, so it is on record to be lifted.
-    assert Ceilings(state, structlog.get_logger("osep")).set == {"alice@site": 4, "bob@site": 2}
-    negotiator = FakeNegotiator()
-    ceilings.sync(negotiator, {"alice": 0, "bob": 0}, two_owners())
-    assert negotiator.sent == [("bob@site", 2)]  # sent again, alice's left as it is
-    # The administrator had 7 on alice; the lift fails: osep still knows both values.
-    ceilings = Ceilings(tmp_path / "other.json", structlog.get_logger("osep"))
-    ceilings.sync(FakeNegotiator({"alice@site": 7}), {"alice": 0}, accounts(alice=4.0))
-    with pytest.raises(PoolError):
-        ceilings.sync(Flaky(0, {"alice@site": 4}), {}, accounts(alice=4.0))
-    assert ceilings.set == {"alice@site": 4}
-    negotiator = FakeNegotiator({"alice@site": 4})
-    ceilings.sync(negotiator, {}, accounts(alice=4.0))
-    assert negotiator.sent == [("alice@site", 7)] and ceilings.set == {}
-
-
-def test_no_negotiator_is_needed_when_nothing_would_change(tmp_path):
-    ceilings = Ceilings(tmp_path / "state.json", structlog.get_logger("osep"))
-    assert ceilings.unchanged({}, accounts())
-    assert not ceilings.unchanged({"alice": 0}, accounts(alice=4.0))
-    ceilings.sync(FakeNegotiator(), {"alice": 0}, accounts(alice=4.0))
-    assert ceilings.unchanged({"alice": 0}, accounts(alice=4.0))
-    assert not ceilings.unchanged({"alice": 1}, accounts(alice=4.0))  # the allowance grew
-    assert not ceilings.unchanged({"alice": 0}, accounts(alice=5.0))  # she runs more
-    assert not ceilings.unchanged({}, accounts(alice=4.0))  # to be lifted
-    # Ceilings of an earlier run, whose negotiator this run has not spoken to yet: a sync is due.
-    again = Ceilings(tmp_path / "state.json", structlog.get_logger("osep"))
-    assert not again.unchanged({"alice": 0}, accounts(alice=4.0))
-
-
-def test_an_original_whose_ceiling_was_never_set_is_read_again(tmp_path):
-    """The administrator has 5 on alice; osep's first hold fails before anything is set. Alice is
-    released, the administrator lowers her to 2, alice is held again: 2 is what osep keeps, and
-    gives back."""
-    ceilings = Ceilings(tmp_path / "state.json", structlog.get_logger("osep"))
-
-    class Refusing(FakeNegotiator):
-        def set_ceiling(self, submitter: str, value: int) -> None:
-            raise PoolError("negotiator down")
-
-    with pytest.raises(PoolError):
-        ceilings.sync(Refusing({"alice@site": 5}), {"alice": 0}, accounts(alice=4.0))
-    negotiator = FakeNegotiator({"alice@site": 5})
-    ceilings.sync(negotiator, {}, accounts(alice=4.0))  # released: the unsure command is undone
-    assert negotiator.sent == [("alice@site", 5)]
-    negotiator.current["alice@site"] = 2
-    ceilings.sync(negotiator, {"alice": 0}, accounts(alice=4.0))
-    ceilings.sync(negotiator, {}, accounts(alice=4.0))
-    assert negotiator.sent[1:] == [("alice@site", 2), ("alice@site", 2)]
 
 
 @pytest.mark.parametrize("name", ["osep", 'evil" || true || "', "trailing\\", "a\nb", "\x1b[31m", ""])

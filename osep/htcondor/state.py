@@ -1,0 +1,490 @@
+"""The state file (``OSEP_STATE_FILE``): what one run of ``osep run`` leaves for the next, and what
+``osep release`` reads, kept beside an exclusive lock that keeps a second osep out.
+
+It holds, per negotiator and submitter, the ceiling osep set and what the administrator had before
+(:class:`CeilingRecord`; a ceiling is recorded *before* it is sent, see
+:mod:`osep.htcondor.ceilings`), and what a ``--once`` run must hand to the next one: the vacates
+still in progress, the rooms kept for their beneficiaries, and the vacates of the last hour per job
+(for ``OSEP_MAX_VACATES_PER_JOB_PER_HOUR``). The file is JSON::
+
+    {"format": "osep-state", "version": 2, "sha256": "<of the state, as written>",
+     "state": {"ceilings": {NEGOTIATOR: {SUBMITTER: {"original": -1, "set": [4]}}},
+               "vacates": [[POOL, SCHEDD, CLUSTER, PROC, START or null, SENT], ...],
+               "reservations": [{"owner": O, "place": P, "expires": T, "until_running": N,
+                                 "shape": [CPUS, MEMORY, GPUS, DISK]}, ...],
+               "recent": [[POOL, SCHEDD, CLUSTER, PROC, [T, ...]], ...]}}
+
+Every field is checked on reading, against the bounds below; a file that fails any check, or whose
+checksum does not match, is refused whole (:class:`StateError`, naming the file, the key and the
+reason) and left as it is: osep then touches no ceiling rather than guess whose each one is. The two
+earlier formats (ceilings only, without a checksum) are still read. Writing is whole: a new file
+beside it (never through a link), flushed to disk, renamed over the old one, and the directory
+flushed, so that a crash at any point leaves the old file or the new one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import math
+import os
+import socket
+import stat
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, cast, get_args
+
+from osep.core.model import JobId
+from osep.core.reservations import Reservation
+from osep.core.resources import Shape
+from osep.errors import ConfigError
+
+FORMAT = "osep-state"
+VERSION = 2
+NO_CEILING = -1
+LARGEST = 2**31 - 1  # ceilings, job numbers and counts: HTCondor's own int
+LATEST_TIME = 2.0**40  # about the year 36,800: no clock osep reads is later
+MAX_BYTES = 64 * 2**20  # osep never writes more (the entries are bounded below)
+MAX_ENTRIES = 100_000  # submitters, vacates, reservations and jobs with recent vacates, each
+MAX_TIMES = 1_000  # recent vacates of one job
+MAX_SET = 8  # ceilings osep may have in force for one submitter (two while a command is on its way)
+MAX_NAME = 1_024  # characters in a negotiator, submitter, owner, place, schedd or pool name
+LEGACY = ""  # the negotiator of ceilings from a state file older than that distinction
+TEMP_SUFFIX = ".osep-tmp"
+LOCK_SUFFIX = ".lock"
+
+
+class StateError(ConfigError):
+    """The state file cannot be used: unreadable, damaged, or in use by another osep."""
+
+
+@dataclass(frozen=True, slots=True)
+class CeilingRecord:
+    """A ceiling osep set on a submitter: what the administrator had before (``original``, -1 for
+    none) and what osep may have in force now (``values``: what it set; while a command is on its
+    way, or failed, the value before it too). The negotiator showing one of ``values`` means the
+    ceiling is still osep's; any other value was set by someone else since."""
+
+    original: int
+    values: tuple[int, ...]
+
+
+Ceilings = dict[str, dict[str, CeilingRecord]]  # negotiator -> submitter -> record
+
+
+@dataclass(slots=True)
+class SavedState:
+    ceilings: Ceilings = field(default_factory=dict)
+    vacates: list[tuple[JobId, float | None, float]] = field(default_factory=list)  # job, its start, sent
+    reservations: list[Reservation] = field(default_factory=list)
+    recent: dict[JobId, list[float]] = field(default_factory=dict)  # job -> times it was vacated
+
+
+# -- reading ----------------------------------------------------------------------------------------
+
+
+class _Bad(Exception):
+    def __init__(self, key: str, reason: str) -> None:
+        super().__init__(reason)
+        self.key = key
+        self.reason = reason
+
+
+def read_state(path: Path) -> SavedState:
+    """The state in ``path`` (empty if there is no such file); :class:`StateError` if it cannot be
+    read or fails any check."""
+    try:
+        # Without waiting: a FIFO or a device put there must not hang osep.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return SavedState()
+    except OSError as exc:
+        raise StateError(path, None, f"cannot be read: {exc.strerror or exc}") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise StateError(path, None, "is not a regular file")
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            raw = handle.read(MAX_BYTES + 1)
+    except OSError as exc:
+        raise StateError(path, None, f"cannot be read: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+    if len(raw) > MAX_BYTES:
+        raise StateError(path, None, f"is larger than {MAX_BYTES // 2**20} MiB; osep writes far less")
+    return decode(raw, path)
+
+
+def decode(raw: bytes, path: Path | str = "state file") -> SavedState:
+    """The state ``raw`` holds; :class:`StateError` (naming ``path``) if it fails any check."""
+    try:
+        return _decode(raw)
+    except _Bad as exc:
+        raise StateError(path, exc.key or None, exc.reason) from None
+
+
+def _decode(raw: bytes) -> SavedState:
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _Bad("", f"is not UTF-8 text (byte {exc.start})") from None
+    try:
+        doc = json.loads(text, parse_constant=_no_constant)
+    except RecursionError:
+        raise _Bad("", "is not JSON osep wrote: nested too deeply") from None
+    except ValueError as exc:  # JSONDecodeError, and integers of more digits than Python reads
+        raise _Bad("", f"is not JSON: {exc}") from None
+    if not isinstance(doc, dict):
+        raise _Bad("", f"is not a state file: a JSON {_kind(doc)}, not an object")
+    if "format" not in doc:
+        return _legacy(doc)
+    _keys(doc, "", {"format", "version", "sha256", "state"})
+    if doc.get("format") != FORMAT:
+        raise _Bad("format", f"expected {FORMAT!r}, got {_show(doc.get('format'))}")
+    version = doc.get("version")
+    if version != VERSION or isinstance(version, bool):
+        raise _Bad("version", f"this osep reads version {VERSION}, got {_show(version)}")
+    state = _field(doc, "", "state", dict)
+    digest = _field(doc, "", "sha256", str)
+    if digest != checksum(state):
+        raise _Bad("sha256", "does not match the state: the file was changed or damaged")
+    _keys(state, "state", {"ceilings", "vacates", "reservations", "recent"})
+    return SavedState(
+        ceilings=_ceilings(_field(state, "state", "ceilings", dict), "state.ceilings"),
+        vacates=[_vacate(v, f"state.vacates[{k}]")
+                 for k, v in enumerate(_entries(state, "state", "vacates"))],
+        reservations=[_reservation(r, f"state.reservations[{k}]")
+                      for k, r in enumerate(_entries(state, "state", "reservations"))],
+        recent=dict(_recent(r, f"state.recent[{k}]")
+                    for k, r in enumerate(_entries(state, "state", "recent"))),
+    )
+
+
+def _legacy(doc: dict[str, Any]) -> SavedState:
+    """Version 1 (``{"negotiators": {N: {"ceilings": ..., "original": ...}}}``) and version 0
+    (``{"ceilings": ..., "original": ...}``): ceilings only."""
+    if "negotiators" in doc:
+        _keys(doc, "", {"negotiators"})
+        entries = _field(doc, "", "negotiators", dict)
+        where = "negotiators"
+    else:
+        entries, where = {LEGACY: doc}, ""
+    _count(entries, where)
+    out: Ceilings = {}
+    total = 0
+    for name, entry in entries.items():
+        key = _join(where, _label(name)) if where else ""
+        _name(name, key or "negotiators", empty=True)
+        if not isinstance(entry, dict):
+            raise _Bad(key, f"expected an object, got {_kind(entry)}")
+        _keys(entry, key, {"ceilings", "original"})
+        ceilings = _field(entry, key, "ceilings", dict) if "ceilings" in entry else {}
+        original = _field(entry, key, "original", dict) if "original" in entry else {}
+        records: dict[str, CeilingRecord] = {}
+        for submitter, value in ceilings.items():
+            at = _join(key, "ceilings", _label(submitter))
+            _name(submitter, at)
+            before = original.get(submitter, NO_CEILING)
+            records[submitter] = CeilingRecord(_ceiling(before, _join(key, "original", _label(submitter))),
+                                               (_ceiling(value, at),))
+        for submitter, value in original.items():
+            _name(submitter, _join(key, "original", _label(submitter)))
+            _ceiling(value, _join(key, "original", _label(submitter)))
+        total += len(records)
+        if total > MAX_ENTRIES:
+            raise _Bad(where, f"more than {MAX_ENTRIES} ceilings")
+        if records:
+            out[name] = records
+    return SavedState(ceilings=out)
+
+
+def _ceilings(doc: dict[str, Any], where: str) -> Ceilings:
+    out: Ceilings = {}
+    total = 0
+    for negotiator, submitters in doc.items():
+        key = _join(where, _label(negotiator))
+        _name(negotiator, key, empty=True)
+        if not isinstance(submitters, dict):
+            raise _Bad(key, f"expected an object, got {_kind(submitters)}")
+        total += len(submitters)
+        if total > MAX_ENTRIES:
+            raise _Bad(where, f"more than {MAX_ENTRIES} ceilings")
+        records = {}
+        for submitter, record in submitters.items():
+            at = _join(key, _label(submitter))
+            _name(submitter, at)
+            if not isinstance(record, dict):
+                raise _Bad(at, f"expected an object, got {_kind(record)}")
+            _keys(record, at, {"original", "set"})
+            original = _ceiling(record.get("original"), f"{at}.original")
+            values = _field(record, at, "set", list)
+            if not 1 <= len(values) <= MAX_SET:
+                raise _Bad(f"{at}.set", f"expected 1 to {MAX_SET} ceilings, got {len(values)}")
+            records[submitter] = CeilingRecord(
+                original, tuple(_ceiling(v, f"{at}.set[{k}]") for k, v in enumerate(values)))
+        if records:
+            out[negotiator] = records
+    return out
+
+
+def _vacate(entry: Any, at: str) -> tuple[JobId, float | None, float]:
+    items = _list(entry, at, 6)
+    start = None if items[4] is None else _time(items[4], f"{at}[4]")
+    return _job(items, at), start, _time(items[5], f"{at}[5]")
+
+
+def _reservation(entry: Any, at: str) -> Reservation:
+    if not isinstance(entry, dict):
+        raise _Bad(at, f"expected an object, got {_kind(entry)}")
+    _keys(entry, at, {"owner", "place", "expires", "until_running", "shape"})
+    owner = _name(entry.get("owner"), f"{at}.owner")
+    place = _name(entry.get("place"), f"{at}.place")
+    expires = _time(entry.get("expires"), f"{at}.expires")
+    until = _count_of(entry.get("until_running"), f"{at}.until_running")
+    raw = _list(entry.get("shape"), f"{at}.shape", len(get_args(Shape)))
+    shape = cast(Shape, tuple(_count_of(v, f"{at}.shape[{k}]") for k, v in enumerate(raw)))
+    return Reservation(owner, place, expires, until, shape)
+
+
+def _recent(entry: Any, at: str) -> tuple[JobId, list[float]]:
+    items = _list(entry, at, 5)
+    times = items[4]
+    if not isinstance(times, list) or len(times) > MAX_TIMES:
+        raise _Bad(f"{at}[4]", f"expected a list of at most {MAX_TIMES} times, got {_kind(times)}")
+    return _job(items, at), [_time(t, f"{at}[4][{k}]") for k, t in enumerate(times)]
+
+
+def _job(items: list[Any], at: str) -> JobId:
+    pool = _name(items[0], f"{at}[0]", empty=True)
+    schedd = _name(items[1], f"{at}[1]", empty=True)
+    return JobId(schedd, _count_of(items[2], f"{at}[2]"), _count_of(items[3], f"{at}[3]"), pool)
+
+
+def _entries(doc: dict[str, Any], where: str, key: str) -> list[Any]:
+    entries: list[Any] = _field(doc, where, key, list)
+    _count(entries, f"{where}.{key}")
+    return entries
+
+
+def _field(doc: dict[str, Any], where: str, key: str, kind: type) -> Any:
+    at = f"{where}.{key}" if where else key
+    if key not in doc:
+        raise _Bad(at, "is missing")
+    value = doc[key]
+    if not isinstance(value, kind):
+        raise _Bad(at, f"expected {_KINDS[kind]}, got {_kind(value)}")
+    return value
+
+
+def _keys(doc: dict[str, Any], where: str, allowed: set[str]) -> None:
+    unknown = sorted(k for k in doc if k not in allowed)
+    if unknown:
+        raise _Bad(where, f"unknown key {_show(unknown[0])}")
+
+
+def _count(entries: dict[str, Any] | list[Any], where: str) -> None:
+    if len(entries) > MAX_ENTRIES:
+        raise _Bad(where, f"more than {MAX_ENTRIES} entries; osep writes at most that many")
+
+
+def _list(value: Any, at: str, length: int) -> list[Any]:
+    if not isinstance(value, list) or len(value) != length:
+        raise _Bad(at, f"expected a list of {length} items, got {_kind(value)}")
+    return value
+
+
+def _name(value: Any, at: str, empty: bool = False) -> str:
+    if not isinstance(value, str) or len(value) > MAX_NAME or (not value and not empty) \
+            or not value.isprintable():
+        raise _Bad(at, f"expected a name of {0 if empty else 1} to {MAX_NAME} printable characters, "
+                   f"got {_kind(value)}")
+    return value
+
+
+def _ceiling(value: Any, at: str) -> int:
+    if not _whole(value) or not NO_CEILING <= value <= LARGEST:
+        raise _Bad(at, f"a ceiling is a whole number from -1 to {LARGEST}; got {_show(value)}")
+    return cast(int, value)
+
+
+def _count_of(value: Any, at: str) -> int:
+    if not _whole(value) or not 0 <= value <= LARGEST:
+        raise _Bad(at, f"expected a whole number from 0 to {LARGEST}; got {_show(value)}")
+    return cast(int, value)
+
+
+def _time(value: Any, at: str) -> float:
+    number = _whole(value) or (isinstance(value, float) and math.isfinite(value))
+    if not number or not 0 <= value <= LATEST_TIME:
+        raise _Bad(at, f"expected a time in seconds from 0 to 2^40; got {_show(value)}")
+    return float(value)
+
+
+def _whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
+_KINDS: dict[type, str] = {dict: "an object", list: "a list", str: "a string"}
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true or false"
+    if isinstance(value, (int, float)):
+        return f"the number {_show(value)}"
+    if isinstance(value, str):
+        return f"the string {_show(value)}"
+    if isinstance(value, list):
+        return f"a list of {len(value)}"
+    return "an object"
+
+
+def _show(value: Any) -> str:
+    """A value from the file as a log line may show it: short and printable."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _label(name: str) -> str:
+    """A name from the file as a key in a message: as it is if short and printable, else quoted."""
+    return name if name and len(name) <= 40 and name.isprintable() else _show(name)
+
+
+def _join(*parts: str) -> str:
+    return ".".join(p for p in parts if p)
+
+
+# -- writing ----------------------------------------------------------------------------------------
+
+
+def checksum(state: Any) -> str:
+    return hashlib.sha256(_canonical(state).encode("utf-8")).hexdigest()
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
+def encode(state: SavedState) -> bytes:
+    body: dict[str, Any] = {
+        "ceilings": {n: {s: {"original": r.original, "set": list(r.values)} for s, r in records.items()}
+                     for n, records in state.ceilings.items() if records},
+        "vacates": [[j.pool, j.schedd, j.cluster, j.proc, start, sent]
+                    for j, start, sent in state.vacates[-MAX_ENTRIES:]],
+        "reservations": [{"owner": r.owner, "place": r.slot, "expires": r.expires,
+                          "until_running": r.until_running, "shape": list(r.shape)}
+                         for r in state.reservations[-MAX_ENTRIES:]],
+        "recent": [[j.pool, j.schedd, j.cluster, j.proc, times[-MAX_TIMES:]]
+                   for j, times in list(state.recent.items())[-MAX_ENTRIES:] if times],
+    }
+    doc = {"format": FORMAT, "version": VERSION, "sha256": checksum(body), "state": body}
+    return (_canonical(doc) + "\n").encode("utf-8")
+
+
+def write_state(path: Path, state: SavedState) -> None:
+    """Replace ``path`` with ``state``, durably; OSError if that cannot be done (the old file is
+    then still whole)."""
+    data = encode(state)
+    temp = path.with_name(path.name + TEMP_SUFFIX)
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(temp)  # a leftover of a crash, or anything else put there: never written through
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(temp, path)
+    directory = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        os.fsync(directory)
+    finally:
+        os.close(directory)
+
+
+# -- the file and its lock --------------------------------------------------------------------------
+
+
+class StateFile:
+    """The state file of one running osep: :meth:`open` takes its lock (held until :meth:`close` or
+    the process ends, however it ends) and reads it; :meth:`save` replaces it."""
+
+    def __init__(self, path: Path, holder: Callable[[], str] | None = None) -> None:
+        self.path = path
+        self.lock_path = path.with_name(path.name + LOCK_SUFFIX)
+        self._holder = holder if holder is not None else _holder
+        self._fd: int | None = None
+
+    def open(self) -> SavedState:
+        self.lock()
+        try:
+            return read_state(self.path)
+        except StateError as exc:
+            self.close()
+            raise StateError(exc.path, exc.key, f"{exc.reason}; osep sets and lifts no ceiling until it is "
+                             "repaired or moved away (see the README, \"The state file\")") from None
+
+    def lock(self) -> None:
+        """Take the exclusive lock beside the state file, or say who has it."""
+        if self._fd is not None:
+            return
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        except OSError as exc:
+            raise StateError(self.lock_path, None, f"cannot be opened to lock the state file: "
+                             f"{exc.strerror or exc}") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            try:
+                holder = _printable(os.pread(fd, 200, 0))
+            except OSError:
+                holder = ""
+            os.close(fd)
+            raise StateError(self.path, None, f"in use by another osep ({holder or 'which, unknown'}): "
+                             "this one does nothing while that one runs") from None
+        except OSError as exc:
+            os.close(fd)
+            raise StateError(self.lock_path, None, f"cannot be locked: {exc.strerror or exc}") from None
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, (self._holder() + "\n").encode("utf-8", "replace"), 0)
+        except OSError:
+            pass  # who holds it is for the message of another osep only
+        self._fd = fd
+
+    def save(self, state: SavedState) -> None:
+        """Write ``state``; :class:`StateError` if it cannot be written."""
+        try:
+            write_state(self.path, state)
+        except (OSError, ValueError) as exc:
+            raise StateError(self.path, None, f"cannot be written: {_reason(exc)}") from None
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+def _holder() -> str:
+    return f"pid {os.getpid()} on {socket.gethostname()}"
+
+
+def _reason(exc: Exception) -> str:
+    if isinstance(exc, OSError):
+        name = f" ({exc.filename})" if exc.filename else ""
+        return f"{exc.strerror or exc}{name}"
+    return str(exc)
+
+
+def _printable(raw: bytes) -> str:
+    text = raw.decode("utf-8", "replace").strip()
+    return "".join(c if c.isprintable() else "?" for c in text)[:120]

@@ -1,0 +1,203 @@
+"""A pool as the HTCondor bindings show it, for tests of the live adapter and of ``osep run`` and
+``osep release`` without HTCondor: a collector (slot ads and the daemon's own ad), one schedd (job
+ads, vacates) and a negotiator (submitter ceilings). :meth:`FakeCondor.install` puts it in place of
+the bindings in :mod:`osep.htcondor.live`; the knobs are its ``param``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import classad2
+import htcondor2
+import pytest
+
+NEGOTIATOR = "negotiator@cm"
+SCHEDD = "schedd@cm"
+
+
+def _ad(**attrs: Any) -> classad2.ClassAd:
+    out = classad2.ClassAd()
+    for key, value in attrs.items():
+        out[key] = value
+    return out
+
+
+class FakeCondor:
+    def __init__(self, knobs: dict[str, str] | None = None, now: int = 10_000) -> None:
+        self.knobs = dict(knobs or {})
+        self.now = now
+        self.slots: list[classad2.ClassAd] = []
+        self.jobs: list[classad2.ClassAd] = []
+        self.ceilings: dict[str, int] = {}  # submitter -> its ceiling, as the negotiator has it
+        self.ads: dict[str, classad2.ClassAd] = {}  # generic ads in the collector, by Name
+        self.vacates: list[str] = []  # every vacate the schedd received (cluster.proc)
+        self.ceiling_commands: list[tuple[str, int]] = []
+        self.advertised: list[str] = []  # every command to the collector about the daemon's ad
+        self.down: set[str] = set()  # "schedd", "negotiator": refusing every command
+        self.lose_vacate_replies = False  # the schedd vacates, but its answer never arrives
+        self._procs: dict[str, int] = {}
+
+    # -- building the pool ----------------------------------------------------------------------
+
+    def run(self, owner: str, count: int, start: int = 1_000) -> None:
+        """``count`` jobs of ``owner`` running on slots of their own."""
+        for _ in range(count):
+            slot = f"slot{len(self.slots) + 1}@node"
+            self.slots.append(_ad(Name=slot, Cpus=1, Memory=1024, SlotType="Static", State="Claimed",
+                                  SlotWeight=1))
+            self.jobs.append(self._job(owner, JobStatus=2, RemoteHost=slot, JobCurrentStartDate=start))
+
+    def idle(self, owner: str, count: int) -> None:
+        for _ in range(count):
+            self.jobs.append(self._job(owner, JobStatus=1))
+
+    def _job(self, owner: str, **attrs: Any) -> classad2.ClassAd:
+        proc = self._procs.get(owner, 0)
+        self._procs[owner] = proc + 1
+        cluster = 100 + list(self._procs).index(owner)  # one cluster per owner
+        return _ad(ClusterId=cluster, ProcId=proc, Owner=owner, User=f"{owner}@site", JobUniverse=5,
+                   QDate=1, RequestCpus=1, RequestMemory=1, **attrs)
+
+    def running(self, owner: str) -> int:
+        return sum(1 for j in self.jobs if j["Owner"] == owner and j["JobStatus"] == 2)
+
+    def finish_vacates(self) -> None:
+        """Every job vacated so far has left its slot and is idle again."""
+        for job in self.jobs:
+            if f"{job['ClusterId']}.{job['ProcId']}" in self.vacates and job["JobStatus"] == 2:
+                slot = job["RemoteHost"]
+                job["JobStatus"] = 1
+                del job["RemoteHost"]
+                del job["JobCurrentStartDate"]
+                for ad in self.slots:
+                    if ad["Name"] == slot:
+                        ad["State"] = "Unclaimed"
+
+    def start_again(self) -> None:
+        """Every vacated job that is idle again starts on a free slot, as the negotiator would match
+        it (were its owner not held)."""
+        free = [ad for ad in self.slots if ad["State"] == "Unclaimed"]
+        for job in self.jobs:
+            if f"{job['ClusterId']}.{job['ProcId']}" in self.vacates and job["JobStatus"] == 1 and free:
+                slot = free.pop(0)
+                slot["State"] = "Claimed"
+                job["JobStatus"] = 2
+                job["RemoteHost"] = slot["Name"]
+                job["JobCurrentStartDate"] = self.now
+
+    # -- the bindings' face ---------------------------------------------------------------------
+
+    def install(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        from osep.htcondor import live
+
+        fake = _Bindings(self)
+        monkeypatch.setattr(live, "htcondor", fake)
+        monkeypatch.setattr(htcondor2._negotiator, "_negotiator_command_user_value", self._wire)
+
+    def _refuse(self, daemon: str) -> None:
+        if daemon in self.down:
+            raise htcondor2.HTCondorException(f"{daemon} is down")
+
+    def _wire(self, addr: str, command: int, submitter: str, value: int) -> None:
+        self._set_ceiling(submitter, value)
+
+    def _set_ceiling(self, submitter: str, value: int) -> None:
+        self._refuse("negotiator")
+        self.ceiling_commands.append((submitter, value))
+        self.ceilings[submitter] = value
+
+    def _act(self, action: Any, ids: list[str]) -> classad2.ClassAd:
+        self._refuse("schedd")
+        self.vacates.extend(ids)
+        if self.lose_vacate_replies:
+            raise htcondor2.HTCondorException("timed out waiting for the schedd's answer")
+        return _ad(TotalSuccess=len(ids))
+
+    def _query(self, constraint: str) -> list[classad2.ClassAd]:
+        self._refuse("schedd")
+        expr = classad2.ExprTree(constraint)
+        out = []
+        for job in self.jobs:
+            if expr.eval(job) is True:
+                copy = _ad(**{k: job[k] for k in job})
+                copy["ServerTime"] = self.now
+                out.append(copy)
+        return out
+
+
+class _Bindings:
+    """What osep.htcondor.live uses of htcondor2."""
+
+    DaemonType = htcondor2.DaemonType
+    AdTypes = htcondor2.AdTypes
+    JobAction = htcondor2.JobAction
+    HTCondorException = htcondor2.HTCondorException
+
+    def __init__(self, pool: FakeCondor) -> None:
+        self._pool = pool
+        self.param = pool.knobs
+
+    def reload_config(self) -> None:
+        pass
+
+    def Collector(self, where: str | None = None) -> _Collector:
+        return _Collector(self._pool)
+
+    def Schedd(self, ad: Any) -> _Schedd:
+        return _Schedd(self._pool)
+
+    def Negotiator(self, ad: Any) -> _Negotiator:
+        return _Negotiator(self._pool)
+
+
+class _Collector:
+    def __init__(self, pool: FakeCondor) -> None:
+        self._pool = pool
+
+    def locateAll(self, kind: Any) -> list[classad2.ClassAd]:
+        return [_ad(Name=SCHEDD, MyAddress="<cm:2>")]
+
+    def locate(self, kind: Any) -> classad2.ClassAd:
+        self._pool._refuse("negotiator")
+        return _ad(Name=NEGOTIATOR, MyAddress="<cm:1>")
+
+    def query(self, kind: Any, projection: Any = None) -> list[classad2.ClassAd]:
+        return list(self._pool.slots)
+
+    def advertise(self, ads: list[classad2.ClassAd], command: str) -> None:
+        self._pool.advertised.append(command)
+        for ad in ads:
+            if command == "UPDATE_AD_GENERIC":
+                self._pool.ads[ad["Name"]] = ad
+            else:
+                requirements = ad["Requirements"]
+                for name in [n for n, old in self._pool.ads.items() if requirements.eval(old) is True]:
+                    del self._pool.ads[name]
+
+
+class _Schedd:
+    def __init__(self, pool: FakeCondor) -> None:
+        self._pool = pool
+
+    def query(self, constraint: str = "true", projection: Any = None) -> list[classad2.ClassAd]:
+        return self._pool._query(constraint)
+
+    def act(self, action: Any, ids: list[str]) -> classad2.ClassAd:
+        return self._pool._act(action, ids)
+
+
+class _Negotiator:
+    _SET_CEILING = 0
+
+    def __init__(self, pool: FakeCondor) -> None:
+        self._pool = pool
+        self._addr = "<cm:1>"
+
+    def getPriorities(self) -> list[classad2.ClassAd]:
+        self._pool._refuse("negotiator")
+        return [_ad(Name=s, Ceiling=v) for s, v in sorted(self._pool.ceilings.items())]
+
+    def setCeiling(self, submitter: str, value: int) -> None:
+        if value <= -1:
+            raise ValueError("ceiling must be greater than -1")  # as the bindings refuse it
+        self._pool._set_ceiling(submitter, value)
