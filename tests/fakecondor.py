@@ -1,7 +1,8 @@
 """A pool as the HTCondor bindings show it, for tests of the live adapter and of ``osep run`` and
-``osep release`` without HTCondor: a collector (slot ads and the daemon's own ad), one schedd (job
-ads, vacates) and a negotiator (submitter ceilings). :meth:`FakeCondor.install` puts it in place of
-the bindings in :mod:`osep.htcondor.live`; the knobs are its ``param``."""
+``osep release`` without HTCondor: a collector (slot ads and the daemon's own ad), schedds (job ads,
+vacates; one, ``SCHEDD``, unless more are added to ``queues``) and a negotiator (submitter ceilings).
+:meth:`FakeCondor.install` puts it in place of the bindings in :mod:`osep.htcondor.live`; the knobs
+are its ``param``. Only the network is fake: queries evaluate their constraints in the ads."""
 
 from __future__ import annotations
 
@@ -27,13 +28,17 @@ class FakeCondor:
         self.knobs = dict(knobs or {})
         self.now = now
         self.slots: list[classad2.ClassAd] = []
-        self.jobs: list[classad2.ClassAd] = []
+        self.jobs: list[classad2.ClassAd] = []  # the queue of SCHEDD
+        # Every schedd's queue, by name (SCHEDD's is ``jobs``); a test may add schedds.
+        self.queues: dict[str, list[classad2.ClassAd]] = {SCHEDD: self.jobs}
         self.ceilings: dict[str, int] = {}  # submitter -> its ceiling, as the negotiator has it
         self.ads: dict[str, classad2.ClassAd] = {}  # generic ads in the collector, by Name
-        self.vacates: list[str] = []  # every vacate the schedd received (cluster.proc)
+        self.vacates: list[str] = []  # every vacate the schedds received (cluster.proc)
+        self.vacated: list[tuple[str, str]] = []  # the same, as (schedd, cluster.proc)
         self.ceiling_commands: list[tuple[str, int]] = []
         self.advertised: list[str] = []  # every command to the collector about the daemon's ad
-        self.down: set[str] = set()  # "schedd", "negotiator": refusing every command
+        # "schedd" (every schedd), a schedd's name, "negotiator", "collector": refusing every command
+        self.down: set[str] = set()
         self.lose_vacate_replies = False  # the schedd vacates, but its answer never arrives
         self._procs: dict[str, int] = {}
 
@@ -106,18 +111,21 @@ class FakeCondor:
         self.ceiling_commands.append((submitter, value))
         self.ceilings[submitter] = value
 
-    def _act(self, action: Any, ids: list[str]) -> classad2.ClassAd:
+    def _act(self, schedd: str, action: Any, ids: list[str]) -> classad2.ClassAd:
         self._refuse("schedd")
+        self._refuse(schedd)
         self.vacates.extend(ids)
+        self.vacated.extend((schedd, i) for i in ids)
         if self.lose_vacate_replies:
             raise htcondor2.HTCondorException("timed out waiting for the schedd's answer")
         return _ad(TotalSuccess=len(ids))
 
-    def _query(self, constraint: str) -> list[classad2.ClassAd]:
+    def _query(self, schedd: str, constraint: str) -> list[classad2.ClassAd]:
         self._refuse("schedd")
+        self._refuse(schedd)
         expr = classad2.ExprTree(constraint)
         out = []
-        for job in self.jobs:
+        for job in self.queues[schedd]:
             if expr.eval(job) is True:
                 copy = _ad(**{k: job[k] for k in job})
                 copy["ServerTime"] = self.now
@@ -144,7 +152,9 @@ class _Bindings:
         return _Collector(self._pool)
 
     def Schedd(self, ad: Any) -> _Schedd:
-        return _Schedd(self._pool)
+        if ad is None:
+            raise AssertionError("Schedd() without an ad would be the local schedd")
+        return _Schedd(self._pool, str(ad["Name"]))
 
     def Negotiator(self, ad: Any) -> _Negotiator:
         return _Negotiator(self._pool)
@@ -155,16 +165,20 @@ class _Collector:
         self._pool = pool
 
     def locateAll(self, kind: Any) -> list[classad2.ClassAd]:
-        return [_ad(Name=SCHEDD, MyAddress="<cm:2>")]
+        self._pool._refuse("collector")
+        return [_ad(Name=name, MyAddress=f"<cm:{k + 2}>") for k, name in enumerate(self._pool.queues)]
 
     def locate(self, kind: Any) -> classad2.ClassAd:
+        self._pool._refuse("collector")
         self._pool._refuse("negotiator")
         return _ad(Name=NEGOTIATOR, MyAddress="<cm:1>")
 
     def query(self, kind: Any, projection: Any = None) -> list[classad2.ClassAd]:
+        self._pool._refuse("collector")
         return list(self._pool.slots)
 
     def advertise(self, ads: list[classad2.ClassAd], command: str) -> None:
+        self._pool._refuse("collector")
         self._pool.advertised.append(command)
         for ad in ads:
             if command == "UPDATE_AD_GENERIC":
@@ -176,14 +190,15 @@ class _Collector:
 
 
 class _Schedd:
-    def __init__(self, pool: FakeCondor) -> None:
+    def __init__(self, pool: FakeCondor, name: str) -> None:
         self._pool = pool
+        self._name = name
 
     def query(self, constraint: str = "true", projection: Any = None) -> list[classad2.ClassAd]:
-        return self._pool._query(constraint)
+        return self._pool._query(self._name, constraint)
 
     def act(self, action: Any, ids: list[str]) -> classad2.ClassAd:
-        return self._pool._act(action, ids)
+        return self._pool._act(self._name, action, ids)
 
 
 class _Negotiator:

@@ -1,5 +1,6 @@
-"""Hostile and damaged ads through the real translation and whole cycles (fake edge, real everything
-else): no ad may stop a cycle, hide a valid job, or make osep act on a job it should not touch.
+"""Hostile and damaged ads through the real translation and whole cycles (fake bindings,
+tests/fakecondor.py; real everything else): no ad may stop a cycle, hide a valid job, or make osep
+act on a job it should not touch.
 
 Each cycle's pool is generated from a seed: valid jobs and slots carrying hostile values wherever a
 user or a broken daemon can put them (expressions, undefined, error, infinities, NaN, 1e19, negative
@@ -16,7 +17,7 @@ from typing import Any
 import classad2
 import pytest
 
-from fake_edge import Edge
+from fakecondor import FakeCondor
 from osep.core.model import JobId, JobState
 from osep.core.policy import PolicySettings
 from osep.core.resources import Unit
@@ -216,9 +217,10 @@ def _unreadable_number(value: Any) -> bool:
     return math.isnan(value) or not 0 <= value <= 2**31 - 1
 
 
-def run(monkeypatch, seed: int) -> tuple[Pool, Edge, list[dict[str, Any]], Any, Any]:
+def run(monkeypatch, seed: int) -> tuple[Pool, FakeCondor, list[dict[str, Any]], Any, Any]:
     pool = Pool(seed)
-    edge = Edge(pool.slots, pool.jobs)
+    edge = FakeCondor(now=NOW)
+    edge.slots, edge.queues = pool.slots, pool.jobs
     edge.install(monkeypatch)
     events = Events()
     live = LivePool(LiveSettings(pool="cm.fake"), logger=events, clock=lambda: float(NOW))
@@ -274,10 +276,9 @@ def test_no_ad_stops_a_cycle_hides_a_job_or_misdirects_an_action(monkeypatch, se
                 group = ad.eval("AccountingGroup") if "AccountingGroup" in ad else None
                 submitter = f"{group}@site" if isinstance(group, str) and group else ad["User"]
                 charged.setdefault(submitter, set()).add(job.owner)
-    for kind, who, value in edge.sent:
-        if kind == "ceiling":
-            assert value == -1 or charged.get(who, set()) <= set(report.plan.holds), (who, value)
-            assert -1 <= value < 2**31
+    for who, value in edge.ceiling_commands:
+        assert value == -1 or charged.get(who, set()) <= set(report.plan.holds), (who, value)
+        assert -1 <= value < 2**31
     FIGURES["ads"] = FIGURES.get("ads", 0) + len(pool.slots) + sum(map(len, pool.jobs.values()))
     FIGURES["rejected"] = FIGURES.get("rejected", 0) + expected
     FIGURES["vacates"] = FIGURES.get("vacates", 0) + len(edge.vacated)
