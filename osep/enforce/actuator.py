@@ -15,6 +15,9 @@ The policy may plan whatever it likes; only this module touches a pool, and it r
 A vacate whose answer never came (:class:`osep.errors.UnknownOutcome`) may have gone through: it is
 reported as failed, but counted as sent (for the caps) and the room it was for is kept for its
 beneficiary; the pool shows the job as vacating until it is seen to have left or restarted.
+
+A fault in one action (whatever it raises) is that action's failure, logged; the others, and the
+cycle, go on. A vacate that failed that way may have been sent: it too counts as possibly done.
 """
 
 from __future__ import annotations
@@ -87,8 +90,8 @@ class Actuator:
         for vacate in made.values():
             try:
                 self.pool.reserve(vacate.place or vacate.slot, vacate.beneficiary, vacate.room)
-            except PoolError as exc:
-                record.reserve_failed(vacate, str(exc))
+            except Exception as exc:  # noqa: BLE001 - contained to this room
+                record.reserve_failed(vacate, _problem(exc))
         for claim in plan.claims:
             if claim.after is not None and claim.after not in made and not self.limits.dry_run:
                 result = ActionResult(claim, Outcome.CHANGED,
@@ -101,8 +104,8 @@ class Actuator:
         if not self.limits.dry_run:
             try:
                 self.pool.hold(plan.holds)
-            except PoolError as exc:
-                record.hold(plan.holds, Outcome.FAILED, str(exc))
+            except Exception as exc:  # noqa: BLE001 - contained to the holds
+                record.hold(plan.holds, Outcome.FAILED, _problem(exc))
             else:
                 if plan.holds or self._held:
                     record.hold(plan.holds, Outcome.DONE)
@@ -129,8 +132,8 @@ class Actuator:
         """Why ``vacate`` may not be sent now, or None if it may."""
         try:
             current = self.pool.job(vacate.job)
-        except PoolError as exc:
-            return ActionResult(vacate, Outcome.FAILED, f"re-check failed: {exc}")
+        except Exception as exc:  # noqa: BLE001 - contained to this job
+            return ActionResult(vacate, Outcome.FAILED, f"re-check failed: {_problem(exc)}")
         if current is None or current.state is not JobState.RUNNING:
             state = "gone" if current is None else current.state.value
             return ActionResult(vacate, Outcome.CHANGED, f"job is {state}")
@@ -165,6 +168,10 @@ class Actuator:
                                 possibly_done=True)
         except PoolError as exc:
             return ActionResult(vacate, Outcome.FAILED, str(exc))
+        except Exception as exc:  # noqa: BLE001 - contained to this job; it may have gone out
+            self._recent.setdefault(vacate.job, deque()).append(now)
+            return ActionResult(vacate, Outcome.FAILED,
+                                f"{_problem(exc)}; taken as possibly done", possibly_done=True)
         self._recent.setdefault(vacate.job, deque()).append(now)
         return ActionResult(vacate, Outcome.DONE)
 
@@ -173,6 +180,15 @@ class Actuator:
             return ActionResult(claim, Outcome.DRY_RUN)
         try:
             self.pool.reserve(claim.slot, claim.beneficiary, claim.shape)
-        except PoolError as exc:
-            return ActionResult(claim, Outcome.FAILED, str(exc))
+        except Exception as exc:  # noqa: BLE001 - contained to this claim
+            return ActionResult(claim, Outcome.FAILED, _problem(exc))
         return ActionResult(claim, Outcome.DONE)
+
+
+def _problem(exc: Exception) -> str:
+    """An error as one line: the pool's own errors as they say, anything else with its type (a
+    fault of osep's or of the bindings, whose traceback goes to the log as an ``internal_error``)."""
+    if isinstance(exc, PoolError):
+        return str(exc)
+    structlog.get_logger("osep").error("internal_error", exc_info=exc)
+    return f"internal error: {type(exc).__name__}: {exc}"

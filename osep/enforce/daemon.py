@@ -61,8 +61,9 @@ class LiveLike(Pool, Protocol):
         ...
 
 
-class _Quit(Exception):
-    """Raised from the SIGQUIT handler to leave whatever the loop is doing."""
+class _Quit(BaseException):
+    """Raised from the SIGQUIT handler to leave whatever the loop is doing (not an Exception, so
+    that no handler of errors takes it for one)."""
 
 
 class Daemon:
@@ -146,6 +147,12 @@ class Daemon:
         except PoolError as exc:
             self.last_ok = False
             self.record.cycle_failed(self.enforcer.cycles, str(exc))
+            report = None
+        except Exception as exc:  # a fault of osep's own: this cycle, not the daemon
+            self.last_ok = False
+            self.log.error("internal_error", cycle=self.enforcer.cycles, exc_info=True)
+            self.record.cycle_failed(self.enforcer.cycles,
+                                     f"internal error: {type(exc).__name__}: {exc}")
             report = None
         else:
             self.last_ok = problem is None

@@ -124,14 +124,25 @@ class Ceilings:
         refused = self._record_ahead(records, sets, originals)
         if refused is not None:
             sets = {}
+        # One submitter's failed command is that submitter's: the others are still sent. What
+        # failed stays on record (a set with both values, a lift as it was) and is sent again.
+        failed: list[str] = []
         try:
             for submitter, value in sets.items():
-                link.set_ceiling(submitter, value)
+                try:
+                    link.set_ceiling(submitter, value)
+                except PoolError as exc:
+                    failed.append(str(exc))
+                    continue
                 records[submitter] = CeilingRecord(originals[submitter], (value,))
                 self.log.info("ceiling", submitter=submitter, ceiling=value)
             for submitter in lifts:
                 value = records[submitter].original
-                link.set_ceiling(submitter, value)
+                try:
+                    link.set_ceiling(submitter, value)
+                except PoolError as exc:
+                    failed.append(str(exc))
+                    continue
                 del records[submitter]
                 self.log.info("ceiling_lifted", submitter=submitter, ceiling=value)
         finally:
@@ -140,6 +151,9 @@ class Ceilings:
             self._save()
         if refused is not None:
             raise PoolError(refused)
+        if failed:
+            more = f" (and {len(failed) - 1} more)" if len(failed) > 1 else ""
+            raise PoolError(f"{failed[0]}{more}")
 
     def _reconcile(self, records: dict[str, CeilingRecord], current: Mapping[str, int]
                    ) -> dict[str, int]:

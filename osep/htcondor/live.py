@@ -223,7 +223,9 @@ class LivePool:
     # -- retries --------------------------------------------------------------------------------
 
     def call(self, what: str, func: Callable[[], T], attempts: int | None = None) -> T:
-        """``func()``, retried with backoff on network and daemon errors; a PoolError if it fails."""
+        """``func()``, retried with backoff on network and daemon errors; a PoolError if it fails,
+        whatever the bindings raised (a SystemError from a value they cannot send, say): nothing
+        from the pool's edge may stop a cycle, or the daemon."""
         retrying = Retrying(
             stop=stop_after_attempt(max(1, attempts or self.settings.retries)),
             wait=wait_exponential(multiplier=self.settings.retry_wait, max=30),
@@ -237,6 +239,8 @@ class LivePool:
             raise PoolError(f"{what}: {cause}") from cause
         except (htcondor.HTCondorException, OSError, ValueError) as exc:
             raise PoolError(f"{what}: {exc}") from exc
+        except Exception as exc:  # the edge: anything else is the bindings' fault
+            raise PoolError(f"{what}: {type(exc).__name__}: {exc}") from exc
 
     def _collector(self) -> Any:
         return htcondor.Collector(self.settings.pool) if self.settings.pool else htcondor.Collector()

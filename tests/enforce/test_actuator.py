@@ -221,3 +221,46 @@ def test_a_room_whose_vacates_cannot_all_go_is_not_made_at_all():
     results = Actuator(pool).apply(plan)
     assert pool.calls == [("hold", "a")]
     assert [r.outcome for r in results] == [Outcome.CHANGED, Outcome.CHANGED]
+
+
+class Faulty(FakePool):
+    """A pool whose handling of some jobs breaks with an error that is not the pool's own (a fault
+    in osep or in the bindings)."""
+
+    def __init__(self, snapshot: Snapshot, broken_check: str = "", broken_send: str = "",
+                 broken_hold: bool = False) -> None:
+        super().__init__(snapshot)
+        self.broken_check, self.broken_send, self.broken_hold = broken_check, broken_send, broken_hold
+
+    def job(self, job_id: JobId) -> Job | None:
+        if name(job_id) == self.broken_check:
+            raise OverflowError("int too big to convert")
+        return super().job(job_id)
+
+    def vacate(self, job_id: JobId) -> None:
+        if name(job_id) == self.broken_send:
+            self.calls.append(("vacate", name(job_id)))
+            raise SystemError("returned a result with an exception set")
+        super().vacate(job_id)
+
+    def hold(self, owners) -> None:
+        if self.broken_hold:
+            raise TypeError("unexpected value")
+        super().hold(owners)
+
+
+def test_a_fault_in_one_job_is_that_jobs_and_the_rest_go_on():
+    snapshot = snap(now=1000.0, running={"a": [10, 20, 30, 40]}, idle={"b": 2}, free=0)
+    plan = decide(snapshot, POLICY)
+    assert [name(v.job) for v in plan.vacates] == ["a.3", "a.2"]
+    pool = Faulty(snapshot, broken_check="a.3", broken_hold=True)
+    results = Actuator(pool).apply(plan)
+    assert [r.outcome for r in results] == [Outcome.FAILED, Outcome.DONE]
+    assert results[0].detail == "re-check failed: internal error: OverflowError: int too big to convert"
+    assert ("vacate", "a.2") in pool.calls  # the other job still went
+    # A vacate that broke on the way out may have gone: it counts, and its room is kept.
+    pool = Faulty(snapshot, broken_send="a.3")
+    results = Actuator(pool).apply(plan)
+    assert results[0].outcome is Outcome.FAILED and results[0].possibly_done
+    assert "SystemError" in results[0].detail
+    assert [c for c in pool.calls if c[0] == "reserve"] == [("reserve", "s3", "b"), ("reserve", "s2", "b")]

@@ -162,6 +162,25 @@ def test_a_failed_cycle_is_survived_and_sigterm_finishes_cleanly():
     assert pool.calls[-2:] == [("release",), ("withdraw",)]
 
 
+def test_a_fault_of_osep_s_own_fails_one_cycle_not_the_daemon(verbose_logs):
+    daemon, pool, _, _ = make(waits=[lambda d: None, term])
+    broken = iter([ZeroDivisionError("division by zero")])
+
+    def snapshot():
+        for exc in broken:
+            raise exc
+        return pool.current
+
+    pool.snapshot = snapshot
+    with capture_logs() as logs:
+        assert daemon.run() == 0
+    failed = [e for e in logs if e["event"] == "cycle_failed"]
+    assert [e["problem"] for e in failed] == ["internal error: ZeroDivisionError: division by zero"]
+    assert any(e["event"] == "internal_error" and e.get("exc_info") for e in logs)
+    assert daemon.enforcer.cycles == 2 and daemon.last_ok is True  # the next cycle went through
+    assert pool.calls[-2:] == [("release",), ("withdraw",)]
+
+
 def hup(daemon):
     daemon._on_hup(signal.SIGHUP, None)
 

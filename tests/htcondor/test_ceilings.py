@@ -479,3 +479,29 @@ def test_the_property_ran_with_crashes_and_failures_in_it():
         pytest.skip("the property test did not run in this session")
     assert FIGURES["crashes"] >= 20 and FIGURES["failures"] >= 10, FIGURES
     print(f"ceilings property: {FIGURES}")
+
+
+def test_one_submitters_failed_command_does_not_keep_the_others_from_theirs(tmp_path):
+    class RefusesAlice(FakeNegotiator):
+        def set_ceiling(self, submitter: str, value: int) -> None:
+            if submitter == "alice@site":
+                raise PoolError("setting the ceiling of alice@site: SystemError: bad value")
+            super().set_ceiling(submitter, value)
+
+    run = Process(tmp_path / "state")
+    negotiator = RefusesAlice()
+    with pytest.raises(PoolError, match="alice@site"):
+        run.ceilings.sync(negotiator, {"alice": 0, "bob": 0}, two_owners())
+    assert negotiator.sent == [("bob@site", 2)]
+    # alice's stays on record (it may have reached the negotiator) and is sent again next time.
+    assert run.ceilings.set == {"alice@site": 4, "bob@site": 2}
+
+
+def test_anything_the_bindings_raise_is_a_pool_error():
+    pool = LivePool(LiveSettings(pool="127.0.0.1:1", retries=1))
+
+    def broken() -> None:
+        raise SystemError("<built-in function _negotiator_command> returned a result with an exception set")
+
+    with pytest.raises(PoolError, match="setting a ceiling: SystemError"):
+        pool.call("setting a ceiling", broken)
