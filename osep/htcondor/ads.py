@@ -352,6 +352,7 @@ class Accounts:
     running: dict[str, int] = field(default_factory=dict)  # owner -> running jobs
     idle: dict[str, int] = field(default_factory=dict)  # owner -> idle jobs
     submitters: dict[str, set[str]] = field(default_factory=dict)  # owner -> accounting names
+    charged: dict[str, set[str]] = field(default_factory=dict)  # accounting name -> owners
     # submitter -> what it holds, not vacating, in the negotiator's SlotWeight (cores by default)
     busy: dict[str, float] = field(default_factory=dict)
     # running job -> (owner, submitter, weight, start of its current run)
@@ -362,6 +363,7 @@ class Accounts:
     def add(self, entry: JobAd) -> None:
         job, submitter = entry.job, entry.submitter
         self.submitters.setdefault(job.owner, set()).add(submitter)
+        self.charged.setdefault(submitter, set()).add(job.owner)
         if job.state is JobState.RUNNING:
             self.running[job.owner] = self.running.get(job.owner, 0) + 1
             weight = self.weights.get(job.slot or "", float(job.cpus))

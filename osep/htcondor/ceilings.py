@@ -47,9 +47,23 @@ class NegotiatorLink(Protocol):
     def set_ceiling(self, submitter: str, value: int) -> None: ...
 
 
+def capped(owner: str, holding: Mapping[str, int], accounts: Accounts) -> list[str]:
+    """The accounting names of ``owner`` a hold may cap: those charged for held owners only. A
+    ceiling on a name that jobs of an owner not held are charged to too (two owners' jobs naming
+    one accounting group) would hold that owner as well, so it is left alone."""
+    return sorted(s for s in accounts.submitters.get(owner, ())
+                  if accounts.charged.get(s, {owner}) <= holding.keys())
+
+
+def shared(holding: Mapping[str, int], accounts: Accounts) -> list[str]:
+    """Accounting names of held owners that no hold may cap (see :func:`capped`)."""
+    return sorted({s for owner in holding for s in accounts.submitters.get(owner, ())}
+                  - {s for owner in holding for s in capped(owner, holding, accounts)})
+
+
 def held_submitters(holding: Mapping[str, int], accounts: Accounts) -> set[str]:
-    """Every accounting name of the owners in ``holding``."""
-    return {s for owner in holding for s in accounts.submitters.get(owner, ())}
+    """Every accounting name the owners in ``holding`` are held by."""
+    return {s for owner in holding for s in capped(owner, holding, accounts)}
 
 
 def desired(holding: Mapping[str, int], accounts: Accounts, original: Mapping[str, int]
@@ -57,7 +71,7 @@ def desired(holding: Mapping[str, int], accounts: Accounts, original: Mapping[st
     """The ceiling each submitter of a held owner should have (``holding``: owner -> allowance)."""
     out = {}
     for owner, allowance in holding.items():
-        submitters = sorted(accounts.submitters.get(owner, ()))
+        submitters = capped(owner, holding, accounts)
         for k, submitter in enumerate(submitters):
             # The owner's allowance, split over its submitters (the first take the remainder).
             extra = allowance // len(submitters) + (1 if k < allowance % len(submitters) else 0)
@@ -111,6 +125,10 @@ class Ceilings:
         if LEGACY in self._records and name != LEGACY:  # an older state file: it was this negotiator
             self._records[name] = {**self._records.pop(LEGACY), **self._records.get(name, {})}
         records = self._records.setdefault(name, {})
+        left_alone = shared(holding, accounts)
+        if left_alone:
+            self.log.warning("submitter_shared", submitters=left_alone,
+                             consequence="not capped: jobs of owners not held are charged to it")
         if not records and not desired(holding, accounts, {}):
             return
         current = link.ceilings()

@@ -505,3 +505,21 @@ def test_anything_the_bindings_raise_is_a_pool_error():
 
     with pytest.raises(PoolError, match="setting a ceiling: SystemError"):
         pool.call("setting a ceiling", broken)
+
+
+def test_an_accounting_name_charged_for_an_owner_not_held_is_never_capped(tmp_path, verbose_logs):
+    # alice's jobs and some of dave's name one accounting group: holding alice must not hold dave.
+    out = accounts(alice=4.0)
+    out.submitters["alice"].add("group_x.u@site")
+    out.submitters["dave"] = {"group_x.u@site"}
+    out.charged = {"alice@site": {"alice"}, "group_x.u@site": {"alice", "dave"}}
+    out.busy["group_x.u@site"] = 3.0
+    run = Process(tmp_path / "state")
+    negotiator = FakeNegotiator()
+    with structlog.testing.capture_logs() as logs:
+        run.ceilings.sync(negotiator, {"alice": 0}, out)
+    assert negotiator.sent == [("alice@site", 4)]
+    assert [e["submitters"] for e in logs if e["event"] == "submitter_shared"] == [["group_x.u@site"]]
+    # Held together, both are capped.
+    run.ceilings.sync(negotiator, {"alice": 0, "dave": 0}, out)
+    assert ("group_x.u@site", 3) in negotiator.sent

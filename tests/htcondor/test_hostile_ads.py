@@ -165,8 +165,10 @@ class Pool:
                         broken = rnd.choice(["ClusterId", "ProcId", "Owner", "User", "JobStatus"])
                         if broken in ("Owner", "User"):
                             ad[broken] = rnd.choice([v for v in BAD_STRINGS if not isinstance(v, str) or not v])
-                            if broken == "Owner" and "AcctGroup" in ad:
-                                del ad["AcctGroup"]
+                            if broken == "Owner":  # nothing else may name an owner either
+                                for other in ("AcctGroup", "AccountingGroup"):
+                                    if other in ad:
+                                        del ad[other]
                         elif broken == "JobStatus":
                             # The schedd's query (JobStatus 1, 2, 6 or 7) leaves these out.
                             ad[broken] = rnd.choice([0, 99, -1, E("undefined"), "running"])
@@ -198,6 +200,11 @@ class Pool:
                           "LastCkptTime", "MemoryUsage", "ImageSize", "DiskUsage"], BAD_NUMBERS)
         if rnd.random() < 0.1:
             ad["AcctGroup"] = rnd.choice(BAD_STRINGS)
+        if rnd.random() < 0.15:  # accounting groups, consistent or not, shared or forged
+            ad["AccountingGroup"] = rnd.choice(["group_x.alice", "group_x.bob", "carol", "bob",
+                                                E("undefined"), 7])
+            if rnd.random() < 0.5:
+                ad["AcctGroup"] = "group_x"
         return ad
 
     def _claim(self, slot: str, owner: str) -> None:
