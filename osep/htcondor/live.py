@@ -73,6 +73,10 @@ class Vacates:
     def sent(self, job_id: JobId, start: float | None, at: float) -> None:
         self._sent[job_id] = (start, at)
 
+    def forget(self, job_id: JobId) -> None:
+        """The vacate was refused: the job stays what it is."""
+        self._sent.pop(job_id, None)
+
     def entries(self) -> list[tuple[JobId, float | None, float]]:
         """What the state file keeps, for a ``--once`` run to hand to the next one."""
         return [(j, start, at) for j, (start, at) in self._sent.items()]
@@ -356,18 +360,30 @@ class LivePool:
         """Sent once, never retried: a command whose reply is lost may have been carried out, and a
         second vacate of a job already leaving is not for osep to send. Such a vacate is taken as
         possibly done (:class:`UnknownOutcome`): the job shows as vacating until the schedd shows
-        it has left or restarted, or ``VACATE_TIMEOUT`` passes."""
+        it has left or restarted, or ``VACATE_TIMEOUT`` passes.
+
+        With a state file, each vacate is on record there before it is sent: a run killed just
+        after sending it leaves the next one knowing the job is on its way out, so that neither
+        it nor another job is vacated again for the same room. Not sent if it cannot be recorded."""
         schedd = self._schedd(job_id)
         action = htcondor.JobAction.VacateFast if self.settings.vacate_fast else htcondor.JobAction.Vacate
+        placed = self._accounts.placed.get(job_id)
+        self.vacates.sent(job_id, placed[3] if placed is not None else None, self.now)
+        if self._state is not None:
+            problem = self.keep_state()
+            if problem is not None:
+                self.vacates.forget(job_id)
+                raise PoolError(f"not sent, as it could not be recorded first: {problem}")
         try:
             result = self.call(f"vacating {job_id}", lambda: schedd.act(action, [job_id.local]), attempts=1)
         except PoolError as exc:
-            self.vacates.sent(job_id, self._accounts.vacated(job_id), self.now)
+            self._accounts.vacated(job_id)
             raise UnknownOutcome(f"{exc}; it may have been carried out") from exc
         if integer(result.get("TotalSuccess", 0)) != 1:
+            self.vacates.forget(job_id)  # refused: on record until the next save, harmlessly
             raise PoolError(f"schedd {job_id.schedd} did not vacate {job_id}: {dict(result)}")
         # The job no longer counts for its owner: it will not be capped for it, nor counted running.
-        self.vacates.sent(job_id, self._accounts.vacated(job_id), self.now)
+        self._accounts.vacated(job_id)
 
     def reserve(self, slot: str, owner: str, shape: Shape) -> None:
         self.book.reserve(slot, owner, self.now, self._accounts.running.get(owner, 0), shape)

@@ -51,8 +51,9 @@ def policy(where: Path) -> Path:
     return path
 
 
-def osep(where: Path, *args: str) -> Result:
-    return CliRunner().invoke(cli, ["--log-file", str(where / "log"), "--log-level", "info", *args])
+def osep(where: Path, *args: str, catch_exceptions: bool = True) -> Result:
+    return CliRunner().invoke(cli, ["--log-file", str(where / "log"), "--log-level", "info", *args],
+                              catch_exceptions=catch_exceptions)
 
 
 def once(where: Path, *extra: str, state: str = "state", knob: bool = False) -> Result:
@@ -92,6 +93,33 @@ def test_a_graceful_vacate_still_running_is_not_sent_again_by_the_next_cron_run(
     assert once(tmp_path).exit_code == 0
     assert condor.vacates == ["100.0", "100.1"] and read_state(tmp_path / "state").vacates == []
     assert release(tmp_path).exit_code == 0 and condor.ceilings == {"alice@site": -1}
+
+
+class Killed(BaseException):
+    """kill -9: nothing catches it and nothing more is written."""
+
+
+def test_a_run_killed_just_after_sending_a_vacate_leaves_it_on_record(tmp_path, condor, monkeypatch):
+    # The schedd carries out the first vacate, and the run dies before anything else happens.
+    act = condor._act
+
+    def dies(schedd, action, ids):
+        seen_before = read_state(tmp_path / "state").vacates
+        assert [str(j) for j, _, _ in seen_before] == [f"{schedd}#{ids[0]}"], "recorded before sent"
+        act(schedd, action, ids)
+        raise Killed()
+
+    monkeypatch.setattr(condor, "_act", dies)
+    with pytest.raises(Killed):
+        osep(tmp_path, "run", "--once", "--policy-file", str(policy(tmp_path)), "--state-file",
+             str(tmp_path / "state"), catch_exceptions=False)
+    assert condor.vacates == ["100.0"]
+    monkeypatch.setattr(condor, "_act", act)
+    condor.now += 30  # the job is still leaving
+    assert once(tmp_path).exit_code == 0
+    # The next run knows 100.0 is on its way out: it makes the rest of the room with one more
+    # vacate, not two (100.0 is not sent again, and no third job is taken in its place).
+    assert condor.vacates == ["100.0", "100.1"]
 
 
 def test_the_per_job_hourly_cap_holds_across_cron_runs(tmp_path, condor):
