@@ -1,0 +1,51 @@
+"""``osep`` as the live tests run it, killed with SIGKILL at one point of its work, as a crash or an
+administrator's kill -9 would: for the tests of what a dead daemon leaves behind. Nothing of this is
+in osep itself; it patches the live adapter in this process only.
+
+    python crashing_osep.py POINT [osep arguments...]
+
+POINT is ``after-vacates`` (the first cycle that vacated anything dies once its vacates are sent,
+before its holds and its save) or ``after-ceiling`` (dies right after the first ceiling command
+went out, before anything else is recorded).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+
+from osep.htcondor import live
+from osep.ui.cli import main
+
+
+def die() -> None:
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def after_vacates() -> None:
+    hold = live.LivePool.hold
+
+    def dying_hold(self: live.LivePool, holds: object) -> None:
+        if self.vacates.entries():
+            die()
+        hold(self, holds)  # type: ignore[arg-type]
+
+    live.LivePool.hold = dying_hold  # type: ignore[method-assign]
+
+
+def after_ceiling() -> None:
+    set_ceiling = live._Negotiator.set_ceiling
+
+    def dying_set(self: live._Negotiator, submitter: str, value: int) -> None:
+        set_ceiling(self, submitter, value)
+        if value >= 0:
+            die()
+
+    live._Negotiator.set_ceiling = dying_set  # type: ignore[method-assign]
+
+
+if __name__ == "__main__":
+    {"after-vacates": after_vacates, "after-ceiling": after_ceiling}[sys.argv[1]]()
+    sys.argv = ["osep", *sys.argv[2:]]
+    main()
