@@ -173,8 +173,12 @@ class _Collector:
         self._pool._refuse("negotiator")
         return _ad(Name=NEGOTIATOR, MyAddress="<cm:1>")
 
-    def query(self, kind: Any, projection: Any = None) -> list[classad2.ClassAd]:
+    def query(self, kind: Any, constraint: str | None = None,
+              projection: Any = None) -> list[classad2.ClassAd]:
         self._pool._refuse("collector")
+        if constraint is not None:  # the daemons' own ads (osep's among them); slots have none
+            expr = classad2.ExprTree(constraint or "true")
+            return [ad for ad in self._pool.ads.values() if expr.eval(ad) is True]
         return list(self._pool.slots)
 
     def advertise(self, ads: list[classad2.ClassAd], command: str) -> None:
@@ -182,6 +186,7 @@ class _Collector:
         self._pool.advertised.append(command)
         for ad in ads:
             if command == "UPDATE_AD_GENERIC":
+                ad["LastHeardFrom"] = self._pool.now  # as the collector stamps every ad it gets
                 self._pool.ads[ad["Name"]] = ad
             else:
                 requirements = ad["Requirements"]

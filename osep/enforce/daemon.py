@@ -19,13 +19,23 @@ lifts osep's own), with one ``state_unwritable`` line: a vacate without the hold
 from going straight back is work thrown away, and a ceiling osep could not record might be left
 behind.
 
+One osep per pool. On one machine the state file's lock sees to that. Across machines the daemon's
+own ad is its lease: it says which instance (``host:pid``) published it and when that started, and
+the collector says when it last heard from it. Before each real cycle the other OSEP ads are read; if
+one that started earlier is not a dry run and was heard from within three of its intervals and a
+minute, this one stands aside that cycle as a dry run does (and publishes nothing), with one
+``another_osep`` line, and takes over once that one's ad goes stale or is withdrawn. With publishing
+off (``OSEP_PUBLISH = false``) there is no lease.
+
 A cycle that fails (a daemon down, a query refused after retries) is logged and skipped; the loop goes
 on. With ``--once`` the exit status says whether the one cycle succeeded.
 """
 
 from __future__ import annotations
 
+import os
 import signal
+import socket
 import threading
 import time
 from collections import deque
@@ -43,7 +53,13 @@ from osep.enforce.actuator import Actuator
 from osep.enforce.decisionlog import Recorder
 from osep.enforce.loop import CycleReport, Enforcer
 from osep.errors import OsepError, PoolError
+from osep.htcondor.ads import OsepAd
 from osep.htcondor.settings import LiveSettings
+
+# An OSEP ad not heard from for this many of its intervals, and STALE_GRACE seconds more, belongs to
+# an osep that is gone (its lease has lapsed).
+STALE_INTERVALS = 3
+STALE_GRACE = 60.0
 
 
 class LiveLike(Pool, Protocol):
@@ -56,6 +72,8 @@ class LiveLike(Pool, Protocol):
     def release(self, quick: bool = False) -> None: ...
     def publish(self, attrs: Mapping[str, Any]) -> None: ...
     def withdraw(self) -> None: ...
+    def others(self) -> list[OsepAd]:
+        """Every OSEP ad in the collector that says who published it."""
     def keep_state(self) -> str | None:
         """Save the state file now; why it could not be, or None."""
         ...
@@ -75,6 +93,8 @@ class Daemon:
         wait: Callable[[float], None] | None = None,
         clock: Callable[[], float] = time.monotonic,
         initial: RunSettings | None = None,
+        wall: Callable[[], float] | None = None,
+        instance: str | None = None,
     ) -> None:
         self._load = load
         self.loaded = initial if initial is not None else load()
@@ -90,6 +110,12 @@ class Daemon:
         self.reload_requested = False
         self.last_ok: bool | None = None
         self.published = False  # this process's ad is in the collector
+        # Who this is, for the lease (see the module's text): host and process, and when it began.
+        # The collector's clock, as near as this machine's can be.
+        self._wall = wall if wall is not None else time.time
+        self.instance = instance if instance is not None else f"{socket.getfqdn()}:{os.getpid()}"
+        self.began = float(int(self._wall()))  # as its ad says it, whole seconds
+        self.rival: str | None = None  # the other osep this one stood aside for, last cycle
 
     # -- signals --------------------------------------------------------------------------------
 
@@ -136,10 +162,16 @@ class Daemon:
 
     def cycle(self) -> CycleReport | None:
         limits = self.loaded.limits
-        problem = None if limits.dry_run else self.pool.keep_state()
+        self.rival = None if limits.dry_run else self._rival()
+        problem = self.rival
         if problem is not None:
-            self.log.error("state_unwritable", problem=problem,
+            self.log.error("another_osep", problem=problem,
                            consequence="this cycle sends no vacate and sets no ceiling")
+        else:
+            problem = None if limits.dry_run else self.pool.keep_state()
+            if problem is not None:
+                self.log.error("state_unwritable", problem=problem,
+                               consequence="this cycle sends no vacate and sets no ceiling")
         actuator = self.enforcer.actuator
         actuator.limits = replace(limits, dry_run=True) if problem is not None else limits
         try:
@@ -162,6 +194,27 @@ class Daemon:
             self._lift()
         return report
 
+    def _rival(self) -> str | None:
+        """Another osep that holds the lease on this pool: one that started before this one, is not
+        a dry run, and was heard from lately. Who, in a line; None if there is none (or the
+        collector cannot say: then the cycle fails on its own)."""
+        if not self.loaded.daemon.publish:
+            return None
+        try:
+            ads = self.pool.others()
+        except PoolError:
+            return None
+        now = self._wall()
+        for ad in sorted(ads, key=lambda a: (a.started, a.instance)):
+            if ad.instance == self.instance or ad.dry_run:
+                continue
+            if now - ad.heard > STALE_INTERVALS * ad.interval + STALE_GRACE:
+                continue  # its lease has lapsed: that osep is gone
+            if (ad.started, ad.instance) < (self.began, self.instance):
+                return (f"another osep enforces this pool: {ad.name!r} ({ad.instance}, started "
+                        f"{now - ad.started:.0f} s ago, heard from {now - ad.heard:.0f} s ago)")
+        return None
+
     def _lift(self) -> None:
         """Lift every ceiling osep set (a dry run's, or a cycle's that stands aside): no hold."""
         try:
@@ -170,12 +223,15 @@ class Daemon:
             self.log.error("lift_failed", problem=str(exc))
 
     def publish(self, report: CycleReport | None) -> None:
-        if self.loaded.daemon.dry_run or not self.loaded.daemon.publish:
-            if self.published:  # a SIGHUP into dry run (or to stop publishing): withdrawn
+        if self.loaded.daemon.dry_run or not self.loaded.daemon.publish or self.rival is not None:
+            # A SIGHUP into dry run (or to stop publishing), or another osep's lease: withdrawn.
+            if self.published:
                 self._withdraw()
             return
         metrics = self.enforcer.metrics
         attrs: dict[str, Any] = {
+            "OSEPInstance": self.instance,
+            "OSEPStarted": int(self.began),
             "OSEPState": "ok" if self.last_ok else "failing",
             "OSEPDryRun": self.loaded.daemon.dry_run,
             "OSEPCycles": self.enforcer.cycles,

@@ -384,6 +384,35 @@ class Accounts:
         return start
 
 
+# What osep's own ads say of the instance that publishes them (see osep.enforce.daemon).
+OSEP_ATTRS = ["Name", "OSEPInstance", "OSEPStarted", "OSEPInterval", "OSEPDryRun", "LastHeardFrom"]
+
+
+@dataclass(frozen=True, slots=True)
+class OsepAd:
+    """Another osep's ad in the collector: its name, its instance (``host:pid``), when it started,
+    its interval, whether it runs dry, and when the collector last heard from it (epoch seconds)."""
+
+    name: str
+    instance: str
+    started: float
+    interval: float
+    dry_run: bool
+    heard: float
+
+
+def to_osep_ad(ad: Ad) -> OsepAd | None:
+    """An OSEP ad as another osep published it; None for one that does not say all of it (anyone
+    allowed to advertise may put any ad there: it is not believed without every field)."""
+    name, instance = evaluate(ad, "Name"), evaluate(ad, "OSEPInstance")
+    started, interval = _number(evaluate(ad, "OSEPStarted")), _number(evaluate(ad, "OSEPInterval"))
+    heard, dry_run = _number(evaluate(ad, "LastHeardFrom")), evaluate(ad, "OSEPDryRun")
+    if not (isinstance(name, str) and isinstance(instance, str) and instance and isinstance(dry_run, bool)
+            and started is not None and interval is not None and heard is not None):
+        return None
+    return OsepAd(name, instance, started, interval, dry_run, heard)
+
+
 def ad_id(ad: Ad) -> str:
     try:
         if "Name" in ad:

@@ -40,15 +40,18 @@ from osep.errors import PoolError, UnknownOutcome
 from osep.htcondor.ads import (
     JOB_ATTRS,
     JOB_CONSTRAINT,
+    OSEP_ATTRS,
     SLOT_ATTRS,
     Accounts,
     AdTally,
     BadAd,
     JobAd,
+    OsepAd,
     check_complete,
     integer,
     slot_weights,
     to_job,
+    to_osep_ad,
     to_slots,
 )
 from osep.htcondor.ceilings import NO_CEILING, Ceilings
@@ -429,6 +432,15 @@ class LivePool:
             ad[key] = _to_classad_value(value)
         collector = self._collector()
         self.call("publishing the OSEP ad", lambda: collector.advertise([ad], "UPDATE_AD_GENERIC"))
+
+    def others(self) -> list[OsepAd]:
+        """Every osep ad in the collector that says who published it (this process's own too)."""
+        collector = self._collector()
+        # Of type Any: the collector files ads sent with UPDATE_AD_GENERIC where a query for
+        # Generic ads does not find them (HTCondor 23.9).
+        ads = self.call("reading the OSEP ads", lambda: collector.query(
+            htcondor.AdTypes.Any, constraint='MyType == "OSEP"', projection=OSEP_ATTRS))
+        return [a for a in map(to_osep_ad, ads) if a is not None]
 
     def withdraw(self) -> None:
         ad = classad2.ClassAd()

@@ -24,6 +24,7 @@ class FakeLive:
         self.fail_snapshots = 0
         self.recent: dict = {}
         self.state_problem: str | None = None
+        self.ads: list = []  # other osep's ads in the collector
 
     def keep_state(self):
         self.calls.append(("keep_state",))
@@ -55,6 +56,9 @@ class FakeLive:
 
     def withdraw(self):
         self.calls.append(("withdraw",))
+
+    def others(self):
+        return list(self.ads)
 
     def reconfigure(self, settings):
         self.calls.append(("reconfigure", settings))
@@ -264,3 +268,35 @@ def test_bad_knobs(knobs, knob, reason):
         parse_knobs(knobs)
     assert info.value.key == knob and reason in info.value.reason
     assert str(info.value).startswith("HTCondor configuration: " + knob)
+
+
+def osep_ad(instance="other:1", started=500.0, heard=990.0, dry_run=False, interval=60.0):
+    from osep.htcondor.ads import OsepAd
+
+    return OsepAd("osep@other", instance, started, interval, dry_run, heard)
+
+
+@pytest.mark.parametrize("ad, stands_aside", [
+    (osep_ad(), True),  # started earlier, heard from 10 s ago: it holds the pool
+    (osep_ad(started=2000.0), False),  # started after this one: this one keeps the pool
+    (osep_ad(heard=1000.0 - 3 * 60 - 61), False),  # not heard from for 3 intervals and a minute: gone
+    (osep_ad(dry_run=True), False),  # a dry run enforces nothing
+    (osep_ad(instance="me:1"), False),  # this process's own ad
+])
+def test_one_osep_per_pool_the_lease_in_the_collector(verbose_logs, ad, stands_aside):
+    pool = FakeLive()
+    pool.ads = [ad]
+    loaded = run_settings(DaemonSettings(), POLICY)
+    daemon = Daemon(lambda: loaded, pool, wait=lambda s: None, clock=lambda: 0.0,
+                    wall=lambda: 1000.0, instance="me:1")
+    with capture_logs() as logs:
+        status = daemon.run(once=True)
+    vacated = [c for c in pool.calls if c[0] == "vacate"]
+    aside = [e for e in logs if e["event"] == "another_osep"]
+    if stands_aside:
+        assert status == 1 and vacated == [] and len(aside) == 1
+        assert "'osep@other' (other:1" in aside[0]["problem"]
+        assert not [c for c in pool.calls if c[0] == "publish"]  # its lease is not contested
+    else:
+        assert status == 0 and vacated and not aside
+        assert [c[1] for c in pool.calls if c[0] == "publish"] == ["ok"]

@@ -197,6 +197,28 @@ def test_a_second_osep_refuses_in_one_line_and_a_dead_ones_lock_blocks_nothing(t
     assert once(tmp_path).exit_code == 0 and condor.vacates == ["100.0", "100.1"]
 
 
+def test_an_osep_on_another_machine_holds_the_pool_until_its_lease_lapses(tmp_path, condor, monkeypatch):
+    # Another host's osep has enforced this pool for a while and was heard from 20 s ago.
+    import time
+
+    import classad2
+
+    monkeypatch.setattr(time, "time", lambda: float(condor.now))  # the collector's clock
+    other = classad2.ClassAd({"MyType": "OSEP", "Name": "osep@elsewhere", "OSEPInstance": "elsewhere:77",
+                              "OSEPStarted": condor.now - 3600, "OSEPInterval": 60, "OSEPDryRun": False,
+                              "LastHeardFrom": condor.now - 20})
+    condor.ads["osep@elsewhere"] = other
+    assert once(tmp_path).exit_code == 1
+    assert condor.vacates == [] and condor.ceiling_commands == []
+    [line] = events(tmp_path, "another_osep")
+    assert "'osep@elsewhere' (elsewhere:77" in line["problem"]
+    assert "osep@elsewhere" in condor.ads and len(condor.ads) == 1  # its ad stands, none of ours
+    # It stops being heard from: after three of its intervals and a minute, this one takes over.
+    condor.now += 3 * 60 + 60
+    assert once(tmp_path).exit_code == 0
+    assert condor.vacates == ["100.0", "100.1"]
+
+
 def test_release_names_what_an_administrator_changed_and_leaves_it(tmp_path, condor):
     assert once(tmp_path).exit_code == 0
     condor.ceilings["alice@site"] = 7

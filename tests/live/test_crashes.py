@@ -1,12 +1,15 @@
 """osep killed with kill -9 in the middle of a cycle on a real pool, then started again: no job is
 vacated twice for the same room, every ceiling it set is recognised as its own and managed, and in
-the end every ceiling is what the administrator had (condor_userprio says so).
+the end every ceiling is what the administrator had (condor_userprio says so). And a second osep
+against the same pool: it stands aside while the first holds the lease.
 
-alice fills the pool and has an administrator's ceiling of her own; bob returns for his 10.
+alice fills the pool (with an administrator's ceiling of her own where it matters); bob returns for
+his 10.
 """
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import sys
@@ -87,3 +90,46 @@ def test_killed_right_after_setting_a_ceiling(live: Live):
     assert live.stop(daemon) == 0
     assert live.ceilings().get(alice) == 15
     assert {v for k, v in live.ceilings().items() if k != alice} <= {-1}
+
+
+def test_a_second_osep_elsewhere_stands_aside_while_the_first_holds_the_lease(live: Live):
+    """A second osep with a state file of its own (as on another machine) sees the first one's ad in
+    the collector, stands aside and publishes nothing; it takes over when the first one stops."""
+    younger = live.fill("alice")
+    live.policy(SHARES)
+    live.config(OSEP_POLICY_FILE=live.work / "policy.toml")
+    first = live.start()
+    live.wait_until(lambda: len(live.events("cycle")) >= 1, 30, "the first osep's first cycle")
+    second_log = live.work / "second.log"
+    env = {**live.env(), "_CONDOR_OSEP_NAME": "osep@second"}
+    second = subprocess.Popen(
+        [sys.executable, "-m", "osep", "--log-level", "info", "--log-file", str(second_log), "run",
+         "--state-file", str(live.work / "second.state")],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    live.daemons.append(second)
+
+    def second_events(name: str) -> list[dict]:
+        lines = second_log.read_text().splitlines() if second_log.exists() else []
+        return [e for e in map(json.loads, lines) if e.get("event") == name]
+
+    live.wait_until(lambda: len(second_events("another_osep")) >= 2, 60,
+                    "the second osep to stand aside twice")
+    print(f"MEASURED the second osep says: {second_events('another_osep')[0]['problem']}")
+    live.submit("bob", 10)
+    live.wait_until(lambda: live.running("bob") == 10, REACH, "bob to run 10 jobs")
+    assert sorted(live.history("alice")["evicted"]) == sorted(younger)
+    vacates = [e for e in second_events("action") if e.get("kind") == "vacate"]
+    assert all(e["outcome"] == "dry-run" for e in vacates), "the second osep sent nothing"
+    def published() -> list[str]:
+        return live.pool.condor(["condor_status", "-any", "-constraint", 'MyType == "OSEP"', "-af",
+                                 "Name"]).split()
+
+    assert "osep@second" not in published()
+
+    assert live.stop(first) == 0  # its ad is withdrawn: the lease is free
+    aside = len(second_events("another_osep"))
+    live.wait_until(lambda: published() == ["osep@second"], 30, "the second osep's ad, alone")
+    assert len(second_events("another_osep")) <= aside + 1  # at most a cycle already under way
+    assert live.stop(second) == 0
+    live.wait_until(lambda: set(live.ceilings().values()) <= {-1}, 15,
+                    f"ceilings lifted on exit (now {live.ceilings()})")
