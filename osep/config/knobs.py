@@ -8,13 +8,15 @@ the loop's, the actuator's and the live pool's settings.
 from __future__ import annotations
 
 import dataclasses
-import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from osep.config import bounds as B
 from osep.config.policy import PolicyFile, load_policy
+from osep.config.toml import check_number, check_text, show
 from osep.core.policy import PolicySettings
 from osep.enforce.actuator import Limits
 from osep.errors import ConfigError
@@ -42,6 +44,17 @@ KNOBS: dict[str, tuple[str, str]] = {
 }
 _TRUE = {"true", "yes", "1", "on"}
 _FALSE = {"false", "no", "0", "off"}
+# The bounds of the numeric knobs (README's "Bounds" table lists them).
+KNOB_BOUNDS: dict[str, tuple[float, float]] = {
+    "OSEP_INTERVAL": (B.MIN_INTERVAL, B.MAX_INTERVAL),
+    "OSEP_MAX_VACATES": (0, B.MAX_VACATES),
+    "OSEP_MIN_RUN_TIME": (0, B.MAX_SECONDS),
+    "OSEP_MAX_VACATES_PER_JOB_PER_HOUR": (0, B.MAX_VACATES_PER_JOB_PER_HOUR),
+    "OSEP_RESERVATION_TIMEOUT": (B.MIN_INTERVAL, B.MAX_INTERVAL),
+}
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_WHOLE = re.compile(r"[+-]?[0-9]+")
+_NUMBER_TEXT = 40  # characters: longer is not a number a knob needs
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,29 +168,24 @@ def _knob_value(knob: str, kind: str, raw: str) -> Any:
             return True
         if raw.lower() in _FALSE:
             return False
-        raise fail(f"expected true or false, got {raw!r}")
+        raise fail(f"expected true or false, got {show(raw)}")
     if kind in ("seconds", "seconds0"):
-        try:
-            value = float(raw)
-        except ValueError:
-            raise fail(f"expected a number of seconds, got {raw!r}") from None
-        if not math.isfinite(value) or value < 0 or (kind == "seconds" and value == 0):
-            raise fail(f"must be {'at least 0' if kind == 'seconds0' else 'greater than 0'}, got {raw}")
-        return value
+        if len(raw) > _NUMBER_TEXT or not _DECIMAL.fullmatch(raw):
+            raise fail(f"expected a number of seconds, got {show(raw)}")
+        low, high = KNOB_BOUNDS[knob]
+        return check_number(float(raw), fail, positive=kind == "seconds", minimum=low, maximum=high)
     if kind == "count":
-        try:
-            value = int(raw)
-        except ValueError:
-            raise fail(f"expected a whole number, got {raw!r}") from None
-        if value < 0:
-            raise fail(f"must be at least 0, got {value}")
-        return value
+        if len(raw) > _NUMBER_TEXT or not _WHOLE.fullmatch(raw):
+            raise fail(f"expected a whole number, got {show(raw)}")
+        low, high = KNOB_BOUNDS[knob]
+        return check_number(int(raw), fail, integer=True, minimum=low, maximum=high)
     if kind == "level":
         if raw.lower() not in LEVELS:
-            raise fail(f"expected one of {', '.join(LEVELS)}, got {raw!r}")
+            raise fail(f"expected one of {', '.join(LEVELS)}, got {show(raw)}")
         return raw.lower()
     if kind == "path":
         if not raw:
             raise fail("is empty")
+        check_text(raw, fail, B.MAX_PATH, printable=True)
         return Path(raw)
-    return raw or None
+    return check_text(raw, fail, B.MAX_NAME, printable=True) or None

@@ -32,7 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from osep.config.toml import Table, read_toml, show
+from osep.config.bounds import MAX_AMOUNT_TEXT, MAX_INTERVAL, MAX_OWNERS, MAX_VACATES, MIN_INTERVAL, share_maximum
+from osep.config.toml import Table, bound_text, check_name, read_toml, show
 from osep.core.plan import Target, VictimOrder
 from osep.core.policy import PolicySettings
 from osep.core.resources import RESOURCES, Unit
@@ -52,26 +53,31 @@ def _amount(table: Table, name: str, value: Any, resource: str) -> tuple[float, 
     """One amount of ``resource``: (number, whether it is a percentage of the pool)."""
     key = table.key(name)
     percent = False
+    if isinstance(value, str) and len(value) > MAX_AMOUNT_TEXT:
+        raise ConfigError(table.path, key, f"a share is at most {MAX_AMOUNT_TEXT} characters; got {show(value)}")
     if isinstance(value, str) and value.strip().endswith("%"):
         try:
             number = float(value.strip()[:-1].strip())
         except ValueError:
-            raise ConfigError(table.path, key, f"not a percentage: {value!r}") from None
+            raise ConfigError(table.path, key, f"not a percentage: {show(value)}") from None
         percent = True
     elif isinstance(value, str) and resource in SIZED:
         match = _SIZE.match(value)
         if match is None:
-            raise ConfigError(table.path, key, f"not a {resource} size like \"64 GiB\" or \"1.5 TiB\": {value!r}")
+            raise ConfigError(table.path, key, f"not a {resource} size like \"64 GiB\" or \"1.5 TiB\": {show(value)}")
         number = float(match.group(1)) * SIZE_UNITS[match.group(2).lower()] / SIZED[resource]
     elif isinstance(value, (int, float)) and not isinstance(value, bool):
-        number = float(value)
+        number = float(max(min(value, 10**300), -(10**300)))  # an int past a float's range: clamped
     else:
         what = {"slots": "slots", "cpus": "cores", "gpus": "GPUs",
                 "memory": "MiB (or a size like \"64 GiB\")", "disk": "KiB (or a size like \"2 TiB\")"}
         raise ConfigError(table.path, key,
                           f"a share is a number of {what[resource]} or a percentage like \"30%\"; got {show(value)}")
     if not math.isfinite(number) or number < 0:
-        raise ConfigError(table.path, key, f"a share is a finite number, not negative; got {value!r}")
+        raise ConfigError(table.path, key, f"a share is a finite number, not negative; got {show(value)}")
+    if number > (100.0 if percent else share_maximum(resource)):
+        most = "100%" if percent else f"{bound_text(share_maximum(resource))} ({resource})"
+        raise ConfigError(table.path, key, f"a share is at most {most}; got {show(value)}")
     return number, percent
 
 
@@ -83,7 +89,10 @@ def parse_owners(table: Table, unit: Unit = Unit.SLOTS, unit_key: str = "policy.
     dominant = unit is Unit.DOMINANT
     needs_table = ("with unit = \"dominant\" a share names the resources contributed, "
                    "like { cpus = 400, gpus = 8 }")
+    if len(table.data) > MAX_OWNERS:
+        raise table.error(None, f"at most {MAX_OWNERS:,} owners, got {len(table.data):,}")
     for owner in table.data:
+        check_name(owner, table.failing(owner))
         value = table.raw(owner)
         given: dict[str, tuple[str, Any]] = {}  # resource -> (dotted key, value)
         if isinstance(value, Mapping):
@@ -153,10 +162,10 @@ def parse_policy(policy: Table, owners: Table) -> PolicyFile:
         shares=parse_owners(owners, unit, policy.key("unit")),
         target=target,
         victim_order=policy.choice("victim_order", VictimOrder, VictimOrder.WALLCLOCK),
-        max_vacates=policy.number("max_vacates", None, minimum=0, integer=True),
+        max_vacates=policy.number("max_vacates", None, minimum=0, maximum=MAX_VACATES, integer=True),
         unit=unit,
     )
-    interval = float(policy.number("interval", DEFAULT_INTERVAL, positive=True))
+    interval = float(policy.number("interval", DEFAULT_INTERVAL, minimum=MIN_INTERVAL, maximum=MAX_INTERVAL))
     policy.finish()
     return PolicyFile(settings, interval)
 

@@ -53,11 +53,14 @@ import enum
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
+from osep.config import bounds as B
 from osep.config.policy import parse_policy
-from osep.config.toml import Table, parse_choice, read_toml
+from osep.config.toml import Table, bound_text, check_name, check_number, escape, parse_choice, read_toml, show
 from osep.core.model import JobId
 from osep.core.policy import PolicySettings
+from osep.core.resources import Shape, fits
 from osep.errors import ConfigError
 from osep.sim import swf
 from osep.sim.specs import Checkpointing, JobSpec, PoolSettings, SlotSpec
@@ -87,15 +90,15 @@ class Scenario:
 
 
 def check_policy_names(
-    names: list[str] | tuple[str, ...], fail: Callable[[str], ConfigError]
+    names: list[Any] | tuple[str, ...], fail: Callable[[str], ConfigError]
 ) -> tuple[str, ...]:
     """The names, validated and without repeats; a typo gets a suggestion."""
     out: list[str] = []
     for name in names:
         if not isinstance(name, str) or name not in POLICY_NAMES:
-            close = difflib.get_close_matches(str(name), POLICY_NAMES, n=1)
+            close = difflib.get_close_matches(name, POLICY_NAMES, n=1) if isinstance(name, str) else []
             hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise fail(f"unknown policy {name!r}{hint}; known: {', '.join(POLICY_NAMES)}")
+            raise fail(f"unknown policy {show(name)}{hint}; known: {', '.join(POLICY_NAMES)}")
         if name not in out:
             out.append(name)
     return tuple(out)
@@ -104,21 +107,22 @@ def check_policy_names(
 def _slots(pool: Table) -> tuple[SlotSpec, ...]:
     if not pool.has("slots"):
         raise pool.error("slots", "missing")
-    value = pool.data["slots"]
-    if isinstance(value, int) and not isinstance(value, bool):
-        count = pool.number("slots", integer=True, positive=True)
+    if not isinstance(pool.data["slots"], list):
+        count = pool.number("slots", integer=True, positive=True, maximum=B.MAX_SLOTS)
         return tuple(SlotSpec(f"slot{k + 1}") for k in range(count))
     specs: list[SlotSpec] = []
-    for group in pool.tables("slots"):
-        count = group.number("count", 1, integer=True, positive=True)
-        cpus = group.number("cpus", 1, integer=True, positive=True)
-        memory = group.number("memory", None, integer=True, positive=True)
-        gpus = group.number("gpus", 0, integer=True, minimum=0)
-        disk = group.number("disk", None, integer=True, positive=True)
+    for group in pool.tables("slots", limit=B.MAX_SLOT_GROUPS):
+        count = group.number("count", 1, integer=True, positive=True, maximum=B.MAX_SLOTS)
+        cpus = group.number("cpus", 1, integer=True, positive=True, maximum=B.MAX_SLOT_CPUS)
+        memory = group.number("memory", None, integer=True, positive=True, maximum=B.MAX_SLOT_MEMORY)
+        gpus = group.number("gpus", 0, integer=True, minimum=0, maximum=B.MAX_SLOT_GPUS)
+        disk = group.number("disk", None, integer=True, positive=True, maximum=B.MAX_SLOT_DISK)
         partitionable = group.raw("partitionable", False)
         if not isinstance(partitionable, bool):
-            raise group.error("partitionable", f"expected true or false, got {partitionable!r}")
+            raise group.error("partitionable", f"expected true or false, got {show(partitionable)}")
         group.finish()
+        if len(specs) + count > B.MAX_SLOTS:
+            raise group.error("count", f"the pool would have more than {B.MAX_SLOTS:,} slots")
         for _ in range(count):
             specs.append(SlotSpec(f"slot{len(specs) + 1}", cpus, memory, gpus, disk, partitionable))
     if not specs:
@@ -130,24 +134,37 @@ def _workload(top: Table, path: Path | str) -> Workload | None:
     if not top.has("workload"):
         return None
     table = top.table("workload")
-    name = table.string("swf")
+    name = table.string("swf", limit=B.MAX_PATH, printable=True)
     owners = table.choice("owners", _Owners, _Owners.USER).value
-    since = float(table.number("since", 0.0, minimum=0))
-    until = table.number("until", None, positive=True)
-    limit = table.number("limit", None, integer=True, positive=True)
-    compress = float(table.number("compress", 1.0, positive=True))
+    since = float(table.number("since", 0.0, minimum=0, maximum=B.MAX_TRACE_SECONDS))
+    until = table.number("until", None, positive=True, maximum=B.MAX_TRACE_SECONDS)
+    limit = table.number("limit", None, integer=True, positive=True, maximum=B.MAX_JOBS)
+    compress = float(table.number("compress", 1.0, positive=True, minimum=B.MIN_COMPRESS,
+                                  maximum=B.MAX_COMPRESS))
     table.finish()
     if until is not None and until <= since:
-        raise table.error("until", f"must be after since ({since:g}), got {until}")
+        raise table.error("until", f"must be after since ({since:g}), got {show(until)}")
     try:
+        # One job more than a scenario may have, at most: enough to tell that there are too many.
         workload = swf.read(Path(path).parent / name, owners, since,
-                            float(until) if until is not None else None, limit)
+                            float(until) if until is not None else None,
+                            limit if limit is not None else B.MAX_JOBS + 1)
     except swf.TraceError as exc:
-        raise table.error("swf", str(exc)) from None
+        raise table.error("swf", escape(str(exc), 300)) from None
+    except OSError as exc:  # a name the system refuses to look up (too long, a loop of links)
+        raise table.error("swf", f"cannot read: {exc.strerror or exc}") from None
     if not workload.jobs:
         raise table.error("swf", "no jobs in the log (within since and until)")
+    if len(workload.jobs) > B.MAX_JOBS:
+        raise table.error("swf", f"more than {B.MAX_JOBS:,} jobs in the log (within since and until): "
+                                 "give a limit")
     if compress != 1.0:
         workload.jobs = [replace(j, submit=j.submit / compress) for j in workload.jobs]
+    for job in workload.jobs:
+        if job.submit > B.MAX_SECONDS or job.runtime > B.MAX_SECONDS:
+            raise table.error("swf", f"job {job.id.proc} of {job.owner} is submitted at {job.submit:g} s "
+                                     f"and runs {job.runtime:g} s: times are at most "
+                                     f"{bound_text(B.MAX_SECONDS)} s")
     return workload
 
 
@@ -156,88 +173,148 @@ class _Owners(enum.Enum):
     GROUP = "group"
 
 
-def _jobs(top: Table, workload: Workload | None = None) -> tuple[JobSpec, ...]:
+# Where the jobs came from, for errors about them: (dotted key, latest end, a shape, its jobs' owner).
+_Origin = tuple[str, float, Shape, str]
+
+
+def _jobs(top: Table, workload: Workload | None = None) -> tuple[tuple[JobSpec, ...], list[_Origin]]:
     jobs: list[JobSpec] = list(workload.jobs) if workload is not None else []
+    origins: list[_Origin] = [(top.key("workload"), j.submit + j.runtime, j.shape, j.owner) for j in jobs]
     numbering: dict[str, int] = {}  # each owner's jobs are numbered as if by a schedd of its own
     for job in jobs:
         numbering[job.owner] = max(numbering.get(job.owner, 0), job.id.proc + 1)
-    groups = top.tables("submit")
+    groups = top.tables("submit", limit=B.MAX_SUBMITS)
     if not groups and not jobs:
         raise top.error("submit", "no [[submit]] entries: the scenario has no jobs")
     for group in groups:
-        owner = group.string("owner")
-        if not owner:
-            raise group.error("owner", "must not be empty")
-        time = group.number("time", 0.0, minimum=0)
-        cpus = group.number("cpus", 1, integer=True, positive=True)
-        memory = group.number("memory", 0, integer=True, minimum=0)
-        gpus = group.number("gpus", 0, integer=True, minimum=0)
-        disk = group.number("disk", 0, integer=True, minimum=0)
+        owner = check_name(group.raw("owner"), group.failing("owner"))
+        time = group.number("time", 0.0, minimum=0, maximum=B.MAX_SECONDS)
+        cpus = group.number("cpus", 1, integer=True, positive=True, maximum=B.MAX_SLOT_CPUS)
+        memory = group.number("memory", 0, integer=True, minimum=0, maximum=B.MAX_SLOT_MEMORY)
+        gpus = group.number("gpus", 0, integer=True, minimum=0, maximum=B.MAX_SLOT_GPUS)
+        disk = group.number("disk", 0, integer=True, minimum=0, maximum=B.MAX_SLOT_DISK)
         if group.has("runtimes"):
             if group.has("runtime"):
                 raise group.error("runtime", "give either runtime or runtimes, not both")
             runtimes = group.raw("runtimes")
             if not isinstance(runtimes, list) or not runtimes:
                 raise group.error("runtimes", "expected a non-empty array of run times")
+            if len(runtimes) > B.MAX_JOBS:
+                raise group.error("runtimes", f"at most {B.MAX_JOBS:,} run times, got {len(runtimes):,}")
             for k, r in enumerate(runtimes):
-                if isinstance(r, bool) or not isinstance(r, (int, float)) or r <= 0:
-                    raise group.error(f"runtimes[{k}]", f"a run time must be a positive number, got {r!r}")
+                check_number(r, group.failing("runtimes", k),
+                             positive=True, maximum=B.MAX_SECONDS)
             if group.has("count"):
-                count = group.number("count", integer=True, positive=True)
+                count = group.number("count", integer=True, positive=True, maximum=B.MAX_JOBS)
                 if count != len(runtimes):
                     raise group.error("count", f"is {count} but runtimes has {len(runtimes)} values")
         else:
-            count = group.number("count", 1, integer=True, positive=True)
-            runtime = group.number("runtime", positive=True)
+            count = group.number("count", 1, integer=True, positive=True, maximum=B.MAX_JOBS)
+            runtime = group.number("runtime", positive=True, maximum=B.MAX_SECONDS)
             runtimes = [runtime] * count
         group.finish()
+        if len(jobs) + len(runtimes) > B.MAX_JOBS:
+            raise group.error(None, f"the scenario would have more than {B.MAX_JOBS:,} jobs")
+        origins.append((group.prefix, time + max(runtimes), (cpus, memory, gpus, disk), owner))
         for r in runtimes:
             n = numbering.get(owner, 0)
             numbering[owner] = n + 1
             jobs.append(JobSpec(JobId(owner, 0, n), owner, float(time), float(r), cpus, memory, gpus,
                                 disk))
-    return tuple(jobs)
+    return tuple(jobs), origins
 
 
-def load_scenario(path: Path | str) -> Scenario:
-    """Read and validate a scenario file."""
+def _check_fit(path: Path | str, slots: tuple[SlotSpec, ...], origins: list[_Origin]) -> None:
+    """Every job fits some slot (or machine) of the pool empty: one that never could would keep the
+    simulation going until its horizon for nothing. (The one fit check,
+    :func:`osep.core.resources.fits`: a slot without memory or disk fits any.)"""
+    rooms = {s.room for s in slots}
+    checked: set[Shape] = set()
+    for key, _, shape, owner in origins:
+        if shape in checked:
+            continue
+        if not any(fits(shape, room) for room in rooms):
+            cpus, memory, gpus, disk = shape
+            raise ConfigError(path, key, f"a job of {show(owner)} asks for {cpus} cores, {memory} MiB, "
+                                         f"{gpus} GPUs and {disk} KiB of disk: no slot of the pool has "
+                                         "that much, so it would never run")
+        checked.add(shape)
+
+
+def _horizon(path: Path | str, meta: Table, horizon: float | None, negotiation: float, interval: float,
+             units: int, origins: list[_Origin], given_t: bool) -> float:
+    """When the simulation stops at the latest: the file's horizon, or the latest the bounds allow
+    (a file whose jobs cannot all end by then, even on an idle pool, is refused)."""
+    rate = 1 / negotiation + 1 / interval  # negotiation and enforcement cycles per simulated second
+    limit = min(B.MAX_CYCLES / rate, B.MAX_WORK / (rate * units))
+    why = (f"with a negotiation cycle every {negotiation:g} s and an enforcement cycle every {interval:g} s"
+           f"{' (-t)' if given_t else ''} over {units:,} slots and jobs, a simulation stops by "
+           f"{limit:,.0f} s (at most {B.MAX_CYCLES:,} cycles and {B.MAX_WORK:,} cycles x slots and jobs)")
+    if horizon is not None:
+        if horizon > limit:
+            raise meta.error("horizon", f"must be at most {limit:,.0f} s: {why}")
+        return horizon
+    key, end, _, _ = max(origins, key=lambda origin: origin[1])
+    if end > limit:
+        raise ConfigError(path, key, f"a job cannot end before {end:,.0f} s but {why}: use longer cycles, "
+                                     "fewer or shorter jobs, or a horizon")
+    return limit
+
+
+def load_scenario(path: Path | str, interval: float | None = None) -> Scenario:
+    """Read and validate a scenario file (``interval``: t as the command line replaces it, which the
+    simulation's bounds depend on)."""
     top = Table(path, read_toml(path))
     meta = top.table("scenario")
-    name = meta.string("name", Path(path).stem)
-    description = meta.string("description", "")
+    name = meta.string("name", escape(Path(path).stem, B.MAX_NAME), printable=True)
+    if not name:
+        raise meta.error("name", "must not be empty")
+    description = meta.string("description", "", limit=B.MAX_TEXT)
     policies = meta.raw("policies", list(POLICY_NAMES))
     if not isinstance(policies, list) or not policies:
         raise meta.error("policies", "expected a non-empty array of policy names")
     policies = check_policy_names(policies, lambda r: meta.error("policies", r))
-    horizon = meta.number("horizon", None, positive=True)
+    horizon = meta.number("horizon", None, positive=True, maximum=B.MAX_SECONDS)
     meta.finish()
 
     pool = top.table("pool", required=True)
     slots = _slots(pool)
-    negotiation = float(pool.number("negotiation_interval", 60.0, positive=True))
-    vacate_delay = float(pool.number("vacate_delay", 10.0, minimum=0))
-    timeout = pool.number("reservation_timeout", None, positive=True)
+    negotiation = float(pool.number("negotiation_interval", 60.0, minimum=B.MIN_INTERVAL,
+                                    maximum=B.MAX_INTERVAL))
+    vacate_delay = float(pool.number("vacate_delay", 10.0, minimum=0, maximum=B.MAX_INTERVAL))
+    timeout = pool.number("reservation_timeout", None, minimum=B.MIN_INTERVAL, maximum=B.MAX_INTERVAL)
     pool.finish()
 
     ckpt = top.table("checkpoint")
     mode = parse_choice(
         ckpt.raw("mode", "on-vacate"), Checkpointing, lambda r: ckpt.error("mode", r)
     )
-    interval = float(ckpt.number("interval", 0.0, minimum=0))
-    if mode is Checkpointing.PERIODIC and interval <= 0:
+    every = float(ckpt.number("interval", 0.0, minimum=0, maximum=B.MAX_SECONDS))
+    if mode is Checkpointing.PERIODIC and every <= 0:
         raise ckpt.error("interval", "periodic checkpointing needs an interval greater than 0")
+    if 0 < every < B.MIN_INTERVAL:
+        raise ckpt.error("interval", f"must be 0 or at least {bound_text(B.MIN_INTERVAL)} s, got {every!r}")
     ckpt.finish()
 
     fs = top.table("fairshare")
-    half_life = float(fs.number("half_life", 86400.0, positive=True))
+    half_life = float(fs.number("half_life", 86400.0, minimum=B.MIN_INTERVAL, maximum=B.MAX_SECONDS))
     usage_table = fs.table("usage")
-    usage = {o: float(usage_table.number(o, minimum=0)) for o in usage_table.data}
+    if len(usage_table.data) > B.MAX_OWNERS:
+        raise usage_table.error(None, f"at most {B.MAX_OWNERS:,} owners, got {len(usage_table.data):,}")
+    usage = {}
+    for owner in usage_table.data:
+        check_name(owner, usage_table.failing(owner))
+        usage[owner] = float(usage_table.number(owner, minimum=0, maximum=B.MAX_USAGE))
     fs.finish()
 
     policy = parse_policy(top.table("policy"), top.table("owners", required=True))
     workload = _workload(top, path)
-    jobs = _jobs(top, workload)
+    jobs, origins = _jobs(top, workload)
     top.finish()
+    _check_fit(path, slots, origins)
+    t = interval if interval is not None else policy.interval
+    horizon = _horizon(path, meta, horizon, negotiation, t, len(slots) + len(jobs), origins,
+                       interval is not None)
     return Scenario(
         path=str(path),
         name=name,
@@ -252,12 +329,11 @@ def load_scenario(path: Path | str) -> Scenario:
             half_life=half_life,
             initial_usage=usage,
             checkpointing=mode,
-            checkpoint_interval=interval,
-            horizon=float(horizon) if horizon is not None else None,
+            checkpoint_interval=every,
+            horizon=float(horizon),
         ),
         policy=policy.settings,
         interval=policy.interval,
         skipped=dict(workload.skipped) if workload is not None else {},
         examples=tuple(workload.examples) if workload is not None else (),
     )
-

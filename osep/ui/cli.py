@@ -4,26 +4,35 @@ pure renderers in :mod:`osep.ui.render`."""
 from __future__ import annotations
 
 import functools
+import os
 import sys
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import Any, NoReturn, TypeVar, cast
 
 import click
 
 from osep import __version__, log
+from osep.config.bounds import MAX_INTERVAL, MAX_VACATES, MIN_INTERVAL
 from osep.config.knobs import KNOBS, Overrides, parse_knobs
 from osep.config.policy import load_policy
-from osep.config.toml import Table, read_toml
+from osep.config.toml import Table, escape, read_toml
 from osep.core.plan import Target, VictimOrder
 from osep.core.resources import RESOURCES
-from osep.errors import OsepError
+from osep.errors import ConfigError, OsepError
 from osep.sim.variants import NAMES as POLICY_NAMES
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 FORMATS = ("table", "json", "csv")
+
+
+def fail(exc: OsepError) -> NoReturn:
+    """One line on stderr, whatever a file or a knob put in the message (control characters and
+    terminal escapes are shown escaped), and exit status 2."""
+    click.echo(f"osep: error: {escape(str(exc))}", err=True)
+    sys.exit(2)
 
 
 def fails_cleanly(func: F) -> F:
@@ -34,8 +43,7 @@ def fails_cleanly(func: F) -> F:
         try:
             return func(*args, **kwargs)
         except OsepError as exc:
-            click.echo(f"osep: error: {exc}", err=True)
-            sys.exit(2)
+            fail(exc)
 
     return cast(F, wrapper)
 
@@ -57,8 +65,8 @@ def format_option(func: F) -> F:
     type=click.Choice(log.LEVELS),
     default="warning",
     show_default=True,
-    envvar="OSEP_LOG_LEVEL",
-    help="Least severe structured log event to write (info: every decision and action).",
+    help="Least severe structured log event to write (info: every decision and action). "
+         "[env OSEP_LOG_LEVEL]",
 )
 @click.option(
     "--log-file",
@@ -70,6 +78,14 @@ def format_option(func: F) -> F:
 def cli(ctx: click.Context, log_level: str, log_file: Path | None) -> None:
     """Owner-Share Enforcement Policy (OSEP) for HTCondor pools."""
     source = ctx.get_parameter_source("log_level")
+    given = source is not None and source.name != "DEFAULT"
+    env = os.environ.get("OSEP_LOG_LEVEL", "")
+    if not given and env:
+        try:
+            log_level = parse_knobs({"OSEP_LOG_LEVEL": env}).log_level
+        except ConfigError as exc:
+            fail(ConfigError("environment", "OSEP_LOG_LEVEL", exc.reason))
+        given = True
     stream = None
     if log_file is not None:
         try:
@@ -81,13 +97,13 @@ def cli(ctx: click.Context, log_level: str, log_file: Path | None) -> None:
     ctx.obj = {
         "stream": stream,
         "log_level": log_level,
-        "log_level_given": source is not None and source.name != "DEFAULT",
+        "log_level_given": given,
     }
     log.configure(log_level, stream)
 
 
 @cli.command()
-@click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("scenario", type=click.Path(path_type=Path))
 @click.option(
     "--policy",
     "policies",
@@ -98,9 +114,9 @@ def cli(ctx: click.Context, log_level: str, log_file: Path | None) -> None:
 @format_option
 @click.option("--plot", type=click.Path(dir_okay=False, path_type=Path),
               help="Also draw running slots per owner over time, ideal against real (PNG or SVG).")
-@click.option("-p", "--max-vacates", type=click.IntRange(min=0),
+@click.option("-p", "--max-vacates", type=click.IntRange(min=0, max=MAX_VACATES),
               help="At most this many vacates per cycle (p). Default: the scenario's, else the largest share.")
-@click.option("-t", "--interval", type=click.FloatRange(min=0, min_open=True),
+@click.option("-t", "--interval", type=click.FloatRange(min=MIN_INTERVAL, max=MAX_INTERVAL),
               help="Seconds between enforcement cycles (t).")
 @click.option("--target", type=click.Choice([t.value for t in Target]),
               help="Hold owners to their owner share (paper) or their feasible share.")
@@ -122,7 +138,7 @@ def simulate(
     from osep.sim.experiment import comparison, run_scenario, with_overrides
     from osep.ui import render
 
-    loaded = load_scenario(scenario)
+    loaded = load_scenario(scenario, interval)
     _skipped(loaded)
     settings = with_overrides(
         loaded.policy,
@@ -148,12 +164,12 @@ def _skipped(scenario: Any) -> None:
     """One line on stderr for what a scenario's workload log left out."""
     if scenario.skipped:
         counts = ", ".join(f"{n} {reason}" for reason, n in sorted(scenario.skipped.items()))
-        click.echo(f"{scenario.path}: workload lines left out: {counts} "
+        click.echo(f"{escape(scenario.path)}: workload lines left out: {counts} "
                    f"(e.g. {'; '.join(scenario.examples)})", err=True)
 
 
 @cli.command()
-@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
 @fails_cleanly
 def validate(files: tuple[Path, ...]) -> None:
     """Check policy and scenario FILES without running anything (exit 2 on the first bad one)."""
@@ -165,7 +181,7 @@ def validate(files: tuple[Path, ...]) -> None:
             scenario = load_scenario(path)
             _skipped(scenario)
             click.echo(
-                f"{path}: scenario {scenario.name!r}: {scenario.capacity} slots, "
+                f"{escape(str(path))}: scenario {scenario.name!r}: {scenario.capacity} slots, "
                 f"{len(scenario.jobs)} jobs, policies {', '.join(scenario.policies)}"
             )
         else:
@@ -175,7 +191,7 @@ def validate(files: tuple[Path, ...]) -> None:
             totals = ", ".join(
                 f"{sum(shares.amounts(r).values()):g}{'%' if shares.percent else ''} {r}"
                 for r in RESOURCES if r in shares.resources())
-            click.echo(f"{path}: policy: {owners} owners, {totals or 'nothing'} in all, unit "
+            click.echo(f"{escape(str(path))}: policy: {owners} owners, {totals or 'nothing'} in all, unit "
                        f"{settings.unit.value}, target {settings.target.value}, victims by "
                        f"{settings.victim_order.value}")
 
@@ -185,11 +201,11 @@ def validate(files: tuple[Path, ...]) -> None:
 @click.option("--dry-run/--no-dry-run", default=None,
               help="Decide and log everything, touch nothing. [knob OSEP_DRY_RUN]")
 @click.option("--pool", metavar="HOST[:PORT]", help="Collector to use. [knob OSEP_POOL]")
-@click.option("--policy-file", type=click.Path(dir_okay=False, path_type=Path),
+@click.option("--policy-file", type=click.Path(path_type=Path),
               help="Policy file (owners and shares). [knob OSEP_POLICY_FILE]")
-@click.option("-t", "--interval", type=click.FloatRange(min=0, min_open=True),
+@click.option("-t", "--interval", type=click.FloatRange(min=MIN_INTERVAL, max=MAX_INTERVAL),
               help="Seconds between cycles (t). [knob OSEP_INTERVAL]")
-@click.option("-p", "--max-vacates", type=click.IntRange(min=0),
+@click.option("-p", "--max-vacates", type=click.IntRange(min=0, max=MAX_VACATES),
               help="At most this many vacates per cycle (p). [knob OSEP_MAX_VACATES]")
 @click.option("--vacate-fast/--vacate-graceful", default=None,
               help="Vacate without the job's soft-kill grace period. [knob OSEP_VACATE_FAST]")
@@ -301,7 +317,7 @@ def release(pool: str | None, state_file: Path | None) -> None:
 
 @cli.command()
 @click.option("--pool", metavar="HOST[:PORT]", help="Collector to ask. [knob OSEP_POOL]")
-@click.option("--policy", "policy_file", type=click.Path(dir_okay=False, path_type=Path),
+@click.option("--policy", "policy_file", type=click.Path(path_type=Path),
               help="Policy file (owners and shares). [knob OSEP_POLICY_FILE]")
 @click.option("--sort", type=click.Choice(["owner", "gap", "running"]), default="owner",
               show_default=True, help="Order of the owners (gap: most over their target first).")
@@ -396,7 +412,7 @@ def _check_plot(plot: Path | None) -> None:
 @cli.command()
 @click.argument("logs", nargs=-1, required=True, metavar="[OWNER=]LOG...")
 @click.option("--policy", "policy_file", required=True,
-              type=click.Path(dir_okay=False, path_type=Path),
+              type=click.Path(path_type=Path),
               help="Policy file with the owners' shares the history is measured against.")
 @click.option("--decisions", type=click.Path(dir_okay=False, path_type=Path),
               help="osep's JSON log for the same period: dates vacate signals, tells osep's "

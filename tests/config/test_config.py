@@ -6,6 +6,7 @@ import dataclasses
 
 import pytest
 
+from osep.config import bounds as B
 from osep.config.policy import load_policy
 from osep.core.plan import Target, VictimOrder
 from osep.core.resources import Unit
@@ -120,7 +121,7 @@ def test_bundled_policy_example_is_valid():
         ('[policy]\nvictim_order = "random"\n[owners]\na = 1\n', "policy.victim_order", "wallclock, lost-work"),
         ('[policy]\nmax_vacates = 2.5\n[owners]\na = 1\n', "policy.max_vacates", "whole number"),
         ('[policy]\nmax_vacates = -1\n[owners]\na = 1\n', "policy.max_vacates", "at least 0"),
-        ('[policy]\ninterval = 0\n[owners]\na = 1\n', "policy.interval", "greater than 0"),
+        ('[policy]\ninterval = 0\n[owners]\na = 1\n', "policy.interval", "at least 1"),
         ('[policy]\ninterval = "5m"\n[owners]\na = 1\n', "policy.interval", "expected a number"),
         ('[policy]\nintervall = 60\n[owners]\na = 1\n', "policy.intervall", "did you mean 'interval'"),
         ('[policy]\nunit = "cores"\n[owners]\na = 1\n', "policy.unit",
@@ -128,6 +129,24 @@ def test_bundled_policy_example_is_valid():
         ('[owner]\na = 1\n', "owners", "missing"),
         ('[owners]\na = 1\n[extra]\nx = 1\n', "extra", "unknown key"),
         ('owners = 3\n', "owners", "expected a table"),
+        # Bounds, and names and values from the file shown escaped.
+        ('[owners]\n"a\\nb\\u001b[31m" = 1\n', 'owners."a\\nb\\x1b[31m"', "must be printable"),
+        ('[owners]\n"" = 1\n', 'owners.""', "must not be empty"),
+        ('[owners]\n"\\u202eevil" = 1\n', 'owners."\\u202eevil"', "must be printable"),
+        (f'[owners]\n{"n" * 256} = 1\n', "owners." + "n" * 256, "at most 255 characters"),
+        ('[owners]\na = 10000001\n', "owners.a", "at most 10,000,000 (slots)"),
+        ('[owners]\na = 1e300\n', "owners.a", "at most 10,000,000"),
+        ('[owners]\na = 0x' + "f" * 2000 + '\n', "owners.a", "at most 10,000,000"),
+        ('[owners]\na = "101%"\n', "owners.a", "at most 100%"),
+        ('[owners]\na = "1e300%"\n', "owners.a", "at most 100%"),
+        ('[owners]\na = "' + "1" * 100 + '%"\n', "owners.a", "at most 64 characters"),
+        ('[policy]\nunit = "memory"\n[owners]\na = "2 EiB"\n', "owners.a", "not a memory size"),
+        ('[policy]\nunit = "memory"\n[owners]\na = "2000000 TiB"\n', "owners.a", "at most 1,099,511,627,776"),
+        ('[policy]\nunit = "gpus"\n[owners]\na = 1000001\n', "owners.a", "at most 1,000,000 (gpus)"),
+        ('[policy]\nmax_vacates = 1000001\n[owners]\na = 1\n', "policy.max_vacates", "at most 1,000,000"),
+        ('[policy]\ninterval = 1e-300\n[owners]\na = 1\n', "policy.interval", "at least 1"),
+        ('[policy]\ninterval = 86401\n[owners]\na = 1\n', "policy.interval", "at most 86,400"),
+        ('[policy]\ninterval = nan\n[owners]\na = 1\n', "policy.interval", "finite"),
     ],
 )
 def test_bad_policy_names_file_key_and_reason(tmp_path, text, key, reason):
@@ -139,6 +158,19 @@ def test_bad_policy_names_file_key_and_reason(tmp_path, text, key, reason):
     assert err.key == key
     assert reason in err.reason
     assert str(path) in str(err) and key in str(err)
+    assert "\n" not in str(err) and str(err).isprintable()
+
+
+def test_too_many_owners(tmp_path):
+    text = "[owners]\n" + "".join(f"o{n} = 1\n" for n in range(B.MAX_OWNERS + 1))
+    err = _raises(load_policy, write(tmp_path, text))
+    assert err.key == "owners" and "at most 10,000 owners" in err.reason
+
+
+def _raises(load, path):
+    with pytest.raises(ConfigError) as info:
+        load(path)
+    return info.value
 
 
 def test_unreadable_and_malformed_files(tmp_path):

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from osep.config import bounds as B
 from osep.config.scenario import load_scenario
 from osep.errors import ConfigError
 from osep.sim.specs import Checkpointing
+from osep.ui.cli import cli
 
 ROOT = Path(__file__).parents[2]
 BASE = """
@@ -82,7 +86,7 @@ def test_slot_groups(tmp_path):
         (lambda t: t.replace("runtime = 100", "runtime = -5"), "submit[0].runtime", "greater than 0"),
         (lambda t: t.replace("runtime = 100", "runtimes = [1, 2, 3]"), "submit[0].count", "runtimes has 3"),
         (lambda t: t.replace("runtime = 100", "runtime = 100\nruntimes = [1, 2]"), "submit[0].runtime", "not both"),
-        (lambda t: t.replace("runtime = 100", "runtimes = [1, 0]"), "submit[0].runtimes[1]", "positive"),
+        (lambda t: t.replace("runtime = 100", "runtimes = [1, 0]"), "submit[0].runtimes[1]", "greater than 0"),
         (lambda t: t.replace("count = 2", "cuont = 2"), "submit[0].cuont", "did you mean 'count'"),
         (lambda t: t.replace("slots = 4", "slots = 0"), "pool.slots", "greater than 0"),
         (lambda t: t.replace("slots = 4", "negotiation_interval = 60"), "pool.slots", "missing"),
@@ -91,6 +95,40 @@ def test_slot_groups(tmp_path):
         (lambda t: t + "[checkpoint]\nmode = \"always\"\n", "checkpoint.mode", "expected one of"),
         (lambda t: t + "[fairshare]\nusage = { a = -1 }\n", "fairshare.usage.a", "at least 0"),
         (lambda t: t + "[policy]\ntarget = \"fair\"\n", "policy.target", "expected one of"),
+        # Bounds, and names and values from the file shown escaped.
+        (lambda t: t.replace("slots = 4", "slots = 1000000000"), "pool.slots", "at most 10,000"),
+        (lambda t: t.replace("slots = 4", "slots = 4.5"), "pool.slots", "whole number"),
+        (lambda t: t.replace("slots = 4", "slots = [{ count = 6000 }, { count = 6000 }]"), "pool.slots[1].count",
+         "more than 10,000 slots"),
+        (lambda t: t.replace("slots = 4", "slots = [{ cpus = 5000 }]"), "pool.slots[0].cpus", "at most 4,096"),
+        (lambda t: t.replace("slots = 4", "slots = [{ gpus = 2000 }]"), "pool.slots[0].gpus", "at most 1,024"),
+        (lambda t: t.replace("slots = 4", "slots = 4\nnegotiation_interval = 1e-300"),
+         "pool.negotiation_interval", "at least 1"),
+        (lambda t: t.replace("slots = 4", "slots = 4\nnegotiation_interval = 1e300"),
+         "pool.negotiation_interval", "at most 86,400"),
+        (lambda t: t.replace("slots = 4", "slots = 4\nvacate_delay = inf"), "pool.vacate_delay", "finite"),
+        (lambda t: t.replace("slots = 4", "slots = 4\nreservation_timeout = 0.5"), "pool.reservation_timeout",
+         "at least 1"),
+        (lambda t: t.replace("count = 2", "count = 100000000"), "submit[0].count", "at most 100,000"),
+        (lambda t: t.replace("runtime = 100", "runtime = 1e300"), "submit[0].runtime", "at most 100,000,000"),
+        (lambda t: t.replace("runtime = 100", "runtime = nan"), "submit[0].runtime", "finite"),
+        (lambda t: t.replace("runtime = 100", "runtimes = [100, inf]"), "submit[0].runtimes[1]", "finite"),
+        (lambda t: t.replace("runtime = 100", "runtimes = [100, nan]"), "submit[0].runtimes[1]", "finite"),
+        (lambda t: t.replace("count = 2", "count = 2\ntime = 1e300"), "submit[0].time", "at most 100,000,000"),
+        (lambda t: t.replace("count = 2", "count = 2\ncpus = 2"), "submit[0]", "no slot of the pool has that much"),
+        (lambda t: t.replace('owner = "a"', 'owner = "a\\u001b[2J"'), "submit[0].owner", "must be printable"),
+        (lambda t: t + "[[submit]]\nowner = 'a'\nruntime = 1\ncount = 99999\n", "submit[1]",
+         "more than 100,000 jobs"),
+        (lambda t: "[scenario]\nhorizon = 1e9\n" + t, "scenario.horizon", "at most 100,000,000"),
+        (lambda t: "[scenario]\nhorizon = 9e7\n" + t, "scenario.horizon", "a simulation stops by"),
+        (lambda t: "[scenario]\nname = \"a\\nb\"\n" + t, "scenario.name", "printable"),
+        (lambda t: "[scenario]\npolicies = [\"" + "x" * 1000 + "\"]\n" + t, "scenario.policies", "... (1,000"),
+        (lambda t: t.replace("runtime = 100", "runtime = 9e7"), "submit[0]", "a job cannot end before 90,000,000 s"),
+        (lambda t: t + "[checkpoint]\nmode = \"periodic\"\ninterval = 1e-300\n", "checkpoint.interval",
+         "must be 0 or at least 1"),
+        (lambda t: t + "[fairshare]\nhalf_life = 1e-300\n", "fairshare.half_life", "at least 1"),
+        (lambda t: t + "[fairshare]\nusage = { a = 1e300 }\n", "fairshare.usage.a", "at most 1e+15"),
+        (lambda t: t + "[fairshare]\nusage = { \"a\\nb\" = 1 }\n", 'fairshare.usage."a\\nb"', "printable"),
     ],
 )
 def test_bad_scenario(tmp_path, change, key, reason):
@@ -100,3 +138,60 @@ def test_bad_scenario(tmp_path, change, key, reason):
     assert info.value.path == str(path)
     assert info.value.key == key
     assert reason in info.value.reason
+    assert "\n" not in str(info.value) and str(info.value).isprintable()
+
+
+def fails(load, path):
+    with pytest.raises(ConfigError) as info:
+        load(path)
+    assert "\n" not in str(info.value) and str(info.value).isprintable()
+    return info.value
+
+
+def test_workload_bounds(tmp_path):
+    (tmp_path / "traces").symlink_to(ROOT / "config" / "traces")
+    base = ("[pool]\nslots = [{ cpus = 128, partitionable = true }]\n[owners]\nuser1 = 1\n[workload]\n"
+            'swf = "traces/NASA-iPSC-1993-3.1-cln.swf.gz"\n')
+    for extra, key, reason in [
+        ("limit = 10\ncompress = 1e-300\n", "workload.compress", "at least 0.001"),
+        ("limit = 10\nsince = 1e300\n", "workload.since", "at most 10,000,000,000"),
+        ("limit = 10\nlimit = 0\n", "line 8, column 10", "Cannot overwrite"),
+        ("limit = 1000\ncompress = 0.001\n", "workload.swf", "times are at most 100,000,000 s"),
+    ]:
+        err = fails(load_scenario, write(tmp_path, base + extra))
+        assert err.key == key and reason in err.reason
+    small = base.replace("cpus = 128", "cpus = 64") + "limit = 5\n"
+    err = fails(load_scenario, write(tmp_path, small))
+    assert err.key == "workload" and "asks for 128 cores" in err.reason
+    (tmp_path / "many.swf").write_text("".join(f"{n} {n} -1 10 1 -1 -1 -1 -1 -1 -1 1 1 -1 -1 -1 -1 -1\n"
+                                               for n in range(B.MAX_JOBS + 5)))
+    many = base.replace("traces/NASA-iPSC-1993-3.1-cln.swf.gz", "many.swf")
+    err = fails(load_scenario, write(tmp_path, many))
+    assert err.key == "workload.swf" and "more than 100,000 jobs" in err.reason
+    long = base.replace("traces/NASA-iPSC-1993-3.1-cln.swf.gz", "x" * 300)
+    assert "File name too long" in fails(load_scenario, write(tmp_path, long)).reason
+
+
+def test_the_simulation_limit_follows_t_from_the_command_line(tmp_path):
+    path = write(tmp_path, BASE.replace("runtime = 100", "runtime = 1000000"))
+    assert load_scenario(path).pool.horizon == pytest.approx(B.MAX_CYCLES / (1 / 60 + 1 / 300))
+    err = fails(lambda p: load_scenario(p, interval=1.0), path)
+    assert err.key == "submit[0]" and "every 1 s (-t)" in err.reason
+    result = CliRunner().invoke(cli, ["simulate", str(path), "-t", "1"])
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1 and "(-t)" in result.stderr
+    result = CliRunner().invoke(cli, ["simulate", str(path), "-t", "1e-300"])
+    assert result.exit_code == 2 and "1e-300" in result.stderr  # click's range check: nothing runs
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "config" / "scenarios").glob("*.toml")), ids=lambda p: p.stem)
+def test_the_limit_does_not_change_the_bundled_scenarios(path):
+    """The horizon osep sets lies beyond the end of every bundled scenario: stopping there or never
+    gives the same runs."""
+    from osep.sim.experiment import comparison, run_scenario
+
+    scenario = load_scenario(path)
+    policies = ("osep",) if "nasa" in path.stem else None  # the NASA week: its longest run only
+    bounded = comparison(scenario, run_scenario(scenario, policies))
+    unbounded = replace(scenario, pool=replace(scenario.pool, horizon=None))
+    assert comparison(unbounded, run_scenario(unbounded, policies)) == bounded
+    assert all(p.get("unfinished", 0) == 0 for p in bounded["policies"].values())

@@ -76,7 +76,9 @@ def test_unreadable_logs_are_one_clear_error(tmp_path):
 
 def scenario(tmp_path, workload):
     path = tmp_path / "scn.toml"
-    path.write_text("[pool]\nslots = 4\n[owners]\nuser1 = 2\n[workload]\n" + workload)
+    # One machine of 128 cores: the log has jobs that large, and a job that fits no slot is refused.
+    path.write_text("[pool]\nslots = [{ cpus = 128, partitionable = true }]\n[owners]\nuser1 = 2\n[workload]\n"
+                    + workload)
     return path
 
 

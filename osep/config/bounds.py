@@ -1,0 +1,54 @@
+"""The bounds on every number and string osep reads from a policy file, a scenario file or a knob.
+
+Each bound is loose enough for any real pool and tight enough that nothing a file says can make
+``osep validate`` or ``osep simulate`` run out of memory or time: README's "Bounds" table lists them
+all. A value outside its bound is refused with one line naming the file, the key and the bound.
+"""
+
+from __future__ import annotations
+
+# Files.
+MAX_FILE_BYTES = 1 << 19  # a policy or scenario file: 512 KiB
+MAX_TABLES = 2500  # lines opening a table ([name] or [[name]]) in a file
+MAX_KEY_PARTS = 16  # parts of a dotted key (a.b.c has 3)
+MAX_NAME = 255  # characters in an owner's or a scenario's name (printable ones only)
+MAX_TEXT = 10_000  # characters in a description
+MAX_PATH = 4096  # characters in a path (a knob's, a workload log's)
+MAX_AMOUNT_TEXT = 64  # characters in an amount given as text ("1.5 TiB", "30%")
+
+# Time, in seconds.
+MIN_INTERVAL = 1.0  # t, and the simulated negotiation cycle
+MAX_INTERVAL = 86_400.0
+MAX_SECONDS = 1e8  # any other time or duration (about three years)
+MAX_TRACE_SECONDS = 1e10  # since and until in a workload log's own clock
+MIN_COMPRESS, MAX_COMPRESS = 0.001, 1000.0
+
+# Counts.
+MAX_OWNERS = 10_000
+MAX_VACATES = 1_000_000  # p
+MAX_VACATES_PER_JOB_PER_HOUR = 3600
+MAX_SLOTS = 10_000  # static slots and partitionable machines in a simulated pool
+MAX_SLOT_GROUPS = 1000  # [[pool.slots]] tables
+MAX_SLOT_CPUS = 4096
+MAX_SLOT_GPUS = 1024
+MAX_SLOT_MEMORY = 1 << 30  # MiB: 1 PiB
+MAX_SLOT_DISK = 1 << 50  # KiB: 1 EiB
+MAX_JOBS = 100_000  # in a scenario, from [[submit]] and the workload log together
+MAX_SUBMITS = 1000  # [[submit]] tables
+MAX_USAGE = 1e15  # a Fair-Share starting usage, in slot-seconds
+
+# Shares, per resource (a percentage is at most 100).
+MAX_SHARE = {"slots": 1e7, "cpus": 1e7, "gpus": 1e6, "memory": float(1 << 40),  # memory in MiB: 1 EiB
+             "disk": float(1 << 50)}  # disk in KiB: 1 EiB
+MAX_SHARE_DEFAULT = float(1 << 40)
+
+# What one simulation may cost: it stops at its horizon, which is never later than the time by which
+# the pool has made MAX_CYCLES negotiation and enforcement cycles in all, nor than the time by which
+# cycles x (slots + jobs) reaches MAX_WORK (each cycle's cost grows with the slots and jobs it looks at).
+MAX_CYCLES = 300_000
+MAX_WORK = 20_000_000
+
+
+def share_maximum(resource: str) -> float:
+    """The largest share of ``resource`` a policy may give one owner (in the resource's unit)."""
+    return MAX_SHARE.get(resource, MAX_SHARE_DEFAULT)

@@ -1,0 +1,121 @@
+"""Hostile OSEP_* knob values, as HTCondor's configuration gives them to ``osep run`` (set here through
+``_CONDOR_*`` environment variables and read back through the bindings), and OSEP_LOG_LEVEL from the
+environment: every bad value is one line naming the knob, and nothing reaches a pool."""
+
+from __future__ import annotations
+
+import signal
+
+import pytest
+from click.testing import CliRunner
+
+from osep.config.bounds import MAX_INTERVAL, MAX_VACATES, MIN_INTERVAL
+from osep.config.knobs import KNOB_SOURCE, KNOBS, Overrides, load_run_settings, parse_knobs
+from osep.config.toml import escape
+from osep.errors import ConfigError
+from osep.ui.cli import cli
+
+htcondor2 = pytest.importorskip("htcondor2")
+
+HOSTILE = [
+    "", " ", "nan", "-nan", "inf", "-inf", "infinity", "1e-300", "1e300", "1e999", "-1", "0", "-0", "0.5",
+    "9" * 5000, "0x10", "1_000", "\u0661\u0662", "5\n6", "\x1b[31m", "\x1b]0;x\x07", "a" * 100_000,
+    "\u202eevil", "'\"", "true\x07", "/dev/zero", "/", "yes please", "1e", ".", "+", "2.5", "3600",
+    "86401", "1000001", "TRUE", "debug\n", "x\ry", "\u2028", "\x9b2J",
+]
+
+
+@pytest.fixture
+def condor(monkeypatch):
+    """Set knobs the way an administrator's configuration would, for the bindings to read."""
+
+    def configure(**knobs: str) -> None:
+        for name, value in knobs.items():
+            monkeypatch.setenv(f"_CONDOR_{name}", value)
+        htcondor2.reload_config()
+
+    yield configure
+    monkeypatch.undo()
+    htcondor2.reload_config()
+
+
+def _guarded(args):
+    def alarm(signum, frame):
+        raise TimeoutError("no answer in 30 s")
+
+    previous = signal.signal(signal.SIGALRM, alarm)
+    signal.alarm(30)
+    try:
+        return CliRunner().invoke(cli, args)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+@pytest.mark.parametrize("knob", sorted(KNOBS))
+def test_hostile_knob_values_are_one_line_naming_the_knob(knob, condor, tmp_path):
+    bad_policy = tmp_path / "policy.toml"
+    bad_policy.write_text("[owners]\na = -1\n")  # so that a run that gets past its knobs stops here
+    from osep.htcondor import live
+
+    rejected = 0
+    for value in HOSTILE:
+        condor(**{"OSEP_POLICY_FILE": str(bad_policy), knob: value})
+        given = live.knobs(KNOBS)  # what the bindings make of it
+        result = _guarded(["run", "--once"])
+        assert result.exception is None or isinstance(result.exception, SystemExit), (value, result.exception)
+        assert result.exit_code == 2 and not result.stdout, (value, result.output)
+        lines = result.stderr.splitlines()
+        assert len(lines) == 1 and lines[0].isprintable(), (value, result.stderr)
+        with pytest.raises(ConfigError) as info:  # what the same knobs give without the command line
+            load_run_settings(given, Overrides())
+        assert lines[0] == f"osep: error: {escape(str(info.value))}"
+        if info.value.path == KNOB_SOURCE:
+            rejected += 1
+            assert info.value.key == knob, (value, lines[0])
+        else:  # a value the knob takes: the run went on to the policy file, and stopped there
+            assert info.value.path == given["OSEP_POLICY_FILE"].strip(), (value, lines[0])
+    assert rejected > 0
+
+
+def test_log_level_from_the_environment_is_one_line(monkeypatch, tmp_path):
+    policy = tmp_path / "p.toml"
+    policy.write_text("[owners]\na = 1\n")
+    for value in ["loud", "debug\n\x1b[31m", "x" * 10_000, "DEBUG ", "\u202e"]:
+        monkeypatch.setenv("OSEP_LOG_LEVEL", value)
+        result = _guarded(["validate", str(policy)])
+        lines = result.stderr.splitlines()
+        if value.strip().lower() == "debug":
+            assert result.exit_code == 0, result.output
+            continue
+        assert result.exit_code == 2 and len(lines) == 1 and lines[0].isprintable(), result.output
+        assert lines[0].startswith("osep: error: environment: OSEP_LOG_LEVEL: expected one of"), lines[0]
+    monkeypatch.setenv("OSEP_LOG_LEVEL", "")  # empty: not set
+    assert _guarded(["validate", str(policy)]).exit_code == 0
+
+
+@pytest.mark.parametrize("knobs, knob, reason", [
+    ({"OSEP_INTERVAL": "1e-300"}, "OSEP_INTERVAL", f"at least {MIN_INTERVAL:g}"),
+    ({"OSEP_INTERVAL": "86401"}, "OSEP_INTERVAL", f"at most {MAX_INTERVAL:,.0f}"),
+    ({"OSEP_INTERVAL": "nan"}, "OSEP_INTERVAL", "number of seconds"),
+    ({"OSEP_INTERVAL": "1e999"}, "OSEP_INTERVAL", "finite"),
+    ({"OSEP_INTERVAL": "\u0661\u0662"}, "OSEP_INTERVAL", "number of seconds"),
+    ({"OSEP_MAX_VACATES": str(MAX_VACATES + 1)}, "OSEP_MAX_VACATES", "at most"),
+    ({"OSEP_MAX_VACATES": "9" * 5000}, "OSEP_MAX_VACATES", "whole number"),
+    ({"OSEP_MAX_VACATES": "1_000"}, "OSEP_MAX_VACATES", "whole number"),
+    ({"OSEP_MAX_VACATES_PER_JOB_PER_HOUR": "3601"}, "OSEP_MAX_VACATES_PER_JOB_PER_HOUR", "at most 3,600"),
+    ({"OSEP_MIN_RUN_TIME": "-1"}, "OSEP_MIN_RUN_TIME", "at least 0"),
+    ({"OSEP_RESERVATION_TIMEOUT": "0.001"}, "OSEP_RESERVATION_TIMEOUT", "at least 1"),
+    ({"OSEP_POLICY_FILE": "a\x00b"}, "OSEP_POLICY_FILE", "printable"),
+    ({"OSEP_STATE_FILE": "state\nfile"}, "OSEP_STATE_FILE", "printable"),
+    ({"OSEP_LOG": "x" * 5000}, "OSEP_LOG", "at most 4,096 characters"),
+    ({"OSEP_POOL": "cm\x1b[31m"}, "OSEP_POOL", "printable"),
+    ({"OSEP_NAME": "n" * 300}, "OSEP_NAME", "at most 255 characters"),
+    ({"OSEP_DRY_RUN": "x" * 10_000}, "OSEP_DRY_RUN", "true or false"),
+])
+def test_knob_bounds(knobs, knob, reason):
+    with pytest.raises(ConfigError) as info:
+        parse_knobs(knobs)
+    assert info.value.key == knob and reason in info.value.reason
+    text = str(info.value)
+    assert "\n" not in text and text.isprintable() and len(text) < 300
