@@ -8,16 +8,15 @@ import json
 from collections.abc import Container, Mapping
 from typing import Any
 
+from osep.config.toml import escape
 from osep.measure.documents import AREA_SHORT
 
 
 def printable(text: str) -> str:
     """``text`` with every character that is not printable (newlines, terminal escapes, bidi
-    overrides) written as its escape: owner, schedd and file names are data from users, and must
-    neither break a table's lines nor drive the terminal that shows it."""
-    if text.isprintable():
-        return text
-    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+    overrides) escaped, as error lines are (:func:`osep.config.toml.escape`): owner, schedd and file
+    names are data from users, and must neither break a table's lines nor drive the terminal."""
+    return text if text.isprintable() else escape(text)
 
 
 def _pct(value: float | None) -> str:
