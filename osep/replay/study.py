@@ -26,6 +26,7 @@ from osep.sim.experiment import Outcome, outcome_column, run_scenario, totals
 from osep.sim.specs import Checkpointing, JobSpec, PoolSettings, SlotSpec
 
 RECORDED = "recorded"
+MAX_WHAT_IF_CYCLES = 1_000_000  # negotiation and enforcement cycles of one what-if run
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +92,9 @@ def study(
     log = read_decisions(decisions, warn) if decisions is not None else None
     capacity = slots if slots is not None else (log.capacity if log is not None else None)
     if capacity is None or capacity <= 0:
+        if log is not None:
+            raise OsepError(f"{log.path}: no cycle in this decision log records the pool's size: "
+                            "pass --slots N")
         raise OsepError(
             "the pool's size is unknown: pass --slots N (or a decision log whose cycles record it)"
         )
@@ -109,10 +113,12 @@ def study(
         progress=progress,
     )
     if result.events == 0:
-        raise OsepError("no job events in " + ", ".join(str(s.path) for s in sources))
+        raise OsepError(", ".join(str(s.path) for s in sources) + ": no job events in "
+                        + ("it" if len(sources) == 1 else "them"))
     outcomes: dict[str, Outcome] = {}
     what_ifs: dict[str, dict[str, Any]] = {}
     if what_if.policies:
+        _check_span(sources, result, interval, what_if)
         scenario = _scenario(sources, result, policy, interval, capacity, what_if)
         outcomes = run_scenario(scenario, what_if.policies, policy, interval)
         what_ifs = {n: outcome_column(o, totals(scenario)) for n, o in outcomes.items()}
@@ -162,6 +168,20 @@ def _scenario(sources: Sequence[LogSource], result: Replay, policy: PolicySettin
         policy=policy,
         interval=interval,
     )
+
+
+def _check_span(sources: Sequence[LogSource], result: Replay, interval: float,
+                what_if: WhatIf) -> None:
+    """Refuse a what-if run that would take too many cycles: the simulated pool negotiates and
+    enforces at every interval until its last job ends, however idle it is."""
+    span = max((j.submit + j.runtime for j in result.workload), default=0.0)
+    cycles = span / what_if.negotiation_interval + span / interval
+    if cycles > MAX_WHAT_IF_CYCLES:
+        raise OsepError(
+            f"{sources[0].path}: the recorded workload spans {span:,.0f} s, {cycles:,.0f} "
+            f"negotiation and enforcement cycles of the what-if pool; at most "
+            f"{MAX_WHAT_IF_CYCLES:,} are simulated (give a longer --negotiation-interval or -t)"
+        )
 
 
 def _span(start: float | None, end: float | None) -> str:
