@@ -70,7 +70,7 @@ AD_NAME = re.compile(rb"^(Owner|AcctGroup) = (.*)$", re.MULTILINE | re.IGNORECAS
 STRING = re.compile(rb'"([^"\\]*)"')  # a ClassAd string with nothing escaped: what names are
 SYNC = b"\n..."  # the start of the line that ends an event ("...", then "\n" or "\r\n")
 TAIL = len(SYNC) + 2  # bytes at the end of what is read that may hold the start of that line
-BLOCK = 1 << 20  # bytes read at a time
+BLOCK = 64 << 10  # bytes read at a time (each log being merged holds about this much)
 
 # Damage, as counted (see osep.replay.damage): fixed texts; the place says which event.
 UNREADABLE = "not a readable event (its first line is not an event header), skipped"
@@ -157,14 +157,15 @@ def _records(handle: BinaryIO, block: int = BLOCK, limit: int = MAX_RECORD_BYTES
     """(start, end, text, whole) of each event in the file, in order: its bytes up to the ``...``
     line that ends it (not included); ``text`` is None for one longer than ``limit``, which is
     read past rather than kept. The text after the last ``...`` line, if any, comes last with
-    ``whole`` false. Never holds more than one event and a ``block``."""
-    buffer = b"\n"  # a newline before the file, so that every event begins after one
+    ``whole`` false. Holds one event and a ``block`` at most; every byte is looked at once."""
+    buffer = bytearray(b"\n")  # a newline before the file, so that every event begins after one
     base = -1  # file offset of buffer[0]
     pos = 1  # where the current event begins, in buffer
+    seek = 0  # where to look for the line that ends it: what is before was looked at
     too_long_from: int | None = None  # file offset of an event being read past
     eof = False
     while True:
-        at = buffer.find(SYNC, pos - 1)
+        at = buffer.find(SYNC, seek)
         while at != -1:
             after = at + len(SYNC)
             if after + 2 > len(buffer) and not eof:
@@ -184,19 +185,20 @@ def _records(handle: BinaryIO, block: int = BLOCK, limit: int = MAX_RECORD_BYTES
             elif at + 1 - pos > limit:
                 yield base + pos, base + end, None, True
             else:
-                yield base + pos, base + end, buffer[pos:at + 1], True
+                yield base + pos, base + end, bytes(buffer[pos:at + 1]), True
             pos = end
             at = buffer.find(SYNC, pos - 1)
         if eof:
             break
         # Whatever ends the event begins in the last TAIL bytes at the earliest: before them, it
-        # is more than limit long already.
+        # is more than limit long already, and nothing before them needs looking at again.
+        seek = max(pos - 1, len(buffer) - TAIL)
         if too_long_from is None and len(buffer) - pos > limit + TAIL:
             too_long_from = base + pos
-        # Drop what is done with; of an event being read past, all but the bytes that may begin
-        # the line ending it.
-        keep = pos - 1 if too_long_from is None else max(pos - 1, len(buffer) - TAIL)
-        buffer, base, pos = buffer[keep:], base + keep, max(pos - keep, 1)
+        # Drop what is done with; of an event being read past, all but those last bytes.
+        keep = pos - 1 if too_long_from is None else seek
+        del buffer[:keep]
+        base, pos, seek = base + keep, max(pos - keep, 1), seek - keep
         data = handle.read(block)
         if data:
             buffer += data
@@ -205,7 +207,7 @@ def _records(handle: BinaryIO, block: int = BLOCK, limit: int = MAX_RECORD_BYTES
     if too_long_from is not None or len(buffer) - pos > limit:
         yield too_long_from if too_long_from is not None else base + pos, base + len(buffer), None, True
     elif len(buffer) > pos:
-        yield base + pos, base + len(buffer), buffer[pos:], False
+        yield base + pos, base + len(buffer), bytes(buffer[pos:]), False
 
 
 def _event(text: bytes, year: int, name: str, position: int

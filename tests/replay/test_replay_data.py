@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime
 import io
+import re
 import shutil
 import signal
 from pathlib import Path
@@ -451,4 +452,5 @@ def test_records_cover_the_file_whatever_the_block(parts, block, limit):
             assert end - start > limit
         else:
             assert len(text) <= limit and data[start:end].startswith(text)
+            assert re.search(rb"\n\.\.\.\r?\n", b"\n" + text) is None  # no end line missed
             assert whole == (data[start + len(text):end].rstrip(b"\r\n") == b"...")
