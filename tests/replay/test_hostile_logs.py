@@ -165,11 +165,17 @@ def drop_terminators(rng: random.Random, text: bytes) -> bytes:
     return b"\n".join(line for line in lines if line != b"..." or rng.random() >= share)
 
 
-def hostile_date(rng: random.Random, text: bytes) -> bytes:
+def in_headers(rng: random.Random, text: bytes, field: int, values: list[bytes], most: int) -> bytes:
+    """A few header lines with one of their fields (1 type, 2 job id, 3 date) set to one of the
+    ``values``."""
     out = bytearray(text)
-    for match in some_headers(rng, text, 3):
-        out[match.start(3):match.end(3)] = rng.choice(HOSTILE_DATES)
+    for match in some_headers(rng, text, most):
+        out[match.start(field):match.end(field)] = rng.choice(values)
     return bytes(out)
+
+
+def hostile_date(rng: random.Random, text: bytes) -> bytes:
+    return in_headers(rng, text, 3, HOSTILE_DATES, 3)
 
 
 def future_and_past_dates(rng: random.Random, text: bytes) -> bytes:
@@ -187,17 +193,11 @@ def hostile_event_time_attribute(rng: random.Random, text: bytes) -> bytes:
 
 
 def hostile_job_id(rng: random.Random, text: bytes) -> bytes:
-    out = bytearray(text)
-    for match in some_headers(rng, text, 5):
-        out[match.start(2):match.end(2)] = rng.choice(HOSTILE_JOB_IDS)
-    return bytes(out)
+    return in_headers(rng, text, 2, HOSTILE_JOB_IDS, 5)
 
 
 def hostile_event_type(rng: random.Random, text: bytes) -> bytes:
-    out = bytearray(text)
-    for match in some_headers(rng, text, 5):
-        out[match.start(1):match.end(1)] = rng.choice(EVENT_TYPES)
-    return bytes(out)
+    return in_headers(rng, text, 1, EVENT_TYPES, 5)
 
 
 def wrong_attribute_types(rng: random.Random, text: bytes) -> bytes:
@@ -272,24 +272,30 @@ EVENT_MUTATIONS: list[Callable[[random.Random, bytes], bytes]] = [
     hostile_event_type, wrong_attribute_types, checkpoint_and_slot_lines, huge_line,
     many_long_lines, crlf, only_headers,
 ]
-EVENT_FILES = ["empty", "binary", "directory", "missing", "dots"]
+SPECIAL_FILES = ["empty", "binary", "directory", "missing", "dots"]
+
+
+def write_case(rng: random.Random, path: Path, index: int,
+               mutations: list[Callable[[random.Random, bytes], bytes]], originals: list[bytes]) -> str:
+    """Writes case ``index``'s file at ``path``: an original changed by one of the mutations (once
+    to three times), or one of the special files; returns which."""
+    kinds: list[Any] = [*mutations, *SPECIAL_FILES]
+    mutation = kinds[index % len(kinds)]
+    if not callable(mutation):
+        write_special(rng, path, mutation)
+        return str(mutation)
+    text = rng.choice(originals)
+    for _ in range(rng.choice([1, 1, 1, 2, 3])):
+        text = mutation(rng, text) if text else text
+    path.write_bytes(text)
+    return mutation.__name__
 
 
 def event_case(index: int, tmp: Path) -> tuple[str, list[str], list[Path]]:
     """The label, the command's arguments and the files named, of event-log case ``index``."""
     rng = random.Random(f"{SEED}:events:{index}")
     path = tmp / f"case{index}.events.log"
-    kinds: list[Any] = [*EVENT_MUTATIONS, *EVENT_FILES]
-    mutation = kinds[index % len(kinds)]
-    if callable(mutation):
-        label = mutation.__name__
-        text = rng.choice(EVENT_LOGS)
-        for _ in range(rng.choice([1, 1, 1, 2, 3])):
-            text = mutation(rng, text) if text else text
-        path.write_bytes(text)
-    else:
-        label = mutation
-        write_special(rng, path, mutation)
+    label = write_case(rng, path, index, EVENT_MUTATIONS, EVENT_LOGS)
     logs = [str(path)]
     if rng.random() < 0.25:  # beside a good log
         logs.append(str(DATA / "no-enforcement.events.log"))
@@ -457,23 +463,10 @@ DECISION_MUTATIONS: list[Callable[[random.Random, bytes], bytes]] = [
     duplicate_lines, drop_lines, shuffle_lines, no_started, repeat_decisions, huge_decision_line,
     long_valid_line, crlf,
 ]
-DECISION_FILES = ["empty", "binary", "directory", "missing", "dots"]
-
-
 def decision_case(index: int, tmp: Path) -> tuple[str, list[str], list[Path]]:
     rng = random.Random(f"{SEED}:decisions:{index}")
     path = tmp / f"case{index}.decisions.jsonl"
-    kinds: list[Any] = [*DECISION_MUTATIONS, *DECISION_FILES]
-    mutation = kinds[index % len(kinds)]
-    if callable(mutation):
-        label = mutation.__name__
-        text = DECISIONS
-        for _ in range(rng.choice([1, 1, 1, 2, 3])):
-            text = mutation(rng, text) if text else text
-        path.write_bytes(text)
-    else:
-        label = mutation
-        write_special(rng, path, mutation)
+    label = write_case(rng, path, index, DECISION_MUTATIONS, [DECISIONS])
     fmt = ["--format", rng.choice(["json", "json", "table", "csv"])]
     command = rng.choice(["history", "history", "window", "replay"])
     if command == "history":
