@@ -21,6 +21,7 @@ from osep.errors import OsepError
 from osep.measure.documents import column, document, iso
 from osep.measure.meter import Meter, Series
 from osep.measure.records import feed
+from osep.replay.damage import MAX_SLOTS
 from osep.replay.history import Replay, merge, replay
 from osep.sim.experiment import Outcome, outcome_column, run_scenario, totals
 from osep.sim.specs import Checkpointing, JobSpec, PoolSettings, SlotSpec
@@ -118,7 +119,7 @@ def study(
     outcomes: dict[str, Outcome] = {}
     what_ifs: dict[str, dict[str, Any]] = {}
     if what_if.policies:
-        _check_span(sources, result, interval, what_if)
+        _check_what_if(sources, result, interval, capacity, what_if)
         scenario = _scenario(sources, result, policy, interval, capacity, what_if)
         outcomes = run_scenario(scenario, what_if.policies, policy, interval)
         what_ifs = {n: outcome_column(o, totals(scenario)) for n, o in outcomes.items()}
@@ -170,10 +171,13 @@ def _scenario(sources: Sequence[LogSource], result: Replay, policy: PolicySettin
     )
 
 
-def _check_span(sources: Sequence[LogSource], result: Replay, interval: float,
-                what_if: WhatIf) -> None:
-    """Refuse a what-if run that would take too many cycles: the simulated pool negotiates and
-    enforces at every interval until its last job ends, however idle it is."""
+def _check_what_if(sources: Sequence[LogSource], result: Replay, interval: float, capacity: int,
+                   what_if: WhatIf) -> None:
+    """Refuse a what-if run too large to end: a pool of more slots than any log may give, or one
+    that would take too many cycles (the simulated pool negotiates and enforces at every interval
+    until its last job ends, however idle it is)."""
+    if capacity > MAX_SLOTS:
+        raise OsepError(f"a what-if pool of {capacity:,} slots: at most {MAX_SLOTS:,} are simulated")
     span = max((j.submit + j.runtime for j in result.workload), default=0.0)
     cycles = span / what_if.negotiation_interval + span / interval
     if cycles > MAX_WHAT_IF_CYCLES:

@@ -133,6 +133,12 @@ def test_a_decision_log_that_gives_no_size_is_named(tmp_path):
               read_log=read_event_log, warn=print, decisions=log)
 
 
+def test_a_what_if_pool_of_too_many_slots_is_refused():
+    with pytest.raises(OsepError, match=r"^a what-if pool of 99,999,999,999 slots: at most "
+                                        r"1,000,000 are simulated$"):
+        replay_file("no-enforcement", slots=99_999_999_999, what_if=WhatIf(("osep",)))
+
+
 def test_a_what_if_run_of_too_many_cycles_is_refused(tmp_path):
     """A log spanning seventy years (damage, or a clock gone wrong) would keep the simulated pool
     negotiating every minute for ever."""
