@@ -16,16 +16,37 @@ from __future__ import annotations
 
 import enum
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from osep.core.model import JobId
 from osep.core.plan import Claim, OwnerView, Plan, Vacate
 from osep.errors import LogError
+from osep.replay.damage import (
+    LONGEST,
+    MAX_JOB_NUMBER,
+    MAX_RECORD_BYTES,
+    MAX_SLOTS,
+    Damage,
+    brief,
+    log_time,
+    name_ok,
+    number_in,
+    regular_file,
+)
 
 STARTED, CYCLE_FAILED, DECISION, ACTION, CYCLE = "started", "cycle_failed", "decision", "action", "cycle"
+READ = frozenset((STARTED, CYCLE_FAILED, DECISION, ACTION, CYCLE))  # the events the reader takes
+MAX_CYCLE = 2**31 - 1  # a cycle number
+BLOCK = 1 << 20  # bytes read at a time past a line too long to take
+
+# Damage, as counted (see osep.replay.damage): fixed texts; the line number says where.
+TOO_LONG = f"a line longer than {MAX_RECORD_BYTES >> 20} MiB, skipped"
+NOT_UTF8 = "not UTF-8 text, skipped"
+NOT_JSON = "not a JSON log event, skipped"
+NO_NAME = "a JSON object with no event name, skipped"
 
 
 class Outcome(enum.Enum):
@@ -36,6 +57,9 @@ class Outcome(enum.Enum):
     CHANGED = "skipped-changed"
     RATE_LIMITED = "skipped-rate-limit"
     FAILED = "failed"
+
+
+OUTCOMES = frozenset(o.value for o in Outcome)
 
 
 class Recorder:
@@ -146,73 +170,136 @@ def read_decisions(
     since: float | None = None,
     until: float | None = None,
 ) -> DecisionLog:
-    """The log's cycles and actions with ``since <= time < until``. Lines that are not JSON objects
-    (a cut-off last line, something else written to the same file) are passed to ``warn``."""
-    log = DecisionLog(str(path))
+    """The log's cycles and actions with ``since <= time < until``.
+
+    Bad lines are skipped and counted, and ``warn`` gets one line per kind of damage at the end:
+    a line longer than :data:`osep.replay.damage.MAX_RECORD_BYTES` (never read whole), one that is
+    not UTF-8 or not a JSON object (a cut-off last line, something else written to the same file;
+    NaN, infinities and nesting deeper than Python's recursion limit are not JSON here), and an
+    event of the five above whose fields are of the wrong type or out of the bounds in
+    :mod:`osep.replay.damage`. A file that cannot be read, or that holds damage and not one JSON
+    object, raises :class:`LogError`."""
+    name = str(path)
+    regular_file(path, "decision log")
+    log = DecisionLog(name)
+    damage = Damage(warn)
     reasons: dict[tuple[int, int, str, str], str] = {}
     cycle_time: float | None = None
+    objects = 0
     try:
-        handle = path.open("r", encoding="utf-8", errors="replace")
+        handle = path.open("rb")
     except OSError as exc:
-        raise LogError(f"cannot read the decision log {path}: {exc.strerror or exc}") from None
+        raise LogError(f"{name}: cannot read the decision log: {exc.strerror or exc}") from None
     with handle:
-        for number, line in enumerate(handle, start=1):
+        for number, line in enumerate(_lines(handle), start=1):
+            if line is None:
+                damage.add(name, f"line {number}", TOO_LONG)
+                continue
             if not line.strip():
                 continue
-            try:
-                event = json.loads(line)
-                if not isinstance(event, dict):
-                    raise ValueError("not an object")
-            except ValueError:
-                warn(f"{path}: line {number}: not a JSON log event, skipped")
+            event = _parse(line)
+            if isinstance(event, str):
+                damage.add(name, f"line {number}", event)
                 continue
-            name = event.get("event")
-            if name == STARTED:
+            objects += 1
+            event_name = event.get("event")
+            if not isinstance(event_name, str):
+                damage.add(name, f"line {number}", NO_NAME)
+                continue
+            if event_name not in READ:
+                continue  # for people
+            if event_name == STARTED:
                 log.runs += 1
                 reasons.clear()
                 continue
-            time = _number(event.get("time"))
-            if time is None:
-                if name == CYCLE_FAILED and _inside(cycle_time, since, until):
-                    log.failed_cycles += 1
-                continue
-            cycle_time = time
-            if not _inside(time, since, until):
-                continue
-            run, cycle = max(1, log.runs), int(_number(event.get("cycle")) or 0)
             try:
-                _take(log, event, name, run, cycle, time, reasons)
-            except (KeyError, TypeError, ValueError) as exc:
-                warn(f"{path}: line {number}: {name} event with a bad field ({exc}), skipped")
+                time = _time(event)
+                if time is None:
+                    if event_name == CYCLE_FAILED and _inside(cycle_time, since, until):
+                        log.failed_cycles += 1
+                    continue
+                cycle_time = time
+                if not _inside(time, since, until):
+                    continue
+                cycle = _whole(event, "cycle", MAX_CYCLE) or 0
+                _take(log, event, event_name, max(1, log.runs), cycle, time, reasons)
+            except _Bad as bad:
+                damage.add(name, f"line {number}", f"{event_name} event with a bad {bad}, skipped")
+    if objects == 0 and damage.total:
+        where, problem = damage.first(name) or ("line 1", "")
+        raise LogError(f"{name}: {where}: not a decision log ({brief(problem)})")
+    damage.report()
     return log
 
 
-def _take(log: DecisionLog, event: dict[str, Any], name: Any, run: int, cycle: int, time: float,
+class _Bad(Exception):
+    """A field of a log event has the wrong type or is out of bounds (the exception's text: which)."""
+
+
+def _lines(handle: BinaryIO) -> Iterator[bytes | None]:
+    """The file's lines, each at most ``MAX_RECORD_BYTES`` long; None for a longer one, whose rest
+    is read past in blocks rather than held."""
+    while line := handle.readline(MAX_RECORD_BYTES + 1):
+        if len(line) > MAX_RECORD_BYTES and not line.endswith(b"\n"):
+            while (rest := handle.readline(BLOCK)) and not rest.endswith(b"\n"):
+                pass
+            yield None
+        else:
+            yield line
+
+
+def _parse(line: bytes) -> dict[str, Any] | str:
+    """The line's JSON object, or what is wrong with the line."""
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError:
+        return NOT_UTF8
+    try:
+        event = _DECODER.decode(text)
+    except (ValueError, RecursionError):  # RecursionError: nested deeper than Python recurses
+        return NOT_JSON
+    return event if isinstance(event, dict) else NOT_JSON
+
+
+def _no_constant(text: str) -> None:
+    raise ValueError(f"{text} is not a number")
+
+
+_DECODER = json.JSONDecoder(parse_constant=_no_constant)  # NaN and infinities are not JSON
+
+
+def _take(log: DecisionLog, event: dict[str, Any], name: str, run: int, cycle: int, time: float,
           reasons: dict[tuple[int, int, str, str], str]) -> None:
     kind = event.get("kind")
+    if name in (DECISION, ACTION) and kind is not None and not isinstance(kind, str):
+        raise _Bad("kind")
     if name == DECISION and kind in ("vacate", "claim"):
-        what = str(event.get("job") if kind == "vacate" else event.get("slot"))
-        reasons[(run, cycle, kind, what)] = str(event.get("reason", ""))
+        what = _text(event, "job" if kind == "vacate" else "slot")
+        reasons[(run, cycle, kind, str(what))] = _text(event, "reason") or ""
     elif name == ACTION and kind in ("vacate", "claim"):
-        what = str(event.get("job") if kind == "vacate" else event.get("slot"))
-        job = _text(event.get("job"))
+        what = _text(event, "job" if kind == "vacate" else "slot")
+        outcome = event.get("outcome")
+        if not isinstance(outcome, str) or outcome not in OUTCOMES:
+            raise _Bad("outcome")
         log.actions.append(Action(
-            run=run, cycle=cycle, time=time, kind=kind, outcome=Outcome(event["outcome"]),
-            owner=_text(event.get("owner")), beneficiary=_text(event.get("beneficiary")),
-            job=JobId.parse(job) if job is not None else None, slot=_text(event.get("slot")),
-            run_time=float(event.get("run_time") or 0.0),
-            lost_work=float(event.get("lost_work") or 0.0),
-            detail=_text(event.get("detail")),
-            reason=reasons.pop((run, cycle, kind, what), None),
+            run=run, cycle=cycle, time=time, kind=kind, outcome=Outcome(outcome),
+            owner=_name(event, "owner"), beneficiary=_name(event, "beneficiary"),
+            job=_job(event), slot=_name(event, "slot"),
+            run_time=_duration(event, "run_time"), lost_work=_duration(event, "lost_work"),
+            detail=_text(event, "detail"),
+            reason=reasons.pop((run, cycle, kind, str(what)), None),
         ))
     elif name == ACTION and kind == "hold" and event.get("outcome") == Outcome.DONE.value:
-        for owner in event.get("owners") or ():
-            log.held_cycles[str(owner)] = log.held_cycles.get(str(owner), 0) + 1
+        owners = event.get("owners") or []
+        if not isinstance(owners, list) or not all(name_ok(o) for o in owners):
+            raise _Bad("owners")
+        for owner in owners:
+            log.held_cycles[owner] = log.held_cycles.get(owner, 0) + 1
     elif name == CYCLE:
+        capacity = _whole(event, "capacity", MAX_SLOTS)
         log.cycles += 1
-        capacity = _number(event.get("capacity"))
         if capacity is not None:
-            log.capacity = max(log.capacity or 0, int(capacity))
+            log.capacity = max(log.capacity or 0, capacity)
         log.first = time if log.first is None else min(log.first, time)
         log.last = time if log.last is None else max(log.last, time)
 
@@ -223,11 +310,60 @@ def _inside(time: float | None, since: float | None, until: float | None) -> boo
     return (since is None or time >= since) and (until is None or time < until)
 
 
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+def _time(event: dict[str, Any]) -> float | None:
+    """The event's time (None if it has none), within the bounds of any log time."""
+    value = event.get("time")
+    if value is None:
         return None
-    return float(value)
+    time = log_time(value)
+    if time is None:
+        raise _Bad("time")
+    return time
 
 
-def _text(value: Any) -> str | None:
-    return None if value is None else str(value)
+def _whole(event: dict[str, Any], key: str, most: int) -> int | None:
+    """A count from 0 to ``most`` (a whole float, as some writers give one, is taken)."""
+    value = event.get(key)
+    if value is None:
+        return None
+    number = number_in(value, 0, most)
+    if number is None or not number.is_integer():
+        raise _Bad(key)
+    return int(number)
+
+
+def _duration(event: dict[str, Any], key: str) -> float:
+    value = event.get(key)
+    if value is None:
+        return 0.0
+    seconds = number_in(value, 0, LONGEST)
+    if seconds is None:
+        raise _Bad(key)
+    return seconds
+
+
+def _text(event: dict[str, Any], key: str) -> str | None:
+    value = event.get(key)
+    if value is not None and not isinstance(value, str):
+        raise _Bad(key)
+    return value
+
+
+def _name(event: dict[str, Any], key: str) -> str | None:
+    value = event.get(key)
+    if value is not None and not name_ok(value):
+        raise _Bad(key)
+    return value
+
+
+def _job(event: dict[str, Any]) -> JobId | None:
+    text = _text(event, "job")
+    if text is None:
+        return None
+    try:
+        job = JobId.parse(text)
+    except ValueError:
+        raise _Bad("job") from None
+    if not (0 <= job.cluster <= MAX_JOB_NUMBER and 0 <= job.proc <= MAX_JOB_NUMBER):
+        raise _Bad("job")
+    return job

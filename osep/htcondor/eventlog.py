@@ -1,24 +1,43 @@
-"""HTCondor's job event logs, read through the bindings into :class:`osep.replay.events.LogEvent`.
+"""HTCondor's job event logs, read into :class:`osep.replay.events.LogEvent`.
 
 The event type numbers map to the project's event kinds through the table below; everything after
 this module (:mod:`osep.replay`) knows nothing of HTCondor.
+
+The log is parsed here, not by the bindings' ``JobEventLog``: their reader sleeps a second on every
+event it cannot parse (so that a writer can finish it), holds a whole line in memory however long it
+is, and raises ``UnicodeDecodeError`` on a byte that is not UTF-8, which a damaged log of a million
+events turns into hours, gigabytes or a traceback. What replay needs of an event is its header line
+(``NNN (CLUSTER.PROC.SUBPROC) DATE TIME text``), an execute event's slot, an evict event's checkpoint
+flag and an ad information event's ``Owner`` and ``AcctGroup``; this module reads those the way
+HTCondor's own reader does (``condor_utils/condor_event.cpp``), and checks every value against the
+bounds in :mod:`osep.replay.damage`. An event is the text up to a ``...`` line; one longer than
+:data:`osep.replay.damage.MAX_RECORD_BYTES` is passed over without being held.
 """
 
 from __future__ import annotations
 
-import contextlib
 import datetime
 import re
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import BinaryIO
 
 import htcondor2 as htcondor
 
 from osep.core.model import JobId
 from osep.errors import LogError
 from osep.htcondor.ads import owner_of
+from osep.replay.damage import (
+    MAX_JOB_NUMBER,
+    MAX_RECORD_BYTES,
+    Damage,
+    brief,
+    log_time,
+    name_ok,
+    regular_file,
+)
 from osep.replay.events import EventKind, LogEvent
 
 # ULogEventNumber -> the project's event kinds. Every other known type (image size, file transfer,
@@ -36,7 +55,34 @@ EVENT_KINDS: dict[int, EventKind] = {
 }
 AD_INFORMATION = 28  # carries job attributes (Owner, AcctGroup) after the event it follows
 KNOWN_EVENT_TYPES = frozenset(int(t) for t in htcondor.JobEventType)
-EVENT_HEADER = re.compile(rb"\n\d{3} \(\d+\.\d+\.\d+\) ")
+
+# The header line as HTCondor writes it: "%03d (%03d.%03d.%03d) " and the date, either MM/DD (no
+# year: the current one is taken, as HTCondor's reader does) or YYYY-MM-DD (ISO_DATE), then the
+# time, with milliseconds (SUB_SECOND) and a Z (UTC) if the log was written with those options.
+HEADER = re.compile(
+    rb"(\d{3}) \((-?\d{1,10})\.(-?\d{1,10})\.-?\d{1,10}\) "
+    rb"(?:(\d\d)/(\d\d) |(\d{4})-(\d\d)-(\d\d)[ T])(\d\d):(\d\d):(\d\d)(\.\d{1,9})?(Z)?(?: (.*))?"
+)
+HEADER_START = re.compile(rb"^\d{3} \(", re.MULTILINE)  # where an event begins, found or not
+EXECUTE_HOST = b"Job executing on host: "
+SLOT_NAME = b"\tSlotName:"
+CHECKPOINT = re.compile(rb"\t\((-?\d{1,10})\) ")  # an evict event's first body line: "(1) Job was..."
+AD_NAME = re.compile(rb"^(Owner|AcctGroup|AccountingGroup) = (.*)$", re.MULTILINE | re.IGNORECASE)
+AD_ATTRS = {b"owner": "Owner", b"acctgroup": "AcctGroup", b"accountinggroup": "AccountingGroup"}
+STRING = re.compile(rb'"([^"\\]*)"')  # a ClassAd string with nothing escaped: what names are
+SYNC = b"\n..."  # the start of the line that ends an event ("...", then "\n" or "\r\n")
+TAIL = len(SYNC) + 2  # bytes at the end of what is read that may hold the start of that line
+BLOCK = 64 << 10  # bytes read at a time (each log being merged holds about this much)
+
+# Damage, as counted (see osep.replay.damage): fixed texts; the place says which event.
+UNREADABLE = "not a readable event (its first line is not an event header), skipped"
+NOT_EVENTS = "text that is not an event, skipped"
+NO_SYNC = "an event not ended by a '...' line (read all the same)"
+CUT_OFF = "not a complete event at the end (cut off?), ignored"
+TOO_LONG = f"an event longer than {MAX_RECORD_BYTES >> 20} MiB, skipped"
+UNKNOWN_TYPE = "unknown event type, skipped"
+BAD_OWNER = "job ad information with an Owner or AcctGroup that is not a name, ignored"
+BAD_SLOT = "execute event with a slot that is not a name, skipped"
 
 
 def read_event_log(path: Path, warn: Callable[[str], None]) -> Iterator[LogEvent]:
@@ -44,114 +90,229 @@ def read_event_log(path: Path, warn: Callable[[str], None]) -> Iterator[LogEvent
 
     A log written with ``EVENT_LOG_JOB_AD_INFORMATION_ATTRS`` (or the submit command
     ``job_ad_information_attrs``) including ``Owner`` names each job's owner: the attributes in an ad
-    information event go onto the event just before it. Unknown event types, unparseable text and a
-    cut-off last event are passed to ``warn`` (with the file and position) and skipped; a file that
-    cannot be opened raises :class:`LogError`.
+    information event go onto the event just before it. Unknown event types, text that is not an
+    event, an event too long to read, values out of bounds and a cut-off last event are skipped and
+    counted; when the file is done, ``warn`` gets one line per kind of damage. A file that cannot be
+    read, or that holds damage and not one readable event, raises :class:`LogError`.
     """
     name = str(path)
-    try:
-        size = path.stat().st_size
-        with path.open("rb"):
-            pass
-    except OSError as exc:
-        raise LogError(f"cannot read the event log {name}: {exc.strerror or exc}") from None
-    try:
-        reader = htcondor.JobEventLog(name)
-    except (htcondor.HTCondorException, OSError, ValueError) as exc:
-        raise LogError(f"cannot read the event log {name}: {exc}") from None
-    position = 0
+    regular_file(path, "event log")
+    damage = Damage(warn)
+    year = time.localtime().tm_year
+    position = readable = 0  # events met, readable or not; readable ones
     held: LogEvent | None = None  # the last event, until we know no ad information follows it
-    held_id = JobId("", -1, -1)
-    stuck_at = -1
-    while True:
-        events = reader.events(0)
-        while True:
-            try:
-                raw = next(events)
-            except StopIteration:
-                break
-            except htcondor.HTCondorException:  # an event it began but could not parse
-                _, offset = reader.__getstate__()
-                if offset <= stuck_at:
-                    break  # it did not move past the bad text: skip ahead below
-                stuck_at = offset
+    try:
+        handle = path.open("rb")
+    except OSError as exc:
+        raise LogError(f"{name}: cannot read the event log: {exc.strerror or exc}") from None
+    with handle:
+        for start, end, text, whole in _records(handle):
+            if text is None:
+                damage.add(name, f"bytes {start} to {end}", TOO_LONG)
+                continue
+            heads = [m.start() for m in HEADER_START.finditer(text)]
+            if not heads:
+                stripped = text.lstrip()
+                if stripped:  # the start of a header cut off, or no event at all
+                    cut = not whole and stripped[:1].isdigit() and len(stripped) < 40
+                    damage.add(name, f"bytes {start} to {end}", CUT_OFF if cut else NOT_EVENTS)
+                continue
+            if heads[0] > 0 and text[: heads[0]].strip():
+                damage.add(name, f"bytes {start} to {start + heads[0]}", NOT_EVENTS)
+            # Several headers: the "..." lines between those events are lost; each is read.
+            for head, tail in zip(heads, [*heads[1:], None], strict=True):
+                if tail is None and not whole:
+                    damage.add(name, f"bytes {start + head} to {end}", CUT_OFF)
+                    break
                 position += 1
-                warn(f"{name}: event {position}, before byte {offset}: not a readable event, "
-                     "skipped")
-                continue
-            position += 1
-            number = int(raw["EventTypeNumber"])
-            if number == AD_INFORMATION:
-                if held is not None and JobId("", raw.cluster, raw.proc) == held_id:
-                    with contextlib.suppress(KeyError):
-                        held = replace(held, owner=owner_of(raw, group_alone=True))
-                continue
-            if held is not None:
-                yield held
-                held = None
-            kind = EVENT_KINDS.get(number)
-            if kind is None:
-                if number not in KNOWN_EVENT_TYPES:
-                    warn(f"{name}: event {position}: unknown event type {number}, skipped")
-                continue
-            try:
-                held_id = JobId("", raw.cluster, raw.proc)
-                held = LogEvent(
-                    kind=kind,
-                    job=held_id,
-                    time=_event_time(str(raw["EventTime"])),
-                    source=name,
-                    position=position,
-                    slot=_slot_name(raw) if kind is EventKind.EXECUTE else None,
-                    checkpointed=bool(raw.get("Checkpointed", False)) if kind is EventKind.EVICT
-                    else False,
-                )
-            except (KeyError, ValueError, TypeError) as exc:
-                warn(f"{name}: event {position}: unreadable {kind.value} event ({exc}), skipped")
-        # The reader stops at the end of the file, or at text it cannot parse (silently or not).
-        state, offset = reader.__getstate__()  # its pickling support exposes the byte offset
-        if offset >= size:
-            break
-        resume = _next_header(path, offset + 1)
-        if resume is None:
-            warn(f"{name}: byte {offset}: the last {size - offset} bytes are not a complete event "
-                 "(cut off?), ignored")
-            break
-        warn(f"{name}: near byte {offset}: text that is not an event, skipped to byte {resume}")
-        reader = htcondor.JobEventLog.__new__(htcondor.JobEventLog)
-        reader.__setstate__((state, resume))
+                if tail is not None:
+                    damage.add(name, f"event {position}", NO_SYNC)
+                found = _event(text[head:tail], year, name, position)
+                if isinstance(found, str):
+                    where = (f"event {position} (type {int(text[head:head + 3])})"
+                             if found == UNKNOWN_TYPE else f"event {position}, byte {start + head}")
+                    damage.add(name, where, found)
+                    continue
+                readable += 1
+                if found is None:
+                    continue  # a known type replay has no use for
+                if isinstance(found, tuple):  # ad information: (job, owner or None, bad)
+                    job, owner, bad = found
+                    if bad:
+                        damage.add(name, f"event {position}", BAD_OWNER)
+                    elif owner is not None and held is not None and held.job == job:
+                        held = replace(held, owner=owner)
+                    continue
+                if held is not None:
+                    yield held
+                held = found
     if held is not None:
         yield held
-    reader.close()
+    if readable == 0 and damage.total:
+        where, problem = damage.first(name) or ("byte 0", "")
+        raise LogError(f"{name}: {where}: not an HTCondor job event log ({brief(problem)})")
+    damage.report()
 
 
-def _event_time(text: str) -> float:
-    """Seconds since the epoch. Logs are written in local time unless told to use UTC (a trailing Z);
-    sub-second times keep their fraction."""
-    when = datetime.datetime.fromisoformat(text)
-    return when.timestamp()
+def _records(handle: BinaryIO, block: int = BLOCK, limit: int = MAX_RECORD_BYTES
+             ) -> Iterator[tuple[int, int, bytes | None, bool]]:
+    """(start, end, text, whole) of each event in the file, in order: its bytes up to the ``...``
+    line that ends it (not included); ``text`` is None for one longer than ``limit``, which is
+    read past rather than kept. The text after the last ``...`` line, if any, comes last with
+    ``whole`` false. Holds one event and a ``block`` at most; every byte is looked at once."""
+    buffer = bytearray(b"\n")  # a newline before the file, so that every event begins after one
+    base = -1  # file offset of buffer[0]
+    pos = 1  # where the current event begins, in buffer
+    seek = 0  # where to look for the line that ends it: what is before was looked at
+    too_long_from: int | None = None  # file offset of an event being read past
+    eof = False
+    while True:
+        at = buffer.find(SYNC, seek)
+        while at != -1:
+            after = at + len(SYNC)
+            if after + 2 > len(buffer) and not eof:
+                break  # the end of the line is not read yet
+            if buffer[after:after + 1] == b"\n":
+                end = after + 1
+            elif buffer[after:after + 2] == b"\r\n":
+                end = after + 2
+            elif after == len(buffer):  # "..." ends the file
+                end = after
+            else:  # "...." or "...text": not the end of the event
+                at = buffer.find(SYNC, at + 1)
+                continue
+            if too_long_from is not None:
+                yield too_long_from, base + end, None, True
+                too_long_from = None
+            elif at + 1 - pos > limit:
+                yield base + pos, base + end, None, True
+            else:
+                yield base + pos, base + end, bytes(buffer[pos:at + 1]), True
+            pos = end
+            at = buffer.find(SYNC, pos - 1)
+        if eof:
+            break
+        # Whatever ends the event begins in the last TAIL bytes at the earliest: before them, it
+        # is more than limit long already, and nothing before them needs looking at again.
+        seek = max(pos - 1, len(buffer) - TAIL)
+        if too_long_from is None and len(buffer) - pos > limit + TAIL:
+            too_long_from = base + pos
+        # Drop what is done with; of an event being read past, all but those last bytes.
+        keep = pos - 1 if too_long_from is None else seek
+        del buffer[:keep]
+        base, pos, seek = base + keep, max(pos - keep, 1), seek - keep
+        data = handle.read(block)
+        if data:
+            buffer += data
+        else:
+            eof = True
+    if too_long_from is not None or len(buffer) - pos > limit:
+        yield too_long_from if too_long_from is not None else base + pos, base + len(buffer), None, True
+    elif len(buffer) > pos:
+        yield base + pos, base + len(buffer), bytes(buffer[pos:]), False
 
 
-def _slot_name(raw: Any) -> str:
-    for key in ("SlotName", "ExecuteHost"):
-        if key in raw:
-            return str(raw[key])
-    return "?"
+def _event(text: bytes, year: int, name: str, position: int
+           ) -> LogEvent | tuple[JobId | None, str | None, bool] | str | None:
+    """One event's text (from its header line on): the event; for ad information, the job, the
+    owner it names and whether that was not a name; None for a known type replay does not use;
+    or what is wrong with it."""
+    line_end = text.find(b"\n")
+    if line_end == -1:
+        line_end = len(text)
+    header = HEADER.fullmatch(text[:line_end].rstrip(b"\r"))
+    if header is None:
+        return UNREADABLE
+    number = int(header[1])
+    body = text[line_end + 1:]
+    if number == AD_INFORMATION:
+        return _ad_information(header, body)
+    kind = EVENT_KINDS.get(number)
+    if kind is None:
+        return None if number in KNOWN_EVENT_TYPES else UNKNOWN_TYPE
+    job = _job(header)
+    if job is None:
+        return f"{kind.value} event with a job id out of bounds, skipped"
+    when = _clock(header, year)
+    if when is None:
+        return f"{kind.value} event with a date out of bounds, skipped"
+    slot = None
+    if kind is EventKind.EXECUTE:
+        slot = _slot(header[14] or b"", body)
+        if slot is None:
+            return BAD_SLOT
+    checkpointed = False
+    if kind is EventKind.EVICT:
+        flag = CHECKPOINT.match(body)
+        checkpointed = flag is not None and int(flag[1]) != 0
+    return LogEvent(kind=kind, job=job, time=when, source=name, position=position, slot=slot,
+                    checkpointed=checkpointed)
 
 
-def _next_header(path: Path, start: int) -> int | None:
-    """Byte offset of the next line that begins an event, at or after ``start`` (>= 1)."""
-    with path.open("rb") as handle:
-        handle.seek(start - 1)  # from the byte before, so that a header right at start is found
-        base, text = start - 1, b""
-        while True:
-            data = handle.read(1 << 20)
-            if not data:
-                return None
-            text += data
-            found = EVENT_HEADER.search(text)
-            if found is not None:
-                return base + found.start() + 1
-            keep = text[-40:]
-            base += len(text) - len(keep)
-            text = keep
+def _job(header: re.Match[bytes]) -> JobId | None:
+    cluster, proc = int(header[2]), int(header[3])
+    if not (0 <= cluster <= MAX_JOB_NUMBER and 0 <= proc <= MAX_JOB_NUMBER):
+        return None
+    return JobId("", cluster, proc)
+
+
+def _clock(header: re.Match[bytes], year: int) -> float | None:
+    """Seconds since the epoch, within the bounds, or None. Logs are written in local time unless
+    told to use UTC (a trailing Z); HTCondor keeps milliseconds of a sub-second time."""
+    if header[4] is not None:
+        y, month, day = year, int(header[4]), int(header[5])
+    else:
+        y, month, day = int(header[6]), int(header[7]), int(header[8])
+    millis = int((header[12] or b".0")[1:4].ljust(3, b"0"))
+    try:
+        when = datetime.datetime(y, month, day, int(header[9]), int(header[10]), int(header[11]),
+                                 millis * 1000, tzinfo=datetime.UTC if header[13] else None)
+        return log_time(when.timestamp())
+    except (ValueError, OverflowError, OSError):
+        return None
+
+
+def _slot(text: bytes, body: bytes) -> str | None:
+    """Where the run is: the body's SlotName line (first), else the host the header names; "?" when
+    the event names neither; None when what it names is not a name."""
+    raw: bytes | None = None
+    if body.startswith(SLOT_NAME):
+        raw = body[len(SLOT_NAME): body.find(b"\n")].strip().strip(b'"')
+    elif text.startswith(EXECUTE_HOST):
+        raw = text[len(EXECUTE_HOST):].rstrip(b"\r")
+    if raw is None:
+        return "?"
+    slot = _text(raw)
+    return slot if slot is not None and name_ok(slot) else None
+
+
+def _ad_information(header: re.Match[bytes], body: bytes
+                    ) -> tuple[JobId | None, str | None, bool]:
+    """The job, the owner the event names (as :func:`osep.htcondor.ads.owner_of` finds it, taking
+    an AcctGroup alone as the group, since logs often record no AccountingGroup) and whether what
+    it names is not a name."""
+    raw = {AD_ATTRS[m[1].lower()]: m[2] for m in AD_NAME.finditer(body)}
+    if not raw:
+        return _job(header), None, False
+    # A group that is not a string (undefined) is no group; an Owner that is not one is damage.
+    values = {attr: text for attr, value in raw.items() if (text := _string(value)) is not None}
+    try:
+        owner = owner_of(values, group_alone=True)
+    except KeyError:
+        return _job(header), None, "Owner" in raw
+    if not name_ok(owner):
+        return _job(header), None, True
+    return _job(header), owner, False
+
+
+def _string(raw: bytes | None) -> str | None:
+    """A ClassAd string literal with nothing escaped in it (as names are written), else None."""
+    literal = STRING.fullmatch(raw.strip()) if raw is not None else None
+    return _text(literal[1]) if literal is not None else None
+
+
+def _text(raw: bytes) -> str | None:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None

@@ -36,5 +36,10 @@ class LogEvent:
     owner: str | None = None  # from the job's attributes, when the log carries them
 
     @property
+    def place(self) -> str:
+        """Where it is in its file."""
+        return f"event {self.position} (job {self.job})"
+
+    @property
     def where(self) -> str:
-        return f"{self.source}: event {self.position} (job {self.job})"
+        return f"{self.source}: {self.place}"

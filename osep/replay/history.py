@@ -24,9 +24,19 @@ from dataclasses import dataclass, field
 
 from osep.core.model import JobId
 from osep.measure.meter import Meter, Metrics, Series
+from osep.replay.damage import Damage
 from osep.replay.events import EventKind, LogEvent
 
 UNKNOWN_OWNER = "(unknown)"
+
+# What an event can have wrong with it in its history (counted, see osep.replay.damage).
+NO_OWNER = (f"a job with no owner (give the file as OWNER=FILE, or log Owner with "
+            f"EVENT_LOG_JOB_AD_INFORMATION_ATTRS); counted as {UNKNOWN_OWNER}")
+EARLIER = "earlier than an event already replayed; taken as happening then"
+SUBMITTED_AGAIN = "submitted again while still in the queue, skipped"
+NO_SUBMIT = "no submit event for this job; it counts from this event"
+RUNS_AGAIN = "runs again with no event ending its last run; that run ends here"
+FINISHED_AGAIN = "the same job id finished again; left out of the what-if runs"
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +60,7 @@ class Replay:
     unfinished: int  # jobs still queued or running when the logs end
     osep_evictions: dict[str, int] = field(default_factory=dict)  # owner -> evictions osep asked for
     workload: list[RecordedJob] = field(default_factory=list)
-    warnings: int = 0
+    warnings: int = 0  # odd events counted
 
 
 # At one instant, across logs: runs end before runs start (a slot freed and taken in the same second).
@@ -89,15 +99,10 @@ def replay(
     meter = Meter(shares, capacity, curves=curves)
     osep_evictions: dict[str, int] = {}
     recorded: list[RecordedJob] = []
-    warned_backwards: set[str] = set()
-    count = warnings = 0
+    finished: set[JobId] = set()  # the jobs in recorded
+    damage = Damage(warn)  # every odd event counted, one line per file and kind at the end
+    count = 0
     start: float | None = None
-    unknown_owner_files: set[str] = set()
-
-    def note(text: str) -> None:
-        nonlocal warnings
-        warnings += 1
-        warn(text)
 
     def owner_for(event: LogEvent) -> str:
         if event.owner:
@@ -105,10 +110,7 @@ def replay(
         owner = owners.get(event.source)
         if owner:
             return owner
-        if event.source not in unknown_owner_files:
-            unknown_owner_files.add(event.source)
-            note(f"{event.source}: jobs with no owner (give the file as OWNER=FILE, or log Owner "
-                 f"with EVENT_LOG_JOB_AD_INFORMATION_ATTRS); counted as {UNKNOWN_OWNER}")
+        damage.add(event.source, event.place, NO_OWNER)
         return UNKNOWN_OWNER
 
     for event in events:
@@ -119,28 +121,24 @@ def replay(
         if start is None:
             start = t
         if meter.now is not None and t < meter.now:
-            if event.source not in warned_backwards:
-                warned_backwards.add(event.source)
-                note(f"{event.where}: earlier than an event already replayed; taken as "
-                     "happening then (further ones in this file are not reported)")
+            damage.add(event.source, event.place, EARLIER)
             t = meter.now
         job, kind = event.job, event.kind
         known = meter.owner_of(job) is not None
         if kind is EventKind.SUBMIT:
             if known:
-                note(f"{event.where}: submitted again while still in the queue, skipped")
+                damage.add(event.source, event.place, SUBMITTED_AGAIN)
             else:
                 meter.submit(t, job, owner_for(event))
             continue
         if not known:
             if kind is not EventKind.EXECUTE:
                 continue  # the rest of a job whose submission is not in these logs
-            note(f"{event.where}: no submit event for this job; it counts from this event")
+            damage.add(event.source, event.place, NO_SUBMIT)
             meter.submit(t, job, owner_for(event))
         if kind is EventKind.EXECUTE:
             if meter.running(job):
-                note(f"{event.where}: runs again with no event ending its last run; that run "
-                     "ends here")
+                damage.add(event.source, event.place, RUNS_AGAIN)
                 meter.end(t, job, evicted=False)
             meter.start(t, job, event.slot or "?")
         elif kind is EventKind.EVICT:
@@ -157,7 +155,11 @@ def replay(
             submitted = meter.submitted(job)
             runtime = meter.finish(t, job)
             if workload:
-                recorded.append(RecordedJob(job, owner, submitted, runtime))
+                if job in finished:  # the simulator needs one job per id
+                    damage.add(event.source, event.place, FINISHED_AGAIN)
+                else:
+                    finished.add(job)
+                    recorded.append(RecordedJob(job, owner, submitted, runtime))
         elif kind is EventKind.ABORT:
             meter.withdraw(t, job)
         elif kind is EventKind.HOLD:
@@ -168,6 +170,8 @@ def replay(
             meter.hold(t, job, False)
         elif kind is EventKind.RUN_FAILED and meter.running(job):
             meter.end(t, job, evicted=False)
+    warnings = damage.total
+    damage.report()
     if start is not None:
         recorded = [
             RecordedJob(r.id, r.owner, r.submit - start, r.runtime) for r in recorded

@@ -21,11 +21,13 @@ from osep.errors import OsepError
 from osep.measure.documents import column, document, iso
 from osep.measure.meter import Meter, Series
 from osep.measure.records import feed
+from osep.replay.damage import MAX_SLOTS
 from osep.replay.history import Replay, merge, replay
 from osep.sim.experiment import Outcome, outcome_column, run_scenario, totals
 from osep.sim.specs import Checkpointing, JobSpec, PoolSettings, SlotSpec
 
 RECORDED = "recorded"
+MAX_WHAT_IF_CYCLES = 1_000_000  # negotiation and enforcement cycles of one what-if run
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +93,9 @@ def study(
     log = read_decisions(decisions, warn) if decisions is not None else None
     capacity = slots if slots is not None else (log.capacity if log is not None else None)
     if capacity is None or capacity <= 0:
+        if log is not None:
+            raise OsepError(f"{log.path}: no cycle in this decision log records the pool's size: "
+                            "pass --slots N")
         raise OsepError(
             "the pool's size is unknown: pass --slots N (or a decision log whose cycles record it)"
         )
@@ -109,10 +114,12 @@ def study(
         progress=progress,
     )
     if result.events == 0:
-        raise OsepError("no job events in " + ", ".join(str(s.path) for s in sources))
+        raise OsepError(", ".join(str(s.path) for s in sources) + ": no job events in "
+                        + ("it" if len(sources) == 1 else "them"))
     outcomes: dict[str, Outcome] = {}
     what_ifs: dict[str, dict[str, Any]] = {}
     if what_if.policies:
+        _check_what_if(sources, result, interval, capacity, what_if)
         scenario = _scenario(sources, result, policy, interval, capacity, what_if)
         outcomes = run_scenario(scenario, what_if.policies, policy, interval)
         what_ifs = {n: outcome_column(o, totals(scenario)) for n, o in outcomes.items()}
@@ -162,6 +169,23 @@ def _scenario(sources: Sequence[LogSource], result: Replay, policy: PolicySettin
         policy=policy,
         interval=interval,
     )
+
+
+def _check_what_if(sources: Sequence[LogSource], result: Replay, interval: float, capacity: int,
+                   what_if: WhatIf) -> None:
+    """Refuse a what-if run too large to end: a pool of more slots than any log may give, or one
+    that would take too many cycles (the simulated pool negotiates and enforces at every interval
+    until its last job ends, however idle it is)."""
+    if capacity > MAX_SLOTS:
+        raise OsepError(f"a what-if pool of {capacity:,} slots: at most {MAX_SLOTS:,} are simulated")
+    span = max((j.submit + j.runtime for j in result.workload), default=0.0)
+    cycles = span / what_if.negotiation_interval + span / interval
+    if cycles > MAX_WHAT_IF_CYCLES:
+        raise OsepError(
+            f"{sources[0].path}: the recorded workload spans {span:,.0f} s, {cycles:,.0f} "
+            f"negotiation and enforcement cycles of the what-if pool; at most "
+            f"{MAX_WHAT_IF_CYCLES:,} are simulated (give a longer --negotiation-interval or -t)"
+        )
 
 
 def _span(start: float | None, end: float | None) -> str:

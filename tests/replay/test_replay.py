@@ -148,3 +148,22 @@ def test_an_eviction_reported_after_the_next_start_opens_no_gap():
     m.finish(20, "y")
     m.start(30, "x", "s")
     assert m.result().capacity_loss == 0
+
+
+def test_odd_events_are_counted_one_line_per_file_and_kind():
+    events = [ev(K.SUBMIT, f"{k}.0", 0, source="x") for k in range(100)]
+    events += [ev(K.SUBMIT, f"{k}.0", 1, source="x", position=k) for k in range(100)]
+    result, warnings = run(events)
+    assert warnings == ["x: 100 times: submitted again while still in the queue, skipped "
+                        "(event 0 (job 0.0); event 1 (job 1.0); event 2 (job 2.0); ...)"]
+    assert result.warnings == 100
+
+
+def test_a_job_id_that_finishes_twice_is_one_job_of_the_what_if_workload():
+    events = [ev(K.SUBMIT, "1.0", 0), ev(K.EXECUTE, "1.0", 0, slot="s"), ev(K.TERMINATE, "1.0", 10),
+              ev(K.SUBMIT, "1.0", 20), ev(K.EXECUTE, "1.0", 20, slot="s"),
+              ev(K.TERMINATE, "1.0", 50, position=6)]
+    result, warnings = run(events, workload=True)
+    assert [(r.submit, r.runtime) for r in result.workload] == [(0, 10)]
+    assert warnings == ["log: event 6 (job 1.0): the same job id finished again; left out of the "
+                        "what-if runs"]

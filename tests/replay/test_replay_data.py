@@ -1,18 +1,26 @@
 """Replay of event logs recorded on the live test pool (tests/data/, re-recorded by
-scripts/record_logs.py), read through the real HTCondor bindings, against figures worked out by hand
-from the events in those files. Times are seconds after each log's first event; 4 slots; shares alice
-2, bob 2 (carol none).
+scripts/record_logs.py), against figures worked out by hand from the events in those files, and the
+reader against HTCondor's own parser (the bindings') on the same files. Times are seconds after each
+log's first event; 4 slots; shares alice 2, bob 2 (carol none).
 """
 
 from __future__ import annotations
 
+import datetime
+import io
+import re
 import shutil
+import signal
 from pathlib import Path
 
+import htcondor2 as htcondor
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from osep.config.policy import load_policy
 from osep.errors import LogError, OsepError
+from osep.htcondor import eventlog
 from osep.htcondor.eventlog import read_event_log
 from osep.replay.study import LogSource, WhatIf, study
 
@@ -115,6 +123,38 @@ def test_the_pool_size_must_be_known():
         replay_file("no-enforcement")
 
 
+def test_a_decision_log_that_gives_no_size_is_named(tmp_path):
+    log = tmp_path / "osep.log"
+    log.write_text('{"event": "started"}\n')
+    policy = load_policy(DATA / "share-back.policy.toml")
+    with pytest.raises(OsepError, match=f"^{log}: no cycle in this decision log records the pool's "
+                                        "size: pass --slots N$"):
+        study([LogSource(DATA / "share-back.events.log")], policy.settings, interval=2,
+              read_log=read_event_log, warn=print, decisions=log)
+
+
+def test_a_what_if_pool_of_too_many_slots_is_refused():
+    with pytest.raises(OsepError, match=r"^a what-if pool of 99,999,999,999 slots: at most "
+                                        r"1,000,000 are simulated$"):
+        replay_file("no-enforcement", slots=99_999_999_999, what_if=WhatIf(("osep",)))
+
+
+def test_a_what_if_run_of_too_many_cycles_is_refused(tmp_path):
+    """A log spanning seventy years (damage, or a clock gone wrong) would keep the simulated pool
+    negotiating every minute for ever."""
+    path = tmp_path / "long.log"
+    path.write_text(
+        "000 (001.000.000) 2026-11-22 07:00:00 Job submitted\n...\n"
+        "001 (001.000.000) 2026-11-22 07:00:10 Job executing on host: <1.2.3.4:9618>\n...\n"
+        "005 (001.000.000) 2096-11-22 07:00:50 Job terminated.\n...\n"
+    )
+    policy = load_policy(DATA / "share-back.policy.toml")
+    with pytest.raises(OsepError, match=f"^{path}: the recorded workload spans 2,209,075,240 s, "
+                                        "44,181,505 negotiation and enforcement cycles"):
+        study([LogSource(path, "alice")], policy.settings, interval=300, read_log=read_event_log,
+              warn=print, slots=4, what_if=WhatIf(("osep",)))
+
+
 # -- damaged logs ------------------------------------------------------------------------------
 
 
@@ -148,7 +188,7 @@ def test_an_unknown_event_type_is_reported_and_skipped(damaged):
     events, warnings = read(damaged)
     assert len(events) == len(whole) - 1
     # Event 1 is the log's header (a generic event), 2-9 the submits and their ad information.
-    assert warnings == [f"{damaged}: event 10: unknown event type 777, skipped"]
+    assert warnings == [f"{damaged}: event 10 (type 777): unknown event type, skipped"]
 
 
 def test_text_that_is_not_an_event_is_skipped(damaged):
@@ -204,14 +244,222 @@ def test_owner_names_come_from_the_ad_information_events():
     assert {e.owner for e in events} == {"alice", "bob"}
 
 
-def test_an_event_the_bindings_cannot_parse_is_skipped(tmp_path):
+def test_an_event_is_read_from_its_header_and_an_unreadable_one_is_skipped(tmp_path):
     path = tmp_path / "bad.log"
     path.write_text(
         "000 (001.000.000) 2026-11-22 07:00:00 Job submitted from host: <127.0.0.1:9618>\n...\n"
         "005 (001.000.000) 2026-11-22 07:00:50 Job terminated.\n"
-        "\t(1) Normal termination (return value 0)\n...\n"  # its usage lines are missing
-        "000 (002.000.000) 2026-11-22 07:01:00 Job submitted from host: <127.0.0.1:9618>\n...\n"
+        "\t(1) Normal termination (return value 0)\n...\n"  # no usage lines: replay needs none
+        "000 (00x.000.000) 2026-11-22 07:01:00 Job submitted from host: <127.0.0.1:9618>\n...\n"
+        "000 (003.000.000) 2026-11-22 25:01:00 Job submitted from host: <127.0.0.1:9618>\n...\n"
+        "000 (004.000.000) 2026-11-22 07:01:00 Job submitted from host: <127.0.0.1:9618>\n...\n"
     )
     events, warnings = read(path)
-    assert [str(e.job) for e in events] == ["1.0", "2.0"]
-    assert warnings == [f"{path}: event 2, before byte 183: not a readable event, skipped"]
+    assert [(str(e.job), e.kind.value) for e in events] == [
+        ("1.0", "submit"), ("1.0", "terminate"), ("4.0", "submit")]
+    assert warnings == [
+        f"{path}: event 3, byte 183: not a readable event (its first line is not an event header), "
+        "skipped",
+        f"{path}: event 4, byte 267: submit event with a date out of bounds, skipped",
+    ]
+
+
+# -- the reader against HTCondor's own parser, and on what that parser cannot take --------------
+
+HAND_WRITTEN = (  # the other header formats: ISO_DATE, UTC, SUB_SECOND; a checkpointed eviction
+    "000 (007.000.000) 2026-11-22 07:00:00 Job submitted from host: <127.0.0.1:9618>\n...\n"
+    "028 (007.000.000) 2026-11-22 07:00:00 Job ad information event triggered.\n"
+    'AcctGroup = "group_physics.alice"\nOwner = "alice"\n...\n'
+    "001 (007.000.000) 2026-11-22 07:00:10.250Z Job executing on host: <127.0.0.1:9618>\n"
+    "\tSlotName: slot1@vm\n...\n"
+    "004 (007.000.000) 2026-11-22 07:01:10.999 Job was evicted.\n"
+    "\t(1) Job was checkpointed.\n"
+    "\t\tUsr 0 00:00:00, Sys 0 00:00:00  -  Run Remote Usage\n"
+    "\t\tUsr 0 00:00:00, Sys 0 00:00:00  -  Run Local Usage\n"
+    "\t0  -  Run Bytes Sent By Job\n\t0  -  Run Bytes Received By Job\n...\n"
+    "001 (007.000.000) 11/22 07:02:00 Job executing on host: <127.0.0.2:9618>\n...\n"
+)
+
+
+def as_htcondor_reads_it(path: Path) -> list[tuple]:
+    """What HTCondor's parser makes of a good log, in the reader's terms."""
+    out: list[tuple] = []
+    for raw in htcondor.JobEventLog(str(path)).events(0):
+        number = int(raw["EventTypeNumber"])
+        if number == eventlog.AD_INFORMATION:
+            if out and out[-1][1:3] == (raw.cluster, raw.proc):
+                group = raw.get("AcctGroup")
+                out[-1] = (*out[-1][:-1], group if isinstance(group, str) else raw["Owner"])
+            continue
+        kind = eventlog.EVENT_KINDS.get(number)
+        if kind is None:
+            continue
+        when = datetime.datetime.fromisoformat(str(raw["EventTime"])).timestamp()
+        slot = (raw.get("SlotName") or raw.get("ExecuteHost")) if kind.value == "execute" else None
+        ckpt = bool(raw.get("Checkpointed", False)) if kind.value == "evict" else False
+        out.append((kind, raw.cluster, raw.proc, when, slot, ckpt, None))
+    return out
+
+
+@pytest.mark.parametrize("name", ["share-back.events.log", "no-enforcement.events.log", "hand"])
+def test_the_reader_reads_what_htcondor_reads(tmp_path, name):
+    path = DATA / name
+    if name == "hand":
+        path = tmp_path / "hand.log"
+        path.write_text(HAND_WRITTEN)
+    events, warnings = read(path)
+    assert warnings == []
+    assert [(e.kind, e.job.cluster, e.job.proc, e.time, e.slot, e.checkpointed, e.owner)
+            for e in events] == as_htcondor_reads_it(path)
+
+
+def test_the_hand_written_log_reads_as_written(tmp_path):
+    path = tmp_path / "hand.log"
+    path.write_text(HAND_WRITTEN)
+    events, _ = read(path)
+    utc = datetime.datetime(2026, 11, 22, 7, 0, 10, 250_000, datetime.UTC).timestamp()
+    assert events[1].time == utc  # Z: UTC (the tests run in UTC, but this holds anywhere)
+    assert events[2].time - events[0].time == pytest.approx(70.999)
+    assert events[0].owner == "group_physics.alice"  # the accounting group, as owner_of takes it
+    assert (events[2].checkpointed, events[3].slot) == (True, "<127.0.0.2:9618>")
+
+
+@pytest.fixture
+def guard():
+    """Fails a test still running after 20 s (HTCondor's parser sleeps a second on every event it
+    cannot read)."""
+
+    def alarm(signum, frame):
+        raise TimeoutError("still reading after 20 s")
+
+    previous = signal.signal(signal.SIGALRM, alarm)
+    signal.alarm(20)
+    yield
+    signal.alarm(0)
+    signal.signal(signal.SIGALRM, previous)
+
+
+def test_one_changed_byte_inside_a_value_is_counted(damaged, guard):
+    """The issue's case: a byte that is not UTF-8 inside an attribute value ended replay with a
+    UnicodeDecodeError from the bindings."""
+    text = damaged.read_bytes()
+    at = text.index(b'Owner = "bob"') + 10
+    damaged.write_bytes(text[:at] + b"\xff" + text[at + 1:])
+    events, warnings = read(damaged)
+    assert len(events) == 22
+    assert warnings == [f"{damaged}: event 27: job ad information with an Owner or AcctGroup "
+                        "that is not a name, ignored"]
+    assert next(e.owner for e in events if str(e.job) == "2.0") is None
+
+
+def test_many_damaged_events_are_read_at_once(damaged, guard):
+    """Fifty events HTCondor's parser cannot read would take it fifty seconds."""
+    text = damaged.read_text()
+    damaged.write_text(text.replace(" 11/22 07:", " 99/99 07:").replace(") 99/99", ") 11/22", 6)
+                       * 3)
+    events, warnings = read(damaged)
+    assert len(events) < 22 and len(warnings) == 4  # one line per kind of event
+    assert all(" times: " in w and "event with a date out of bounds" in w for w in warnings)
+
+
+@pytest.mark.parametrize("date, readable", [
+    ("1970-01-01 00:00:00", True),
+    ("2099-12-31 23:59:59", True),
+    ("1969-12-31 23:59:59", False),
+    ("2100-01-01 00:00:00", False),
+    ("9999-12-31 23:59:59", False),
+    ("2026-02-30 12:00:00", False),
+    ("2026-11-22 24:00:00", False),
+    ("13/01 12:00:00", False),
+    ("00/00 00:00:00", False),
+])
+def test_dates_are_bounded(tmp_path, date, readable):
+    path = tmp_path / "dates.log"
+    path.write_text(f"000 (001.000.000) 2026-11-22 07:00:00 Job submitted\n...\n"
+                    f"000 (002.000.000) {date} Job submitted\n...\n")
+    events, warnings = read(path)
+    assert len(events) == (2 if readable else 1)
+    assert warnings == ([] if readable else
+                        [f"{path}: event 2, byte 56: submit event with a date out of bounds, skipped"])
+
+
+@pytest.mark.parametrize("job, readable", [
+    ("000.000.000", True),
+    ("2147483647.2147483647.000", True),
+    ("2147483648.000.000", False),
+    ("-1.000.000", False),
+    ("001.-5.000", False),
+])
+def test_job_ids_are_bounded(tmp_path, job, readable):
+    path = tmp_path / "ids.log"
+    path.write_text(f"000 ({job}) 2026-11-22 07:00:00 Job submitted\n...\n")
+    if readable:
+        assert len(read(path)[0]) == 1
+    else:
+        with pytest.raises(LogError, match="job id out of bounds"):
+            read(path)
+
+
+def test_events_that_lost_their_end_lines_are_read(damaged):
+    whole, _ = read(damaged)
+    damaged.write_text(damaged.read_text().replace("\n...\n", "\n", 10))
+    events, warnings = read(damaged)
+    assert events == whole
+    assert warnings == [f"{damaged}: 10 times: an event not ended by a '...' line (read all the "
+                        "same) (event 1; event 2; event 3; ...)"]
+
+
+@pytest.mark.parametrize("attributes, owner, bad", [
+    ('Owner = "alice"', "alice", False),
+    ('AcctGroup = "physics"\nOwner = "alice"', "physics", False),
+    ('AcctGroup = undefined\nOwner = "alice"', "alice", False),
+    ('AcctGroup = ""\nOwner = "alice"', "alice", False),
+    # As the live daemon takes them: the identity the negotiator charges.
+    ('AccountingGroup = "group_x.alice"\nAcctGroup = "group_x"\nOwner = "alice"', "group_x", False),
+    ('AccountingGroup = "carol"\nOwner = "alice"', "carol", False),
+    ("Owner = 5", None, True),
+    ('Owner = "a\\"b"', None, True),  # escaped: no name has that
+    ('Owner = "' + "x" * 2000 + '"', None, True),
+    ('Owner = "\x1b[31m"', None, True),
+    ("Cluster = 1", None, False),  # no owner named: the file's (OWNER=FILE) counts
+])
+def test_owners_from_ad_information(tmp_path, attributes, owner, bad):
+    path = tmp_path / "owners.log"
+    path.write_text("000 (001.000.000) 2026-11-22 07:00:00 Job submitted\n...\n"
+                    f"028 (001.000.000) 2026-11-22 07:00:00 Job ad information\n{attributes}\n...\n")
+    events, warnings = read(path)
+    assert events[0].owner == owner
+    assert bool(warnings) is bad
+
+
+def test_an_event_longer_than_the_bound_is_skipped(damaged):
+    whole, _ = read(damaged)
+    text = damaged.read_bytes()
+    at = text.index(b'Owner = "bob"') + 9
+    damaged.write_bytes(text[:at] + b"b" * (5 << 20) + text[at:])
+    events, warnings = read(damaged)
+    assert len(events) == len(whole)
+    start, end = text.rindex(b"\n...\n", 0, at) + 5, text.index(b"\n...\n", at) + 5 + (5 << 20)
+    assert warnings == [f"{damaged}: bytes {start} to {end}: an event longer than 4 MiB, skipped"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from([b"\n", b"...", b"\r", b"x", b"\n...\n", b"\n...\r\n", b"....",
+                                 b"...\n", b"000 (1.0.0) 11/22 07:00:00 J\n"]), max_size=60),
+       st.integers(1, 40), st.integers(1, 40))
+def test_records_cover_the_file_whatever_the_block(parts, block, limit):
+    """The file is cut into the same events whatever the block size, every byte is in one, and
+    only one longer than the limit is left out (text None)."""
+    data = b"".join(parts)
+    records = list(eventlog._records(io.BytesIO(data), block=block, limit=limit))
+    assert records == list(eventlog._records(io.BytesIO(data), block=10**6, limit=limit))
+    assert [r[0] for r in records[1:]] == [r[1] for r in records[:-1]]
+    if records:
+        assert (records[0][0], records[-1][1]) == (0, len(data))
+    for start, end, text, whole in records:
+        if text is None:
+            assert end - start > limit
+        else:
+            assert len(text) <= limit and data[start:end].startswith(text)
+            assert re.search(rb"\n\.\.\.\r?\n", b"\n" + text) is None  # no end line missed
+            assert whole == (data[start + len(text):end].rstrip(b"\r\n") == b"...")
