@@ -355,8 +355,9 @@ def report(pool: str | None, policy_file: Path | None, sort: str, history: bool,
         for name, text in (("--since", since), ("--until", until)):
             try:
                 window.append(parse_time(text) if text is not None else None)
-            except ValueError:
-                raise click.BadParameter(f"not a time: {text!r}", param_hint=name) from None
+            except (ValueError, OverflowError):
+                raise OsepError(f"{name}: not a time from 1970 to 2100 (ISO 8601 or seconds since "
+                                f"the epoch): {escape(text or '')}") from None
         warn = Warnings()
         log = read_decisions(settings.log, warn, since=window[0], until=window[1])
         warn.close()

@@ -19,6 +19,7 @@ from osep.core.policy import PolicySettings, decide
 from osep.core.resources import RESOURCES, ZERO, Vec, held, plus
 from osep.enforce.decisionlog import Action, DecisionLog, Outcome
 from osep.measure.documents import iso
+from osep.replay.damage import EARLIEST, LATEST
 
 SORTS = ("owner", "gap", "running")
 # Resources shown per owner beside the policy's own unit (those the pool has any of).
@@ -167,12 +168,15 @@ def _action(a: Action) -> dict[str, Any]:
 
 def parse_time(text: str) -> float:
     """Seconds since the epoch from an ISO 8601 date and time (UTC unless it says otherwise) or a
-    number of seconds since the epoch."""
+    number of seconds since the epoch; ValueError for anything else, or for a time outside the
+    years a log may speak of (1970 to 2100, as the log readers take them)."""
     try:
-        return float(text)
+        t = float(text)
     except ValueError:
-        pass
-    when = datetime.datetime.fromisoformat(text)
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=datetime.UTC)
-    return when.timestamp()
+        when = datetime.datetime.fromisoformat(text)
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=datetime.UTC)
+        t = when.timestamp()
+    if not EARLIEST <= t < LATEST:  # NaN too
+        raise ValueError(f"outside 1970 to 2100: {text}")
+    return t

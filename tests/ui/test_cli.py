@@ -227,11 +227,15 @@ def test_report_history_from_the_decision_log(runner):
     (["report", "--history", "--decisions", "missing.jsonl"], "missing.jsonl"),
     (["report", "--history", "--decisions", str(DATA / "share-back.decisions.jsonl"),
       "--since", "yesterday"], "not a time"),
+    *((["report", "--history", "--decisions", str(DATA / "share-back.decisions.jsonl"),
+        "--since", when], "--since: not a time from 1970 to 2100")
+      for when in ("1e999", "nan", "-1e300", "99999999999999", "9999-12-31T23:59:59-23:59")),
 ])
 def test_report_usage_errors(runner, args, message):
     result = runner.invoke(cli, args)
     assert result.exit_code == 2
     assert message in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
 
 
 def test_progress_only_on_a_terminal(monkeypatch, capsys):
