@@ -16,7 +16,8 @@ NEGOTIATOR = "negotiator@cm"
 SCHEDD = "schedd@cm"
 
 
-def _ad(**attrs: Any) -> classad2.ClassAd:
+def classad(**attrs: Any) -> classad2.ClassAd:
+    """A ClassAd of ``attrs``, as the bindings return them."""
     out = classad2.ClassAd()
     for key, value in attrs.items():
         out[key] = value
@@ -48,7 +49,7 @@ class FakeCondor:
         """``count`` jobs of ``owner`` running on slots of their own."""
         for _ in range(count):
             slot = f"slot{len(self.slots) + 1}@node"
-            self.slots.append(_ad(Name=slot, Cpus=1, Memory=1024, SlotType="Static", State="Claimed",
+            self.slots.append(classad(Name=slot, Cpus=1, Memory=1024, SlotType="Static", State="Claimed",
                                   SlotWeight=1))
             self.jobs.append(self._job(owner, JobStatus=2, RemoteHost=slot, JobCurrentStartDate=start))
 
@@ -60,7 +61,7 @@ class FakeCondor:
         proc = self._procs.get(owner, 0)
         self._procs[owner] = proc + 1
         cluster = 100 + list(self._procs).index(owner)  # one cluster per owner
-        return _ad(ClusterId=cluster, ProcId=proc, Owner=owner, User=f"{owner}@site", JobUniverse=5,
+        return classad(ClusterId=cluster, ProcId=proc, Owner=owner, User=f"{owner}@site", JobUniverse=5,
                    QDate=1, RequestCpus=1, RequestMemory=1, **attrs)
 
     def running(self, owner: str) -> int:
@@ -118,7 +119,7 @@ class FakeCondor:
         self.vacated.extend((schedd, i) for i in ids)
         if self.lose_vacate_replies:
             raise htcondor2.HTCondorException("timed out waiting for the schedd's answer")
-        return _ad(TotalSuccess=len(ids))
+        return classad(TotalSuccess=len(ids))
 
     def _query(self, schedd: str, constraint: str) -> list[classad2.ClassAd]:
         self._refuse("schedd")
@@ -127,7 +128,7 @@ class FakeCondor:
         out = []
         for job in self.queues[schedd]:
             if expr.eval(job) is True:
-                copy = _ad(**{k: job[k] for k in job})
+                copy = classad(**{k: job[k] for k in job})
                 copy["ServerTime"] = self.now
                 out.append(copy)
         return out
@@ -166,12 +167,12 @@ class _Collector:
 
     def locateAll(self, kind: Any) -> list[classad2.ClassAd]:
         self._pool._refuse("collector")
-        return [_ad(Name=name, MyAddress=f"<cm:{k + 2}>") for k, name in enumerate(self._pool.queues)]
+        return [classad(Name=name, MyAddress=f"<cm:{k + 2}>") for k, name in enumerate(self._pool.queues)]
 
     def locate(self, kind: Any) -> classad2.ClassAd:
         self._pool._refuse("collector")
         self._pool._refuse("negotiator")
-        return _ad(Name=NEGOTIATOR, MyAddress="<cm:1>")
+        return classad(Name=NEGOTIATOR, MyAddress="<cm:1>")
 
     def query(self, kind: Any, constraint: str | None = None,
               projection: Any = None) -> list[classad2.ClassAd]:
@@ -215,7 +216,7 @@ class _Negotiator:
 
     def getPriorities(self) -> list[classad2.ClassAd]:
         self._pool._refuse("negotiator")
-        return [_ad(Name=s, Ceiling=v) for s, v in sorted(self._pool.ceilings.items())]
+        return [classad(Name=s, Ceiling=v) for s, v in sorted(self._pool.ceilings.items())]
 
     def setCeiling(self, submitter: str, value: int) -> None:
         if value <= -1:

@@ -11,9 +11,7 @@ import datetime
 import difflib
 import enum
 import math
-import os
 import re
-import stat
 import tomllib
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -21,6 +19,7 @@ from typing import Any, TypeVar
 
 from osep.config.bounds import MAX_FILE_BYTES, MAX_KEY_PARTS, MAX_NAME, MAX_TABLES
 from osep.errors import ConfigError
+from osep.files import NotRegular, read_regular
 
 E = TypeVar("E", bound=enum.Enum)
 _MISSING: Any = object()
@@ -96,39 +95,21 @@ def read_toml(path: Path | str) -> dict[str, Any]:
 
 
 def _read_bytes(path: Path) -> bytes:
-    """The file's bytes: a regular file of at most MAX_FILE_BYTES (never a FIFO, a device or a
-    directory, which could block, never end, or do something on being opened)."""
+    """The file's bytes: a regular file of at most MAX_FILE_BYTES (see :mod:`osep.files`)."""
     try:
-        _check_regular(path, os.stat(path).st_mode)  # before opening it; and again once open
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+        data = read_regular(path, MAX_FILE_BYTES)
     except FileNotFoundError:
         raise ConfigError(path, None, "no such file") from None
+    except NotRegular as exc:
+        raise ConfigError(path, None, "is a directory, not a file" if exc.directory
+                          else "not a regular file") from None
     except OSError as exc:
         raise ConfigError(path, None, f"cannot read: {exc.strerror or exc}") from None
     except ValueError:
         raise ConfigError(path, None, "cannot read: the name has a NUL character") from None
-    try:
-        _check_regular(path, os.fstat(fd).st_mode)
-        data = bytearray()
-        while len(data) <= MAX_FILE_BYTES:  # one byte more than allowed tells a file too large
-            chunk = os.read(fd, MAX_FILE_BYTES + 1 - len(data))
-            if not chunk:
-                break
-            data += chunk
-    except OSError as exc:
-        raise ConfigError(path, None, f"cannot read: {exc.strerror or exc}") from None
-    finally:
-        os.close(fd)
     if len(data) > MAX_FILE_BYTES:
         raise ConfigError(path, None, f"larger than {MAX_FILE_BYTES:,} bytes: not a policy or scenario")
-    return bytes(data)
-
-
-def _check_regular(path: Path, mode: int) -> None:
-    if stat.S_ISDIR(mode):
-        raise ConfigError(path, None, "is a directory, not a file")
-    if not stat.S_ISREG(mode):
-        raise ConfigError(path, None, "not a regular file")
+    return data
 
 
 def bound_text(value: float) -> str:

@@ -31,7 +31,6 @@ import json
 import math
 import os
 import socket
-import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,6 +40,7 @@ from osep.core.model import JobId
 from osep.core.reservations import Reservation
 from osep.core.resources import Shape
 from osep.errors import ConfigError
+from osep.files import NotRegular, read_regular
 
 FORMAT = "osep-state"
 VERSION = 2
@@ -97,21 +97,14 @@ def read_state(path: Path) -> SavedState:
     """The state in ``path`` (empty if there is no such file); :class:`StateError` if it cannot be
     read or fails any check."""
     try:
-        # Without waiting: a FIFO or a device put there must not hang osep.
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        # Without waiting: a FIFO or a device put there must not hang osep (see osep.files).
+        raw = read_regular(path, MAX_BYTES)
     except FileNotFoundError:
         return SavedState()
-    except OSError as exc:
-        raise StateError(path, None, f"cannot be read: {exc.strerror or exc}") from None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise StateError(path, None, "is not a regular file")
-        with os.fdopen(fd, "rb", closefd=False) as handle:
-            raw = handle.read(MAX_BYTES + 1)
-    except OSError as exc:
-        raise StateError(path, None, f"cannot be read: {exc.strerror or exc}") from None
-    finally:
-        os.close(fd)
+    except NotRegular:
+        raise StateError(path, None, "is not a regular file") from None
+    except (OSError, ValueError) as exc:
+        raise StateError(path, None, f"cannot be read: {getattr(exc, 'strerror', None) or exc}") from None
     if len(raw) > MAX_BYTES:
         raise StateError(path, None, f"is larger than {MAX_BYTES // 2**20} MiB; osep writes far less")
     return decode(raw, path)

@@ -11,13 +11,13 @@ quotes the record, which may be huge or binary); the place says which record.
 from __future__ import annotations
 
 import math
-import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from osep.errors import LogError
+from osep.files import NotRegular, regular
 
 EXAMPLES = 3  # places shown per kind of damage
 
@@ -42,11 +42,11 @@ def regular_file(path: Path, what: str) -> int:
     """The size of the file at ``path``, which must be a regular file osep can read (a directory,
     a device or a pipe could never end or never start): :class:`LogError` naming it if not."""
     try:
-        info = path.stat()
-        if not stat.S_ISREG(info.st_mode):
-            raise LogError(f"{path}: cannot read the {what}: not a regular file")
+        info = regular(path)
         with path.open("rb"):
             pass
+    except NotRegular:
+        raise LogError(f"{path}: cannot read the {what}: not a regular file") from None
     except OSError as exc:
         raise LogError(f"{path}: cannot read the {what}: {exc.strerror or exc}") from None
     return info.st_size

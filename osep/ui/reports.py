@@ -169,7 +169,8 @@ def _action(a: Action) -> dict[str, Any]:
 def parse_time(text: str) -> float:
     """Seconds since the epoch from an ISO 8601 date and time (UTC unless it says otherwise) or a
     number of seconds since the epoch; ValueError for anything else, or for a time outside the
-    years a log may speak of (1970 to 2100, as the log readers take them)."""
+    years a log may speak of (1970 to 2100, as the log readers take them; 2100-01-01 itself is
+    allowed as the end of a window, which is not included)."""
     try:
         t = float(text)
     except ValueError:
@@ -177,6 +178,6 @@ def parse_time(text: str) -> float:
         if when.tzinfo is None:
             when = when.replace(tzinfo=datetime.UTC)
         t = when.timestamp()
-    if not EARLIEST <= t < LATEST:  # NaN too
+    if not EARLIEST <= t <= LATEST:  # NaN too
         raise ValueError(f"outside 1970 to 2100: {text}")
     return t

@@ -17,7 +17,7 @@ from typing import Any
 import classad2
 import pytest
 
-from fakecondor import FakeCondor
+from fakecondor import FakeCondor, classad
 from osep.core.model import JobId, JobState
 from osep.core.policy import PolicySettings
 from osep.core.resources import Unit
@@ -83,13 +83,6 @@ def hostile(rnd: random.Random, ad: classad2.ClassAd, attrs: list[str], values: 
             ad[attr] = rnd.choice(values)
 
 
-def slot_ad(**attrs: Any) -> classad2.ClassAd:
-    ad = classad2.ClassAd()
-    for k, v in attrs.items():
-        ad[k] = v
-    return ad
-
-
 class Pool:
     """One generated pool: the ads, and what a correct reading of them must give."""
 
@@ -107,7 +100,7 @@ class Pool:
         for m in range(rnd.randint(2, 6)):
             for k in range(rnd.randint(1, 6)):
                 name = f"slot{k + 1}@static{m}"
-                ad = slot_ad(Name=name, Cpus=1, Memory=2048, SlotType="Static", State="Unclaimed")
+                ad = classad(Name=name, Cpus=1, Memory=2048, SlotType="Static", State="Unclaimed")
                 hostile(rnd, ad, ["Memory", "GPUs", "Disk", "SlotWeight"], BAD_NUMBERS, 0.2)
                 self.slots.append(ad)
                 free.append(name)
@@ -115,19 +108,19 @@ class Pool:
             parent = f"slot1@machine{m}"
             for k in range(rnd.randint(0, 6)):
                 name = f"slot1_{k + 1}@machine{m}"
-                ad = slot_ad(Name=name, Cpus=1, Memory=1024, SlotType="Dynamic", State="Unclaimed",
+                ad = classad(Name=name, Cpus=1, Memory=1024, SlotType="Dynamic", State="Unclaimed",
                              ParentSlotId=1)
                 hostile(rnd, ad, ["Memory", "GPUs", "Disk", "SlotWeight"], BAD_NUMBERS, 0.2)
                 self.slots.append(ad)
                 free.append(name)
-            ad = slot_ad(Name=parent, Cpus=rnd.choice([0, 2, 10_000_000]), Memory=4096,
+            ad = classad(Name=parent, Cpus=rnd.choice([0, 2, 10_000_000]), Memory=4096,
                          SlotType="Partitionable", State="Unclaimed")
             hostile(rnd, ad, ["Memory", "GPUs", "Disk", "SlotWeight"], BAD_NUMBERS, 0.2)
             self.slots.append(ad)
         rnd.shuffle(free)
         # Slot ads that cannot be read: no usable name or no usable cores.
         for k in range(rnd.randint(0, 8)):
-            ad = slot_ad(Name=f"broken{k}@nowhere", Cpus=1, State="Unclaimed")
+            ad = classad(Name=f"broken{k}@nowhere", Cpus=1, State="Unclaimed")
             if rnd.random() < 0.5:
                 ad["Name"] = rnd.choice([s for s in BAD_STRINGS if not isinstance(s, str) or s == ""])
             else:
