@@ -323,7 +323,7 @@ def release(pool: str | None, state_file: Path | None) -> None:
               show_default=True, help="Order of the owners (gap: most over their target first).")
 @click.option("--history", is_flag=True,
               help="Report what the loop did (from its decision log) instead of the pool now.")
-@click.option("--decisions", type=click.Path(dir_okay=False, path_type=Path),
+@click.option("--decisions", type=click.Path(path_type=Path),
               help="The decision log for --history. [knob OSEP_LOG]")
 @click.option("--since", metavar="TIME", help="--history from this time (ISO 8601, UTC unless "
               "it says otherwise, or seconds since the epoch).")
@@ -415,7 +415,7 @@ def _check_plot(plot: Path | None) -> None:
 @click.option("--policy", "policy_file", required=True,
               type=click.Path(path_type=Path),
               help="Policy file with the owners' shares the history is measured against.")
-@click.option("--decisions", type=click.Path(dir_okay=False, path_type=Path),
+@click.option("--decisions", type=click.Path(path_type=Path),
               help="osep's JSON log for the same period: dates vacate signals, tells osep's "
                    "evictions from others', and gives the pool's size.")
 @click.option("--slots", type=click.IntRange(min=1),
