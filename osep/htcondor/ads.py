@@ -180,12 +180,11 @@ def owner_of(ad: Ad, group_alone: bool = False) -> str:
     return owner
 
 
-def to_job(schedd: str, ad: Ad, tally: AdTally | None = None, pool: str = "",
-           now: float | None = None) -> JobAd | None:
+def to_job(schedd: str, ad: Ad, tally: AdTally | None = None, pool: str = "") -> JobAd | None:
     """One job ad; None for a job that occupies no execute slot (``OFF_SLOT_UNIVERSES``). A
     request that evaluates to undefined or error gets its default (``DEFAULTS``), counted in
-    ``tally``, and so does a time more than ``SKEW`` after ``now`` (the schedd's clock; the ad's own
-    ``ServerTime`` where not given); an ad that cannot name or place the job raises
+    ``tally``, and so does a time more than ``SKEW`` after the ad's own ``ServerTime`` (the
+    clock of the schedd that wrote it); an ad that cannot name or place the job raises
     :class:`BadAd`."""
     tally = tally if tally is not None else AdTally()
 
@@ -195,8 +194,7 @@ def to_job(schedd: str, ad: Ad, tally: AdTally | None = None, pool: str = "",
             raise BadAd(f"{attr} is {_show(evaluate(ad, attr))}")
         return value
 
-    if now is None:
-        now = _number(evaluate(ad, "ServerTime"))
+    now = _number(evaluate(ad, "ServerTime"))
     latest = LARGEST if now is None else now + SKEW
 
     def optional(attr: str) -> float:

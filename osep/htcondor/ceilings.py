@@ -55,23 +55,28 @@ def capped(owner: str, holding: Mapping[str, int], accounts: Accounts) -> list[s
                   if accounts.charged.get(s, {owner}) <= holding.keys())
 
 
+def _capped_by_owner(holding: Mapping[str, int], accounts: Accounts) -> dict[str, list[str]]:
+    """:func:`capped` for every held owner, worked out once."""
+    return {owner: capped(owner, holding, accounts) for owner in holding}
+
+
 def shared(holding: Mapping[str, int], accounts: Accounts) -> list[str]:
     """Accounting names of held owners that no hold may cap (see :func:`capped`)."""
     return sorted({s for owner in holding for s in accounts.submitters.get(owner, ())}
-                  - {s for owner in holding for s in capped(owner, holding, accounts)})
+                  - held_submitters(holding, accounts))
 
 
 def held_submitters(holding: Mapping[str, int], accounts: Accounts) -> set[str]:
     """Every accounting name the owners in ``holding`` are held by."""
-    return {s for owner in holding for s in capped(owner, holding, accounts)}
+    return {s for names in _capped_by_owner(holding, accounts).values() for s in names}
 
 
 def desired(holding: Mapping[str, int], accounts: Accounts, original: Mapping[str, int]
             ) -> dict[str, int]:
     """The ceiling each submitter of a held owner should have (``holding``: owner -> allowance)."""
     out = {}
-    for owner, allowance in holding.items():
-        submitters = capped(owner, holding, accounts)
+    for owner, submitters in _capped_by_owner(holding, accounts).items():
+        allowance = holding[owner]
         for k, submitter in enumerate(submitters):
             # The owner's allowance, split over its submitters (the first take the remainder).
             extra = allowance // len(submitters) + (1 if k < allowance % len(submitters) else 0)
