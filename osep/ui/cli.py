@@ -20,6 +20,7 @@ from osep.config.policy import load_policy
 from osep.config.toml import Table, escape, read_toml
 from osep.core.plan import Target, VictimOrder
 from osep.core.resources import RESOURCES
+from osep.core.tree import ShareTree
 from osep.errors import ConfigError, OsepError
 from osep.sim.variants import NAMES as POLICY_NAMES
 
@@ -188,10 +189,16 @@ def validate(files: tuple[Path, ...]) -> None:
             settings = load_policy(path).settings
             shares = settings.shares
             owners = len(shares.shares)
-            totals = ", ".join(
-                f"{sum(shares.amounts(r).values()):g}{'%' if shares.percent else ''} {r}"
-                for r in RESOURCES if r in shares.resources())
-            click.echo(f"{escape(str(path))}: policy: {owners} owners, {totals or 'nothing'} in all, unit "
+            if isinstance(shares, ShareTree):
+                groups = len(shares.nodes) - owners
+                summary = (f"an owner tree of {groups} groups and {owners} owners, "
+                           f"{shares.depth()} levels")
+            else:
+                totals = ", ".join(
+                    f"{sum(shares.amounts(r).values()):g}{'%' if shares.percent else ''} {r}"
+                    for r in RESOURCES if r in shares.resources())
+                summary = f"{owners} owners, {totals or 'nothing'} in all"
+            click.echo(f"{escape(str(path))}: policy: {summary}, unit "
                        f"{settings.unit.value}, target {settings.target.value}, victims by "
                        f"{settings.victim_order.value}")
 
@@ -368,7 +375,7 @@ def report(pool: str | None, policy_file: Path | None, sort: str, history: bool,
         raise OsepError("no policy file: pass --policy FILE or set OSEP_POLICY_FILE")
     policy = load_policy(settings.policy_file).settings
     # Read-only: one attempt per query, and the daemon's state file is none of its business.
-    live = condor.LivePool(replace(live_settings(settings, retries=1), state_file=None))
+    live = condor.LivePool(replace(live_settings(settings, retries=1, policy=policy), state_file=None))
     doc = pool_report(live.snapshot(), policy, sort)
     click.echo(render.REPORT_RENDERERS[fmt](doc), nl=False)
 
