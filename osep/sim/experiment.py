@@ -36,6 +36,7 @@ class Outcome:
     capacity: float = 0.0
     records: tuple[JobRecord, ...] = ()
     dominant: Dominant | None = None  # PV in dominant shares (unit = "dominant")
+    groups: Metrics | None = None  # an owner tree's top-level groups, measured as owners
 
 
 def measured_in(settings: PolicySettings) -> str:
@@ -113,7 +114,21 @@ def run_policy(
     dominant = dominant_measures(scenario, settings)
     return Outcome(variant, settings, interval, shares, result,
                    compute(records, capacity, shares, dominant, ideal(settings)), resource, capacity,
-                   records, dominant)
+                   records, dominant, group_metrics(records, capacity, settings))
+
+
+def group_metrics(records: tuple[JobRecord, ...], capacity: float, settings: PolicySettings
+                  ) -> Metrics | None:
+    """With an owner tree, the metrics of its top-level groups: each job counted for the group it is
+    in, each group's ideal its feasible share among the groups (the tree's first level, which is the
+    flat water-filling of the groups' shares and demand)."""
+    tree = settings.shares
+    if not isinstance(tree, ShareTree):
+        return None
+    resolved = tree.resolve_nodes(capacity)
+    shares = {g: resolved[g] for g in tree.top}
+    top = {r.owner: tree.path(r.owner)[0] for r in records}
+    return compute(tuple(replace(r, owner=top[r.owner]) for r in records), capacity, shares)
 
 
 def placed(jobs: tuple[JobSpec, ...], settings: PolicySettings) -> tuple[JobSpec, ...]:
@@ -166,7 +181,10 @@ def outcome_column(out: Outcome, pool: Vec) -> dict[str, Any]:
             "interval": out.interval,
             "unit": out.policy.unit.value,
         }
-    return column(out.metrics, out.variant.description, settings)
+    if out.groups is None:
+        return column(out.metrics, out.variant.description, settings)
+    return column(out.metrics, out.variant.description, settings,
+                  groups=column(out.groups, "top-level groups")["owners"])
 
 
 def comparison(scenario: Scenario, outcomes: Mapping[str, Outcome]) -> dict[str, Any]:

@@ -26,3 +26,28 @@ def test_an_idle_subgroups_share_goes_to_its_siblings_not_to_the_other_vo():
     assert osep.metrics.violation < outcomes["none"].metrics.violation / 4
     # with checkpointing, nothing is redone
     assert outcomes["osep-ckpt"].metrics.cost < osep.metrics.cost
+
+
+def test_the_comparison_reports_each_top_level_group():
+    from osep.ui import render
+
+    scenario = load_scenario(SCENARIO)
+    outcomes = run_scenario(scenario, ("fairshare", "osep"))
+    from osep.sim.experiment import comparison
+
+    doc = comparison(scenario, outcomes)
+    groups = doc["policies"]["osep"]["groups"]
+    assert set(groups) == {"vo_a", "vo_b"} and groups["vo_a"]["share"] == 24
+    # a group-level PV is about the group's feasible share, not its members' added up
+    assert groups["vo_a"]["PV"] < doc["policies"]["fairshare"]["groups"]["vo_a"]["PV"]
+    text = render.as_table(doc)
+    assert "A_US group vo_a (24 slots)" in text and "PV group vo_b (slot-s)" in text
+    assert "osep,group vo_a,24" in render.as_csv(doc).replace(".0,", ",")
+
+
+def test_an_lcg_trace_owner_is_its_user_in_its_vo():
+    from osep.sim import swf
+
+    line = "1 0 5 100 1 -1 -1 1 200 -1 1 7 3 -1 -1 2 -1 -1"
+    work = swf.parse([line], "group.user")
+    assert [j.owner for j in work.jobs] == ["group3.user7"]
