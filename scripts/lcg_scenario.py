@@ -48,7 +48,7 @@ def main() -> None:
         used[group] += job.runtime * job.cpus
         users[group].add(user)
     total = sum(used.values())
-    owning = sorted((g for g in used if used[g] >= args.least * total), key=lambda g: -used[g])
+    owning = [g for g in used if used[g] >= args.least * total]
     owned = sum(used[g] for g in owning)
     lines = [
         "# The LHC Computing Grid, 20 Nov 2005 onwards (Parallel Workloads Archive; acknowledge: Hui Li):",
@@ -59,7 +59,7 @@ def main() -> None:
         f"#   ({total / until:,.0f} cores busy), so that owners compete;",
         f"# - each VO that used at least {args.least:.0%} of the window's core-seconds contributed in",
         "#   proportion to what it used (its share); its users are its members, with equal shares;",
-        "#   the other VOs and their users are non-owners;",
+        "#   the other VOs are groups with no share (their users run on what owners leave unused);",
         f"# - negotiation every {args.negotiation:g} s, enforcement every {args.interval:g} s (the",
         "#   simulator's cost bound allows no shorter cycles for this many jobs), vacates take 10 s; no",
         "#   checkpoints in \"osep\", all work kept at the vacate in \"osep-ckpt\";",
@@ -92,8 +92,8 @@ def main() -> None:
         f"until = {until:g}",
         "",
     ]
-    for group in owning:
-        share = math.floor(1e4 * 100.0 * used[group] / owned) / 1e4  # never over 100% in all
+    for group in sorted(used, key=lambda g: -used[g]):
+        share = math.floor(1e4 * 100.0 * used[group] / owned) / 1e4 if group in owning else 0.0
         lines += [f"[owners.{key_text(group)}]", f'share = "{share:.4f}%"']
         members = sorted(users[group], key=lambda u: int(u.removeprefix("user")) if u[4:].isdigit() else 0)
         each = math.floor(1e6 * 100.0 / len(members)) / 1e6
@@ -101,7 +101,7 @@ def main() -> None:
             lines += [f"[owners.{key_text(group)}.{key_text(user)}]", f'share = "{each:.6f}%"']
     args.out.write_text("\n".join(lines) + "\n")
     print(f"{args.out}: {len(work.jobs):,} jobs, {len(owning)} owning VOs of {len(used)}, "
-          f"{sum(len(users[g]) for g in owning)} member users")
+          f"{sum(len(users[g]) for g in used)} member users")
 
 
 if __name__ == "__main__":

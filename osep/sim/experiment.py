@@ -181,10 +181,13 @@ def outcome_column(out: Outcome, pool: Vec) -> dict[str, Any]:
             "interval": out.interval,
             "unit": out.policy.unit.value,
         }
-    if out.groups is None:
-        return column(out.metrics, out.variant.description, settings)
-    return column(out.metrics, out.variant.description, settings,
-                  groups=column(out.groups, "top-level groups")["owners"])
+    extra: dict[str, Any] = {}
+    unfinished = sum(1 for r in out.result.jobs if r.finish is None)
+    if unfinished:  # the run stopped at the scenario's horizon with these still queued or running
+        extra["unfinished"] = unfinished
+    if out.groups is not None:
+        extra["groups"] = column(out.groups, "top-level groups")["owners"]
+    return column(out.metrics, out.variant.description, settings, **extra)
 
 
 def comparison(scenario: Scenario, outcomes: Mapping[str, Outcome]) -> dict[str, Any]:
