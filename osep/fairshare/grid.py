@@ -87,7 +87,7 @@ def targets(tree: Hierarchy) -> dict[str, float]:
     out = {}
     for node in tree.order():
         total = tree.sibling_shares(node)
-        out[node] = 100.0 * tree.shares[node] / total if total > 0 else 0.0
+        out[node] = 100.0 * (tree.shares[node] / total) if total > 0 else 0.0
     return out
 
 

@@ -102,7 +102,7 @@ def m_shares(tree: Hierarchy, active_leaves: Collection[str] | None = None) -> d
             continue
         above = 1.0 if parent == ROOT else out[parent]
         total = sum(tree.shares[k] for k in tree.children(parent) if k in active)
-        out[node] = above * tree.shares[node] / total if total > 0 else 0.0
+        out[node] = above * (tree.shares[node] / total) if total > 0 else 0.0
     return out
 
 
@@ -172,9 +172,10 @@ def priority_increment(usage: float, active_processes: int, m_share: float) -> f
     Larger is worse. A user with no share gets an infinite increment (it only runs when nobody
     else wants the machine).
     """
-    if m_share <= 0:
+    square = m_share**2
+    if square <= 0:  # no share (or one too small to square)
         return INF
-    return usage * active_processes / m_share**2
+    return usage * active_processes / square
 
 
 def group_charge_factors(tree: Hierarchy, m_share: Mapping[str, float], charges: Mapping[str, float],

@@ -65,7 +65,7 @@ def normalized_shares(tree: Hierarchy, use_parent: Collection[str] = ()) -> dict
             out[node] = above
             continue
         total = _siblings(tree, node, use_parent)
-        out[node] = above * tree.shares[node] / total if total > 0 else 0.0
+        out[node] = above * (tree.shares[node] / total) if total > 0 else 0.0
     return out
 
 
@@ -83,7 +83,7 @@ def effective_usage(tree: Hierarchy, actual: Mapping[str, float],
         if parent == ROOT or total <= 0:
             out[node] = own
         else:
-            out[node] = own + (out[parent] - own) * tree.shares[node] / total
+            out[node] = own + (out[parent] - own) * (tree.shares[node] / total)
     return out
 
 
