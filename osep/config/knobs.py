@@ -18,6 +18,7 @@ from osep.config import bounds as B
 from osep.config.policy import PolicyFile, load_policy
 from osep.config.toml import check_number, check_text, show
 from osep.core.policy import PolicySettings
+from osep.core.tree import ShareTree
 from osep.enforce.actuator import Limits
 from osep.errors import ConfigError
 from osep.htcondor.settings import LiveSettings, default_name
@@ -119,7 +120,10 @@ class RunSettings:
     live: LiveSettings
 
 
-def live_settings(daemon: DaemonSettings, retries: int = 3) -> LiveSettings:
+def live_settings(daemon: DaemonSettings, retries: int = 3,
+                  policy: PolicySettings | None = None) -> LiveSettings:
+    """The live pool's settings; with an owner tree in ``policy``, jobs are named by it."""
+    shares = policy.shares if policy is not None else None
     return LiveSettings(
         pool=daemon.pool,
         vacate_fast=daemon.vacate_fast,
@@ -127,6 +131,7 @@ def live_settings(daemon: DaemonSettings, retries: int = 3) -> LiveSettings:
         retries=retries,
         state_file=daemon.state_file,
         name=daemon.name or default_name(),
+        naming=shares.owner_of if isinstance(shares, ShareTree) else None,
     )
 
 
@@ -146,7 +151,7 @@ def run_settings(daemon: DaemonSettings, policy_file: PolicyFile) -> RunSettings
             max_vacates_per_job_per_hour=daemon.max_vacates_per_job_per_hour,
             min_run_time=daemon.min_run_time,
         ),
-        live=live_settings(daemon),
+        live=live_settings(daemon, policy=policy),
     )
 
 

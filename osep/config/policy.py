@@ -15,6 +15,20 @@ A policy file is TOML with two tables::
     cms = { share = 10 }       # the same, as a table
     physics = { cpus = 400, memory = "1.5 TiB", gpus = 8 }   # per resource (unit = "dominant")
 
+or, as a tree of groups, subgroups and users (:mod:`osep.core.tree`)::
+
+    [owners.group_physics]
+    share = "60%"              # of the pool at the top level
+    [owners.group_physics.cms]
+    share = "50%"              # of group_physics's share below it; or an amount of the unit
+    [owners.group_physics.cms.alice]
+    share = 1
+
+A table with a table inside it is a group: ``share`` is its own share and every table in it is a
+member, named by the path of keys (``group_physics.cms.alice``, as HTCondor names accounting groups).
+A tree is in one resource (not ``dominant``); among siblings, shares are all amounts or all
+percentages of the parent's share.
+
 With one resource as the unit, every share is an amount of it (a table may name it: ``{ cpus = 40 }``);
 naming another resource would be ignored, so it is an error. With ``dominant``, every share is a table
 of the resources the owner contributed. Amounts are all absolute or all percentages of the pool.
@@ -38,6 +52,7 @@ from osep.core.plan import Target, VictimOrder
 from osep.core.policy import PolicySettings
 from osep.core.resources import RESOURCES, Unit
 from osep.core.shares import ShareTable
+from osep.core.tree import ROOT, ShareTree, TreeNode
 from osep.errors import ConfigError
 
 DEFAULT_INTERVAL = 300.0  # t, seconds between cycles, when a policy file does not say
@@ -144,6 +159,79 @@ def parse_owners(table: Table, unit: Unit = Unit.SLOTS, unit_key: str = "policy.
     return ShareTable(shares=shares, percent=percent)
 
 
+MAX_DEPTH = 12  # levels of an owner tree
+
+
+def _is_tree(table: Table) -> bool:
+    return any(isinstance(v, Mapping) and any(isinstance(w, Mapping) for w in v.values())
+               for v in table.data.values())
+
+
+def parse_tree(table: Table, unit: Unit, unit_key: str = "policy.unit") -> ShareTree:
+    """An owner tree (see the module's description)."""
+    if unit is Unit.DOMINANT:
+        raise table.error(None, f"an owner tree's shares are in one resource: {unit_key} cannot be "
+                                "\"dominant\" (give the groups' shares in one unit, or list owners flat)")
+    nodes: dict[str, TreeNode] = {}
+    count = 0
+
+    def level(sub: Table, parent: str, depth: int) -> tuple[str, ...]:
+        nonlocal count
+        names: list[str] = []
+        kinds: dict[bool, str] = {}
+        percent_total = 0.0
+        for key in sub.data:
+            check_name(key, sub.failing(key), "an owner's or a group's name")
+            if parent != ROOT and "." in key:
+                raise sub.error(key, "a member's name has no \".\" in it: nest it as a table "
+                                     "(its full name is the path of keys)")
+            count += 1
+            if count > MAX_OWNERS:
+                raise table.error(None, f"at most {MAX_OWNERS:,} owners and groups in a tree")
+            name = key if parent == ROOT else f"{parent}.{key}"
+            if name in nodes:
+                raise sub.error(key, f"{name!r} is given twice (once flat, once in a tree)")
+            value = sub.raw(key)
+            children: tuple[str, ...] = ()
+            if isinstance(value, Mapping):
+                node = Table(sub.path, value, sub.key(key))
+                share_keys = [k for k in ("share", unit.value) if k in value]
+                if len(share_keys) > 1:
+                    raise node.error(share_keys[1], "the share is given twice")
+                if not share_keys:
+                    raise node.error(None, f"a share is needed: share = <{unit.value}> or \"30%\" "
+                                           "of the parent")
+                number, percent = _amount(node, share_keys[0], node.raw(share_keys[0]), unit.value)
+                members = {k: v for k, v in value.items() if isinstance(v, Mapping)}
+                for k in value:
+                    if k in RESOURCES and k not in share_keys:
+                        raise node.error(k, f"{unit_key} is {unit.value!r}: a share in {k} would be "
+                                            "ignored (a tree is in one resource)")
+                if members:
+                    if depth >= MAX_DEPTH:
+                        raise node.error(None, f"an owner tree is at most {MAX_DEPTH} levels deep")
+                    children = level(Table(sub.path, members, sub.key(key)), name, depth + 1)
+                    for k in members:
+                        node.raw(k)
+                node.finish()
+            else:
+                number, percent = _amount(sub, key, value, unit.value)
+            kinds.setdefault(percent, sub.key(key))
+            if len(kinds) > 1:
+                raise sub.error(key, f"shares of different kinds among siblings: {kinds[True]} is a "
+                                     f"percentage, {kinds[False]} an amount")
+            if percent:
+                percent_total += number
+            nodes[name] = TreeNode(name, parent, number, percent, children)
+            names.append(name)
+        if percent_total > 100.0 + 1e-9:
+            raise sub.error(None, f"percentages add up to {percent_total:g}%, more than 100%")
+        return tuple(names)
+
+    top = level(table, ROOT, 1)
+    return ShareTree(nodes=nodes, resource=unit.value, top=top)
+
+
 @dataclass(frozen=True, slots=True)
 class PolicyFile:
     """A policy file: what the decision depends on, and how often the loop runs it (t)."""
@@ -158,8 +246,10 @@ def parse_policy(policy: Table, owners: Table) -> PolicyFile:
     if unit is Unit.DOMINANT and target is Target.FEASIBLE:
         raise policy.error("target", "feasible targets fill one resource: with unit = \"dominant\" "
                                      "only \"owner\" targets are available")
+    shares: ShareTable | ShareTree = (parse_tree(owners, unit, policy.key("unit")) if _is_tree(owners)
+                                      else parse_owners(owners, unit, policy.key("unit")))
     settings = PolicySettings(
-        shares=parse_owners(owners, unit, policy.key("unit")),
+        shares=shares,
         target=target,
         victim_order=policy.choice("victim_order", VictimOrder, VictimOrder.WALLCLOCK),
         max_vacates=policy.number("max_vacates", None, minimum=0, maximum=MAX_VACATES, integer=True),

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from operator import attrgetter, itemgetter
 
 from osep.core.model import Job, JobState, Slot, Snapshot
-from osep.core.plan import OwnerView, Target
+from osep.core.plan import GroupView, OwnerView, Target
 from osep.core.resources import (
     EPS,
     REQUESTED,
@@ -36,15 +36,33 @@ from osep.core.resources import (
     plus,
 )
 from osep.core.shares import ShareTable, feasible_shares
+from osep.core.tree import ShareTree
+
+
+@dataclass(slots=True)
+class Groups:
+    """The groups of an owner tree (:mod:`osep.core.tree`), as a plan moves capacity between them:
+    what each holds (its members' holdings added up) and is held to, weighed in one resource."""
+
+    paths: dict[str, tuple[str, ...]]  # owner -> the groups it is in, top level first
+    targets: dict[str, float]  # group -> its target
+    holding: dict[str, Vec]  # group -> what its members hold
+    measure: Measure
+
+    def gap(self, group: str) -> float:
+        return self.targets[group] - self.measure(self.holding.get(group, ZERO))
 
 
 @dataclass(slots=True)
 class Ledger:
-    """What every owner holds and is held to, kept up to date while a plan is made."""
+    """What every owner holds and is held to, kept up to date while a plan is made. With an owner
+    tree it keeps its groups too (``groups``): then victims and beneficiaries are ranked top-down,
+    and no vacate takes a group below its target for an owner outside it."""
 
     holding: dict[str, Vec]  # running jobs plus room kept, per resource
     measures: dict[str, Measure]
     targets: dict[str, float]
+    groups: Groups | None = field(default=None)
 
     def active(self, owner: str) -> float:
         return self.measures[owner](self.holding.get(owner, ZERO))
@@ -55,16 +73,69 @@ class Ledger:
     def gaps(self) -> dict[str, float]:
         return {o: self.gap(o) for o in self.targets}
 
-    def may_lose(self, owner: str, amount: Vec) -> bool:
-        """Whether ``owner`` stays at or above its target without ``amount``."""
+    def path(self, owner: str) -> tuple[str, ...]:
+        return self.groups.paths.get(owner, ()) if self.groups is not None else ()
+
+    def over(self, owner: str) -> tuple[float, ...]:
+        """How far ``owner`` and its groups are below target, top level first (negative: above
+        it). Ascending order ranks victims: the group most over its target first, within it the
+        subgroup most over, down to the owner."""
+        groups = self.groups
+        if groups is None:
+            return (self.gap(owner),)
+        return (*(groups.gap(g) for g in groups.paths.get(owner, ())), self.gap(owner))
+
+    def owed(self, owner: str) -> tuple[float, ...]:
+        """The same negated: ascending order ranks beneficiaries, the group owed most first."""
+        return tuple(-g for g in self.over(owner))
+
+    def may_lose(self, owner: str, amount: Vec, beneficiary: str | None = None,
+                 gained: Vec = ZERO) -> bool:
+        """Whether ``owner`` stays at or above its target without ``amount``, and so do its groups,
+        except the groups the ``beneficiary`` is in too: those get ``gained`` back, and only must not
+        end below target by a net loss."""
+        return self.may_lose_all({owner: amount}, beneficiary, gained)
+
+    def keeps_target(self, owner: str, amount: Vec) -> bool:
+        """Whether ``owner`` itself stays at or above its target without ``amount``."""
         left = minus(self.holding.get(owner, ZERO), amount)
         return self.measures[owner](left) >= self.targets[owner] - EPS
 
+    def may_lose_all(self, losing: dict[str, Vec], beneficiary: str | None = None,
+                     gained: Vec = ZERO) -> bool:
+        """:meth:`may_lose` for several owners losing at once (their groups lose the sum)."""
+        if not all(self.keeps_target(o, amount) for o, amount in losing.items()):
+            return False
+        groups = self.groups
+        if groups is None:
+            return True
+        lost: dict[str, Vec] = {}
+        for owner, amount in losing.items():
+            for group in groups.paths.get(owner, ()):
+                lost[group] = plus(lost.get(group, ZERO), amount)
+        shared = set(groups.paths.get(beneficiary, ())) if beneficiary is not None else set()
+        for group, amount in lost.items():
+            now = groups.holding.get(group, ZERO)
+            after = minus(now, amount)
+            if group in shared:
+                after = plus(after, gained)
+                if groups.measure(after) >= groups.measure(now) - EPS:
+                    continue  # no net loss: moving capacity within a group never hurts it
+            if groups.measure(after) < groups.targets[group] - EPS:
+                return False
+        return True
+
     def give(self, owner: str, amount: Vec) -> None:
         self.holding[owner] = plus(self.holding.get(owner, ZERO), amount)
+        if self.groups is not None:
+            for group in self.groups.paths.get(owner, ()):
+                self.groups.holding[group] = plus(self.groups.holding.get(group, ZERO), amount)
 
     def take(self, owner: str, amount: Vec) -> None:
         self.holding[owner] = minus(self.holding.get(owner, ZERO), amount)
+        if self.groups is not None:
+            for group in self.groups.paths.get(owner, ()):
+                self.groups.holding[group] = minus(self.groups.holding.get(group, ZERO), amount)
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +151,7 @@ class Census:
     rooms: dict[str, Room]  # every partitionable slot's unclaimed part not kept for anyone
     capacity: Vec  # the pool's, in every resource
     unplaced: int  # running jobs on slots the snapshot does not have
+    groups: tuple[GroupView, ...] = ()  # an owner tree's groups, in the tree's order
 
     @property
     def free_cpus(self) -> int:
@@ -100,7 +172,8 @@ def _total(jobs: Sequence[Job], weighed: tuple[bool, ...]) -> Vec:
     return (float(len(jobs)), cpus, memory, gpus, disk)
 
 
-def count(snapshot: Snapshot, shares: ShareTable, target: Target, unit: Unit = Unit.SLOTS) -> Census:
+def count(snapshot: Snapshot, shares: ShareTable | ShareTree, target: Target,
+          unit: Unit = Unit.SLOTS) -> Census:
     slots = {s.name: s for s in snapshot.slots}
     running: dict[str, list[Job]] = defaultdict(list)
     idle: dict[str, list[Job]] = defaultdict(list)
@@ -179,11 +252,32 @@ def count(snapshot: Snapshot, shares: ShareTable, target: Target, unit: Unit = U
         measures[o], entitled[o] = measure(unit, resolved.get(o, {}), capacity)
     demand = {o: measures[o](wanting[o]) for o in owners}
     index = unit.index
-    if index is not None:
+    groups: Groups | None = None
+    tree: list[GroupView] = []
+    if isinstance(shares, ShareTree) and index is not None:
+        whole = shares.entitlements(demand, capacity[index], feasible=True)
+        owned = whole if target is Target.FEASIBLE else \
+            shares.entitlements(demand, capacity[index], feasible=False)
+        fes = {o: whole.entitled[o] for o in owners}
+        targets = {o: owned.entitled[o] for o in owners}
+        weigh = measures[owners[0]] if owners else measure(unit, {}, capacity)[0]
+        within: dict[str, Vec] = defaultdict(lambda: ZERO)
+        for o in owners:
+            for g in owned.paths[o][:-1]:
+                within[g] = plus(within[g], holding[o])
+        names = [g for g in shares.nodes if shares.nodes[g].children]
+        groups = Groups({o: owned.paths[o][:-1] for o in owners},
+                        {g: owned.entitled[g] for g in names}, dict(within), weigh)
+        tree = [GroupView(name=g, parent=shares.nodes[g].parent, share=owned.shares[g],
+                          demand=owned.demand[g], feasible=whole.entitled[g],
+                          target=owned.entitled[g], active=weigh(within[g]))
+                for g in names]
+    elif index is not None:
         fes = feasible_shares(entitled, demand, capacity[index])
+        targets = {o: fes[o] if target is Target.FEASIBLE else entitled[o] for o in owners}
     else:  # dominant: water-filling is not defined across resources (see PolicySettings)
         fes = {o: min(entitled[o], demand[o]) for o in owners}
-    targets = {o: fes[o] if target is Target.FEASIBLE else entitled[o] for o in owners}
+        targets = {o: fes[o] if target is Target.FEASIBLE else entitled[o] for o in owners}
     views = {
         o: OwnerView(
             owner=o,
@@ -204,6 +298,7 @@ def count(snapshot: Snapshot, shares: ShareTable, target: Target, unit: Unit = U
         )
         for o in owners
     }
-    ledger = Ledger({o: holding[o] for o in owners}, measures, targets)
-    return Census(views, ledger, slots, dict(running), dict(idle), free, rooms, capacity, unplaced)
+    ledger = Ledger({o: holding[o] for o in owners}, measures, targets, groups)
+    return Census(views, ledger, slots, dict(running), dict(idle), free, rooms, capacity, unplaced,
+                  tuple(tree))
 

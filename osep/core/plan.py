@@ -69,6 +69,25 @@ class OwnerView:
 
 
 @dataclass(frozen=True, slots=True)
+class GroupView:
+    """One group of an owner tree (:mod:`osep.core.tree`) as the policy computed it: its members'
+    figures added up, and its own share and target, all in the plan's unit. ``parent`` is "" at the
+    top level."""
+
+    name: str
+    parent: str
+    share: float
+    demand: float
+    feasible: float
+    target: float
+    active: float
+
+    @property
+    def gap(self) -> float:
+        return self.target - self.active
+
+
+@dataclass(frozen=True, slots=True)
 class Reason:
     """Why an action was planned, in numbers a log or a report can show as they are."""
 
@@ -143,3 +162,4 @@ class Plan:
     notes: tuple[str, ...] = field(default=())
     unit: Unit = Unit.SLOTS
     totals: Vec | None = None  # the pool's capacity in every resource
+    groups: tuple[GroupView, ...] = ()  # an owner tree's groups (none for flat shares)

@@ -21,6 +21,7 @@ from osep.core.model import Snapshot
 from osep.core.plan import Plan, Target, Vacate, VictimOrder
 from osep.core.resources import EPS, RESOURCES, SLOTS, Unit, Vec
 from osep.core.shares import ShareTable
+from osep.core.tree import ShareTree
 from osep.core.victims import Wants, claim_free_room, plan_vacates
 
 
@@ -28,7 +29,7 @@ from osep.core.victims import Wants, claim_free_room, plan_vacates
 class PolicySettings:
     """Everything the decision depends on besides the snapshot."""
 
-    shares: ShareTable
+    shares: ShareTable | ShareTree
     target: Target = Target.OWNER
     victim_order: VictimOrder = VictimOrder.WALLCLOCK
     # p: at most this many vacates per cycle. None: the largest owner share in slots (the paper's
@@ -40,6 +41,9 @@ class PolicySettings:
         if self.unit is Unit.DOMINANT and self.target is Target.FEASIBLE:
             raise ValueError("feasible targets need one resource to fill: with the dominant unit, "
                              "use owner targets")
+        if isinstance(self.shares, ShareTree) and self.shares.resource != self.unit.value:
+            raise ValueError(f"an owner tree's shares are in one resource, the unit's: "
+                             f"{self.shares.resource!r} is not {self.unit.value!r}")
 
     def budget_for(self, totals: Vec) -> int:
         """p for a pool with ``totals`` in every resource, as the decision works it out (in slots,
@@ -101,4 +105,5 @@ def decide(snapshot: Snapshot, settings: PolicySettings) -> Plan:
         notes=tuple(notes),
         unit=settings.unit,
         totals=census.capacity,
+        groups=census.groups,
     )

@@ -110,8 +110,13 @@ def _reason(rule: str, ledger: Ledger, views: dict[str, OwnerView], ben: str,
     )
 
 
-def _beneficiaries(wants: dict[str, Wants], ledger: Ledger) -> list[tuple[float, str]]:
-    heap = [(-ledger.gap(o), o) for o, w in wants.items() if w and ledger.gap(o) > EPS]
+Rank = tuple[float, ...]  # how an owner ranks (Ledger.owed, Ledger.over): ascending comes first
+
+
+def _beneficiaries(wants: dict[str, Wants], ledger: Ledger,
+                   passed: set[str] | None = None) -> list[tuple[Rank, str]]:
+    heap = [(ledger.owed(o), o) for o, w in wants.items()
+            if w and ledger.gap(o) > EPS and (passed is None or o not in passed)]
     heapq.heapify(heap)
     return heap
 
@@ -124,7 +129,7 @@ def claim_free_room(free: dict[str, Room], wants: dict[str, Wants], ledger: Ledg
     if not free or not wants:
         return claims
     heap = _beneficiaries(wants, ledger)
-    passed: list[tuple[float, str]] = []
+    passed: list[tuple[Rank, str]] = []
     rule = "free room to the owner furthest below target"
     # No job asks for less than this in any resource: room below it is no use to anyone, and is
     # passed over without asking every owner (a pool has many nearly full machines).
@@ -137,16 +142,21 @@ def claim_free_room(free: dict[str, Room], wants: dict[str, Wants], ledger: Ledg
         room = offered
         # Owners that cannot use this room are set aside and come back for the next one.
         while heap and fits(smallest, room):
-            neg_gap, owner = heapq.heappop(heap)
+            rank, owner = heapq.heappop(heap)
+            if ledger.groups is not None and rank != ledger.owed(owner):
+                # A group's member gained: its siblings rank lower now (ranks only fall here).
+                if ledger.gap(owner) > EPS:
+                    heapq.heappush(heap, (ledger.owed(owner), owner))
+                continue
             shape = wants[owner].fitting(room)
             if shape is None:
-                passed.append((neg_gap, owner))
+                passed.append((rank, owner))
                 continue
             wants[owner].consume(shape)
             claims.append(Claim(place, owner, _reason(rule, ledger, views, owner), shape))
             ledger.give(owner, held(shape))
             if ledger.gap(owner) > EPS and wants[owner]:
-                heapq.heappush(heap, (-ledger.gap(owner), owner))
+                heapq.heappush(heap, (ledger.owed(owner), owner))
             if place not in partitionable:
                 room = NO_ROOM
                 break
@@ -175,16 +185,19 @@ class _Search:
         # Owners given room in this plan are never its victims: what one cycle gives, it does not
         # take back.
         self.gainers: set[str] = set()
+        self.dropped: set[str] = set()  # owners that can lose nothing more in this plan
         self._queues: dict[str, list[Job]] = {}
         self._cursor: dict[str, int] = {}  # owner -> where the untaken part of its queue begins
         self._lightest: dict[str, Vec] = {}
         self._whole: dict[str, Room] | None = None
         self._jobs: dict[str, list[Job]] | None = None
-        self._over: list[tuple[float, str]] | None = None
+        self._over: list[tuple[Rank, str]] | None = None
         # partitionable slot -> the last group of vacates that left room on it
         self.leftover: dict[str, int] = {}
-        self.misses: set[tuple[str, Shape]] = set()  # (owner, shape): no single victim of it will do
-        self.several_misses: set[Shape] = set()
+        # (owner, shape, beneficiary): no single victim of the owner will do for a job of the shape
+        # (the beneficiary matters only with an owner tree, where groups may not lose to outsiders)
+        self.misses: set[tuple[str, Shape, str]] = set()
+        self.several_misses: set[tuple[Shape, str]] = set()
         self.nowhere: set[Shape] = set()
         self.somewhere: set[Shape] = set()
 
@@ -244,26 +257,33 @@ class _Search:
         (self.somewhere if found else self.nowhere).add(shape)
         return found
 
-    def single(self, shape: Shape, ledger: Ledger) -> list[Job] | None:
-        """One victim, from the owner furthest above target that has one that will do."""
-        if self._over is None:
-            # A heap of the owners above target by gap. Victims' gaps only rise while a plan is
-            # made, so an entry is at most stale downwards: it is checked when it comes up.
-            self._over = [(ledger.gap(o), o) for o in sorted(self.running) if ledger.gap(o) < -EPS]
+    def single(self, shape: Shape, ledger: Ledger, ben: str) -> list[Job] | None:
+        """One victim for ``ben``, from the owner furthest above target (with an owner tree: in the
+        group furthest above its target, top-down) that has one that will do."""
+        tree = ledger.groups is not None
+        if self._over is None or tree:
+            # A heap of the owners above target, by rank. Flat, victims' gaps only rise while a plan
+            # is made, so an entry is at most stale downwards: it is checked when it comes up. In a
+            # tree a group's ranks move with every member's, so the heap is made afresh.
+            self._over = [(ledger.over(o), o) for o in sorted(self.running)
+                          if ledger.gap(o) < -EPS and o not in self.dropped]
             heapq.heapify(self._over)
         heap, seen = self._over, []
         found: list[Job] | None = None
+        gained = held(shape)
+        miss_key = ben if tree else ""
         while heap and found is None:
-            gap, owner = heapq.heappop(heap)
-            now = ledger.gap(owner)
-            if now != gap:
-                if now < -EPS:
+            rank, owner = heapq.heappop(heap)
+            now = ledger.over(owner)
+            if now != rank:
+                if now[-1] < -EPS:
                     heapq.heappush(heap, (now, owner))
                 continue
-            if owner in self.gainers or not ledger.may_lose(owner, self.lightest(owner)):
+            if owner in self.gainers or not ledger.keeps_target(owner, self.lightest(owner)):
+                self.dropped.add(owner)
                 continue  # never a victim in this plan: dropped from the heap for good
-            seen.append((gap, owner))
-            if (owner, shape) in self.misses:
+            seen.append((rank, owner))
+            if (owner, shape, miss_key) in self.misses:
                 continue
             queue = self.queue(owner)
             start = self._cursor.get(owner, 0)
@@ -272,7 +292,7 @@ class _Search:
             self._cursor[owner] = start
             for index in range(start, len(queue)):
                 job = queue[index]
-                if job.id in self.taken or not ledger.may_lose(owner, held(job.shape)):
+                if job.id in self.taken or not ledger.may_lose(owner, held(job.shape), ben, gained):
                     continue
                 if fits(shape, add_room(self.room(self.place_of(job)), self.freed(job))):
                     found = [job]
@@ -280,14 +300,15 @@ class _Search:
             else:
                 # Owners only lose jobs while a plan is made, so this stays a miss (room an earlier
                 # vacate left over is looked at again next cycle).
-                self.misses.add((owner, shape))
+                self.misses.add((owner, shape, miss_key))
         for entry in seen:
             heapq.heappush(heap, entry)
         return found
 
-    def several(self, shape: Shape, ledger: Ledger, budget: int) -> list[Job] | None:
+    def several(self, shape: Shape, ledger: Ledger, budget: int, ben: str) -> list[Job] | None:
         """The fewest victims on one partitionable slot that make room for ``shape``."""
-        if shape in self.several_misses:
+        miss_key = (shape, ben if ledger.groups is not None else "")
+        if miss_key in self.several_misses:
             return None
         if self._jobs is None:
             self._jobs = {}
@@ -300,40 +321,44 @@ class _Search:
                     if jobs is not None:
                         jobs.append(job)
         best: tuple[int, float, str, list[Job]] | None = None
-        gaps = ledger.gaps()
+        ranks = {o: ledger.over(o) for o in self.running}
         for name in sorted(self._jobs):
             candidates = [j for j in self._jobs[name] if j.id not in self.taken
-                          and j.owner not in self.gainers and gaps[j.owner] < -EPS]
+                          and j.owner not in self.gainers and ranks[j.owner][-1] < -EPS]
             if len(candidates) < 2:
                 continue
-            by_owner = sorted(candidates, key=lambda j: (gaps[j.owner], j.owner, self.key(j)))
+            by_owner = sorted(candidates, key=lambda j: (ranks[j.owner], j.owner, self.key(j)))
             by_size = sorted(candidates, key=lambda j: ((-j.cpus, -j.gpus, -j.memory, -j.disk),
                                                            self.key(j)))
             for order in (by_owner, by_size):
-                chosen = self._fill(name, order, shape, ledger)
+                chosen = self._fill(name, order, shape, ledger, ben)
                 if chosen is None or len(chosen) > budget:
                     continue
                 cost = sum(self.key(j)[0] for j in chosen)
                 if best is None or (len(chosen), cost, name) < best[:3]:
                     best = (len(chosen), cost, name, chosen)
         if best is None:
-            self.several_misses.add(shape)
+            self.several_misses.add(miss_key)
             return None
         return best[3]
 
-    def _fill(self, place: str, order: list[Job], shape: Shape, ledger: Ledger) -> list[Job] | None:
-        """Victims in ``order`` until ``shape`` fits, none pushing its owner below target; then
-        those the room does not need are dropped, last added first."""
+    def _fill(self, place: str, order: list[Job], shape: Shape, ledger: Ledger,
+              ben: str) -> list[Job] | None:
+        """Victims in ``order`` until ``shape`` fits, none pushing its owner (or a group it is in
+        and ``ben`` is not) below target; then those the room does not need are dropped, last added
+        first."""
         losing: dict[str, Vec] = {}
         chosen: list[Job] = []
         room = self.room(place)
+        gained = held(shape)
         for job in order:
             if fits(shape, room):
                 break
-            lost = plus(losing.get(job.owner, ZERO), held(job.shape))
-            if not ledger.may_lose(job.owner, lost):
+            trial = dict(losing)
+            trial[job.owner] = plus(losing.get(job.owner, ZERO), held(job.shape))
+            if not ledger.may_lose_all(trial, ben, gained):
                 continue
-            losing[job.owner] = lost
+            losing = trial
             chosen.append(job)
             room = add_room(room, self.freed(job))
         if not fits(shape, room):
@@ -397,6 +422,7 @@ def plan_vacates(
     )
     vacates: list[Vacate] = []
     group = 0
+    passed: set[str] = set()  # beneficiaries no room can be made for this cycle
     while beneficiaries and len(vacates) < budget:
         _, ben = heapq.heappop(beneficiaries)
         found: tuple[Shape, list[Job]] | None = None
@@ -412,21 +438,21 @@ def plan_vacates(
                 claims.append(Claim(left[0], ben, _reason("room left over by vacates this cycle",
                                                           ledger, views, ben), shape, after=left[1]))
                 break
-            victims = search.single(shape, ledger)
+            victims = search.single(shape, ledger, ben)
             if victims is None and budget - len(vacates) >= 2 and partitionable:
-                victims = search.several(shape, ledger, budget - len(vacates))
+                victims = search.several(shape, ledger, budget - len(vacates), ben)
             if victims:  # an empty set would mean the room was there all along: not for a vacate
                 found = (shape, victims)
                 break
         if found is None:
+            passed.add(ben)
             continue  # nothing running anywhere can make room for this beneficiary's jobs
         shape, victims = found
         wants[ben].consume(shape)
         if not victims:  # room left over: claimed above
             ledger.give(ben, held(shape))
             search.gainers.add(ben)
-            if ledger.gap(ben) > EPS and wants[ben]:
-                heapq.heappush(beneficiaries, (-ledger.gap(ben), ben))
+            beneficiaries = _next(beneficiaries, ben, wants, ledger, passed)
             continue
         place = search.vacated(victims, shape, group)
         for job in victims:
@@ -449,9 +475,19 @@ def plan_vacates(
         ledger.give(ben, held(shape))
         search.gainers.add(ben)
         group += 1
-        if ledger.gap(ben) > EPS and wants[ben]:
-            heapq.heappush(beneficiaries, (-ledger.gap(ben), ben))
+        beneficiaries = _next(beneficiaries, ben, wants, ledger, passed)
     return vacates
+
+
+def _next(heap: list[tuple[Rank, str]], ben: str, wants: dict[str, Wants], ledger: Ledger,
+          passed: set[str]) -> list[tuple[Rank, str]]:
+    """The beneficiaries after ``ben`` was given room. Flat, only its own rank moved; in an owner
+    tree every member of a group that gained or lost did, so the ranks are made afresh."""
+    if ledger.groups is not None:
+        return _beneficiaries(wants, ledger, passed)
+    if ledger.gap(ben) > EPS and wants[ben]:
+        heapq.heappush(heap, (ledger.owed(ben), ben))
+    return heap
 
 
 def _show(shape: Shape) -> str:

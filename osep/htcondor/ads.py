@@ -7,7 +7,7 @@ raises :class:`BadAd` naming the problem; the caller decides whether to log and 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -180,12 +180,26 @@ def owner_of(ad: Ad, group_alone: bool = False) -> str:
     return owner
 
 
-def to_job(schedd: str, ad: Ad, tally: AdTally | None = None, pool: str = "") -> JobAd | None:
+def account_of(ad: Ad) -> str:
+    """The whole accounting name a job is charged to (``group_physics.cms.alice``): its
+    ``AccountingGroup``, else its ``Owner``; what an owner tree places it by. KeyError if neither."""
+    accounting = evaluate(ad, "AccountingGroup")
+    if isinstance(accounting, str) and accounting:
+        return accounting
+    owner = evaluate(ad, "Owner")
+    if not isinstance(owner, str) or not owner:
+        raise KeyError("Owner")
+    return owner
+
+
+def to_job(schedd: str, ad: Ad, tally: AdTally | None = None, pool: str = "",
+           naming: Callable[[str], str] | None = None) -> JobAd | None:
     """One job ad; None for a job that occupies no execute slot (``OFF_SLOT_UNIVERSES``). A
     request that evaluates to undefined or error gets its default (``DEFAULTS``), counted in
     ``tally``, and so does a time more than ``SKEW`` after the ad's own ``ServerTime`` (the
     clock of the schedd that wrote it); an ad that cannot name or place the job raises
-    :class:`BadAd`."""
+    :class:`BadAd`. ``naming``: the owner tree's placing of accounting names (else the owner is
+    :func:`owner_of`)."""
     tally = tally if tally is not None else AdTally()
 
     def required(attr: str) -> float:
@@ -223,7 +237,7 @@ def to_job(schedd: str, ad: Ad, tally: AdTally | None = None, pool: str = "") ->
         if not isinstance(user, str) or not user:
             raise BadAd(f"User is {_show(user)}")
         domain = user.rsplit("@", 1)[1] if "@" in user else ""
-        owner = owner_of(ad)
+        owner = owner_of(ad) if naming is None else naming(account_of(ad))
         accounting = evaluate(ad, "AccountingGroup")
         submitter = f"{accounting}@{domain}" if isinstance(accounting, str) and accounting else user
         cpus = max(1, int(optional("RequestCpus")))

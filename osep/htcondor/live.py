@@ -322,7 +322,7 @@ class LivePool:
         """One job ad, as this pool sees it (a job it is vacating is VACATING). A bad ad is counted
         in ``tally`` and skipped, never fatal; None too for a job that occupies no execute slot."""
         try:
-            entry = to_job(schedd, ad, tally)
+            entry = to_job(schedd, ad, tally, naming=self.settings.naming)
         except BadAd as exc:
             tally.reject(str(exc))
             return None
@@ -352,7 +352,7 @@ class LivePool:
         if not ads:
             return None
         try:
-            entry = to_job(job_id.schedd, ads[0])
+            entry = to_job(job_id.schedd, ads[0], naming=self.settings.naming)
         except BadAd as exc:
             raise PoolError(f"job {job_id} has an ad osep cannot read: {exc}") from None
         return self._as_seen(entry).job if entry is not None else None

@@ -4,6 +4,7 @@ importing the bindings."""
 from __future__ import annotations
 
 import socket
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,3 +22,6 @@ class LiveSettings:
     retry_wait: float = 1.0
     state_file: Path | None = None
     name: str = field(default_factory=default_name)
+    # Which owner a job charged to an accounting name counts for, where the policy's owners are a
+    # tree (osep.core.tree.ShareTree.owner_of); None: as the negotiator charges it.
+    naming: Callable[[str], str] | None = None

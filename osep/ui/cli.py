@@ -20,6 +20,7 @@ from osep.config.policy import load_policy
 from osep.config.toml import Table, escape, read_toml
 from osep.core.plan import Target, VictimOrder
 from osep.core.resources import RESOURCES
+from osep.core.tree import ShareTree
 from osep.errors import ConfigError, OsepError
 from osep.sim.variants import NAMES as POLICY_NAMES
 
@@ -188,10 +189,16 @@ def validate(files: tuple[Path, ...]) -> None:
             settings = load_policy(path).settings
             shares = settings.shares
             owners = len(shares.shares)
-            totals = ", ".join(
-                f"{sum(shares.amounts(r).values()):g}{'%' if shares.percent else ''} {r}"
-                for r in RESOURCES if r in shares.resources())
-            click.echo(f"{escape(str(path))}: policy: {owners} owners, {totals or 'nothing'} in all, unit "
+            if isinstance(shares, ShareTree):
+                groups = len(shares.nodes) - owners
+                summary = (f"an owner tree of {groups} groups and {owners} owners, "
+                           f"{shares.depth()} levels")
+            else:
+                totals = ", ".join(
+                    f"{sum(shares.amounts(r).values()):g}{'%' if shares.percent else ''} {r}"
+                    for r in RESOURCES if r in shares.resources())
+                summary = f"{owners} owners, {totals or 'nothing'} in all"
+            click.echo(f"{escape(str(path))}: policy: {summary}, unit "
                        f"{settings.unit.value}, target {settings.target.value}, victims by "
                        f"{settings.victim_order.value}")
 
@@ -321,6 +328,8 @@ def release(pool: str | None, state_file: Path | None) -> None:
               help="Policy file (owners and shares). [knob OSEP_POLICY_FILE]")
 @click.option("--sort", type=click.Choice(["owner", "gap", "running"]), default="owner",
               show_default=True, help="Order of the owners (gap: most over their target first).")
+@click.option("--tree", is_flag=True,
+              help="One row per group and owner of the policy's owner tree, indented by level.")
 @click.option("--history", is_flag=True,
               help="Report what the loop did (from its decision log) instead of the pool now.")
 @click.option("--decisions", type=click.Path(path_type=Path),
@@ -330,7 +339,7 @@ def release(pool: str | None, state_file: Path | None) -> None:
 @click.option("--until", metavar="TIME", help="--history up to this time (not included).")
 @format_option
 @fails_cleanly
-def report(pool: str | None, policy_file: Path | None, sort: str, history: bool,
+def report(pool: str | None, policy_file: Path | None, sort: str, tree: bool, history: bool,
            decisions: Path | None, since: str | None, until: str | None, fmt: str) -> None:
     """Who is over and under their share now, and what the next cycle would vacate (read-only; any
     user with READ access to the pool can run it). With --history: what the loop did, to whom and
@@ -342,8 +351,8 @@ def report(pool: str | None, policy_file: Path | None, sort: str, history: bool,
 
     if not history and (decisions or since or until):
         raise click.UsageError("--decisions, --since and --until go with --history")
-    if history and (pool or policy_file):
-        raise click.UsageError("--pool and --policy do not go with --history")
+    if history and (pool or policy_file or tree):
+        raise click.UsageError("--pool, --policy and --tree do not go with --history")
     settings = parse_knobs(condor.knobs(KNOBS),
                            Overrides(pool=pool, policy_file=policy_file, log=decisions))
     if history:
@@ -367,10 +376,14 @@ def report(pool: str | None, policy_file: Path | None, sort: str, history: bool,
     if settings.policy_file is None:
         raise OsepError("no policy file: pass --policy FILE or set OSEP_POLICY_FILE")
     policy = load_policy(settings.policy_file).settings
+    if tree and not isinstance(policy.shares, ShareTree):
+        raise OsepError(f"{escape(str(settings.policy_file))}: the policy's owners are flat, not a "
+                        "tree: --tree has nothing to show")
     # Read-only: one attempt per query, and the daemon's state file is none of its business.
-    live = condor.LivePool(replace(live_settings(settings, retries=1), state_file=None))
+    live = condor.LivePool(replace(live_settings(settings, retries=1, policy=policy), state_file=None))
     doc = pool_report(live.snapshot(), policy, sort)
-    click.echo(render.REPORT_RENDERERS[fmt](doc), nl=False)
+    renderers = render.TREE_RENDERERS if tree else render.REPORT_RENDERERS
+    click.echo(renderers[fmt](doc), nl=False)
 
 
 class Warnings:

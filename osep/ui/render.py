@@ -186,6 +186,39 @@ def report_table(doc: Mapping[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def tree_table(doc: Mapping[str, Any]) -> str:
+    """The owner tree, one row per group and owner, indented by level like ``sshare``."""
+    header = ["Group / owner", "Share", "Norm share", "Usage", "Target", "Feasible", "Gap",
+              "Running", "Idle", "Held"]
+    rows = [
+        ["  " * r["depth"] + r["name"].rpartition(".")[2] if r["depth"] else r["name"],
+         f"{r['share']:.1f}", f"{r['normalized']:.4f}", f"{r['usage']:g}", f"{r['target']:.1f}",
+         f"{r['feasible']:.1f}", f"{r['gap']:+.1f}", str(r["running"]), str(r["idle"]),
+         "yes" if r["held"] else ""]
+        for r in doc["tree"]
+    ]
+    unit = doc.get("unit", "slots")
+    lines = [
+        f"osep report --tree at {doc['time']}: {doc['slots']} slots; target: {doc['target']} "
+        f"share; Share, Usage, Target, Feasible and Gap in {unit}; Norm share: of the pool",
+        "",
+        *_aligned(header, rows, None, right=range(1, 9)),
+    ]
+    lines += [f"note: {printable(n)}" for n in doc["notes"]]
+    return "\n".join(lines) + "\n"
+
+
+def tree_csv(doc: Mapping[str, Any]) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    keys = ["name", "kind", "depth", "share", "normalized", "usage", "target", "feasible", "gap",
+            "running", "idle", "held"]
+    writer.writerow(keys)
+    for r in doc["tree"]:
+        writer.writerow([r[k] for k in keys])
+    return out.getvalue()
+
+
 def report_csv(doc: Mapping[str, Any]) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
@@ -249,4 +282,5 @@ def history_csv(doc: Mapping[str, Any]) -> str:
 
 
 REPORT_RENDERERS = {"table": report_table, "json": as_json, "csv": report_csv}
+TREE_RENDERERS = {"table": tree_table, "json": as_json, "csv": tree_csv}
 HISTORY_RENDERERS = {"table": history_table, "json": as_json, "csv": history_csv}

@@ -17,6 +17,7 @@ from osep.core.model import JobState, Snapshot
 from osep.core.plan import Plan
 from osep.core.policy import PolicySettings, decide
 from osep.core.resources import RESOURCES, ZERO, Vec, held, plus
+from osep.core.tree import ShareTree
 from osep.enforce.decisionlog import Action, DecisionLog, Outcome
 from osep.measure.documents import iso
 from osep.replay.damage import EARLIEST, LATEST
@@ -93,7 +94,7 @@ def plan_report(plan: Plan, settings: PolicySettings, sort: str = "owner",
         "owed": sum(max(0.0, r["gap"]) for r in rows),
         "vacate_next": len(plan.vacates),
     }
-    return {
+    doc = {
         "time": iso(plan.time),
         "slots": plan.capacity,
         "unit": plan.unit.value,
@@ -104,6 +105,47 @@ def plan_report(plan: Plan, settings: PolicySettings, sort: str = "owner",
         "totals": totals,
         "notes": list(plan.notes),
     }
+    if isinstance(settings.shares, ShareTree):
+        doc["tree"] = tree_rows(plan, settings.shares, rows)
+    return doc
+
+
+def tree_rows(plan: Plan, tree: ShareTree, owners: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The owner tree's groups and owners, depth first as ``sshare`` lists accounts: per node its
+    share, its share as a fraction of the pool (normalized), what it holds (usage), its target and
+    feasible share, the gap and whether it is held (a group: any of its owners)."""
+    total = plan.totals[RESOURCES.index(tree.resource)] if plan.totals else float(plan.capacity)
+    nodes: dict[str, dict[str, Any]] = {}
+    below: dict[str, list[str]] = {}
+    for g in plan.groups:
+        nodes[g.name] = {"name": g.name, "kind": "group", "share": g.share, "usage": g.active,
+                         "target": g.target, "feasible": g.feasible, "gap": g.gap, "held": False,
+                         "running": 0, "idle": 0}
+        below.setdefault(g.parent, []).append(g.name)
+    for r in owners:
+        nodes[r["owner"]] = {"name": r["owner"], "kind": "owner", "share": r["share"],
+                             "usage": r["target"] - r["gap"], "target": r["target"],
+                             "feasible": r["feasible"], "gap": r["gap"], "held": r["held"],
+                             "running": r["running"], "idle": r["idle"]}
+        below.setdefault(tree.place(r["owner"]), []).append(r["owner"])
+    out: list[dict[str, Any]] = []
+
+    def visit(parent: str, depth: int) -> None:
+        for name in sorted(below.get(parent, ())):
+            row = nodes[name]
+            row["depth"] = depth
+            row["normalized"] = row["share"] / total if total > 0 else 0.0
+            out.append(row)
+            visit(name, depth + 1)
+
+    visit("", 0)
+    for row in reversed(out):  # a group is held while any of its owners is; it runs what they do
+        parent = tree.nodes[row["name"]].parent if row["name"] in tree.nodes else tree.place(row["name"])
+        if parent in nodes:
+            nodes[parent]["held"] = nodes[parent]["held"] or row["held"]
+            nodes[parent]["running"] += row["running"]
+            nodes[parent]["idle"] += row["idle"]
+    return out
 
 
 def history_report(log: DecisionLog, since: float | None, until: float | None) -> dict[str, Any]:

@@ -363,3 +363,33 @@ def test_the_daemon_withdraws_its_own_ad_and_no_other(monkeypatch, name):
     LivePool(LiveSettings(pool="cm.fake", name=name)).withdraw()
     assert fake.advertised == ["INVALIDATE_ADS_GENERIC"]
     assert sorted(fake.ads) == sorted(set(others) - {name})
+
+
+def test_an_owner_tree_places_real_jobs_by_their_whole_accounting_name():
+    import tomllib
+
+    from osep.config.policy import parse_policy
+    from osep.config.toml import Table
+
+    text = """[policy]
+[owners.group_physics]
+share = 4
+[owners.group_physics.cms]
+share = 2
+[owners.group_physics.cms.bob]
+share = 1
+[owners.group_physics.cms.carol]
+share = 1
+[owners.alice]
+share = 1
+"""
+    top = Table("tree.toml", tomllib.loads(text))
+    tree = parse_policy(top.table("policy"), top.table("owners")).settings.shares
+    owners = {}
+    for job_ad in fixture("jobs.ads"):
+        entry = to_job("schedd@vm", job_ad, naming=tree.owner_of)
+        if entry is not None:
+            owners[entry.job.id.local] = (entry.job.owner, entry.submitter)
+    # bob's jobs in group_physics.cms count for the member bob; the charge is unchanged
+    assert owners["40.0"] == ("group_physics.cms.bob", "group_physics.cms.bob@vm")
+    assert owners["37.0"][0] == "alice"

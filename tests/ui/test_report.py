@@ -197,3 +197,41 @@ def test_names_from_the_pool_cannot_break_a_table_or_drive_the_terminal():
     assert all(c.isprintable() for line in table.splitlines() for c in line)
     assert not any(line.startswith("osep: error") for line in table.splitlines())
     assert "a\\nosep: error: forged" in table and "\\x1b[2J" in table and "\\u202e" in table
+
+
+def test_tree_report_lists_groups_and_owners_depth_first_like_sshare():
+    import tomllib
+
+    from osep.config.policy import parse_policy
+    from osep.config.toml import Table
+
+    text = """[policy]
+[owners.physics]
+share = 6
+[owners.physics.cms]
+share = "50%"
+[owners.physics.atlas]
+share = "50%"
+[owners.chem]
+share = 4
+"""
+    top = Table("tree.toml", tomllib.loads(text))
+    policy = parse_policy(top.table("policy"), top.table("owners")).settings
+    pool = snap(running={"chem": [100.0 * k for k in range(7)], "physics.cms": [0.0] * 3},
+                idle={"physics.cms": 5, "physics.bio": 1})
+    doc = pool_report(pool, policy)
+    names = [(r["name"], r["depth"]) for r in doc["tree"]]
+    assert names == [("chem", 0), ("physics", 0), ("physics.atlas", 1), ("physics.bio", 1),
+                     ("physics.cms", 1)]
+    rows = {r["name"]: r for r in doc["tree"]}
+    assert rows["physics"]["usage"] == 3 and rows["physics"]["target"] == 6
+    assert rows["physics"]["running"] == 3 and rows["physics"]["idle"] == 6
+    assert rows["chem"]["gap"] == -3 and rows["physics"]["normalized"] == 0.6
+    assert rows["physics.bio"]["share"] == 0  # an unlisted member: no share of its own
+    text = render.tree_table(doc)
+    lines = text.splitlines()
+    assert lines[2].split()[:3] == ["Group", "/", "owner"]
+    assert any(line.startswith("  cms ") for line in lines)
+    csv_text = render.tree_csv(doc)
+    assert csv_text.splitlines()[0].startswith("name,kind,depth,share,normalized")
+    assert json.loads(render.as_json(doc))["tree"][1]["kind"] == "group"
