@@ -64,13 +64,13 @@ class Model:
 
 MODELS: tuple[Model, ...] = (
     Model(
-        "slurm", "Slurm classic fair share", "002 (Slurm manual, Classic Fairshare Algorithm)",
+        "slurm", "Slurm classic fair share", "seed 002: the Slurm manual, Classic Fairshare Algorithm",
         (Column("share", "S", "fraction"), Column("usage", "U", "fraction"),
          Column("effective", "UE", "fraction"), Column("factor", "F", "fraction")),
         lambda tree, usage, total, p: slurm.classic(tree, usage, total, dampening=p.dampening),
     ),
     Model(
-        "share", "Share (Kay and Lauder)", "000 (Kay and Lauder, A Fair Share Scheduler)",
+        "share", "Share (Kay and Lauder)", "seed 000: Kay and Lauder, A Fair Share Scheduler",
         (Column("m_share", "m_share", "fraction"), Column("usage", "usage", "fraction"),
          Column("normalised", "usage/m", "number"), Column("due", "due", "fraction"),
          Column("near_future", "expects", "fraction"), Column("k5", "K5", "flag"),
@@ -79,14 +79,15 @@ MODELS: tuple[Model, ...] = (
         lambda tree, usage, total, p: share.report(tree, usage, total, k5=p.k5, tolerance=p.k6_tolerance),
     ),
     Model(
-        "grid", "Grid-wide fair share (Elmroth and Gardfjäll)", "001 (Elmroth and Gardfjäll)",
+        "grid", "Grid-wide fair share (Elmroth and Gardfjäll)",
+        "seed 001: Elmroth and Gardfjäll, decentralized Grid-wide fairshare",
         (Column("target", "target", "percent"), Column("actual", "actual", "percent"),
          Column("deviation", "dev", "percent"), Column("deviations", "tuple", "tuple"),
          Column("priority", "priority", "number")),
         lambda tree, usage, total, p: grid.report(tree, usage, total),
     ),
     Model(
-        "cambridge", "Cambridge (Hazel)", "003 (Hazel, Resource allocation and job scheduling)",
+        "cambridge", "Cambridge (Hazel)", "seed 003: Hazel, Resource allocation and job scheduling",
         (Column("shares", "S", "number"), Column("usage", "U", "number"),
          Column("outstanding", "W", "number"), Column("value", "V", "number"),
          Column("price", "P", "price"), Column("accepted", "ok", "flag")),

@@ -1,9 +1,9 @@
 """Elmroth and Gardfjäll's decentralized Grid-wide fair share (seed 001).
 
 The policy tree gives each node a target share in percent of its parent's (the root is the whole
-capacity, 100%). Here a node's target is ``100 * raw / sum(raw of it and its siblings)``: the
-configured percentage when the siblings' percentages add up to 100, and the same proportion for
-absolute shares.
+capacity, 100%). A share given as a percentage is that target as written (siblings' percentages may
+add up to less than 100: the rest is nobody's target); a share given as an amount becomes the same
+proportion, ``100 * raw / sum(raw of it and its siblings)``.
 
 For a job mapped down the tree to a node (a leaf, or the deepest node it can be mapped to), the
 *target deviation tuple* lists, from the top level down to that node, each node's deviation: its
@@ -86,6 +86,9 @@ def targets(tree: Hierarchy) -> dict[str, float]:
     """Every node's target share, percent of its parent's."""
     out = {}
     for node in tree.order():
+        if node in tree.percent:
+            out[node] = float(tree.shares[node])
+            continue
         total = tree.sibling_shares(node)
         out[node] = 100.0 * (tree.shares[node] / total) if total > 0 else 0.0
     return out

@@ -2,9 +2,10 @@
 
 The models do not care how a policy file spells a tree: they take ``parents`` (every node's parent,
 ``""`` for a top-level node) and ``shares`` (every node's configured number of shares, as written:
-for a percentage share, the percentage's number). Usage is given per leaf; a group's usage is the
-sum over the leaves below it. Names are opaque strings here (full dotted paths in osep's policy
-files, but nothing below splits them).
+for a percentage share, the percentage's number), and ``percent``, the nodes whose number is a
+percentage of their parent's share (only the Grid model, whose targets are percentages, reads it).
+Usage is given per leaf; a group's usage is the sum over the leaves below it. Names are opaque
+strings here (full dotted paths in osep's policy files, but nothing below splits them).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ class Hierarchy:
 
     parents: Mapping[str, str]
     shares: Mapping[str, float]
+    percent: frozenset[str] = frozenset()
     _kids: dict[str, tuple[str, ...]] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

@@ -64,11 +64,11 @@ class ShareRow:
     usage: float  # the node's usage as a fraction of the pool's
     normalised: float | None  # usage / m_share: 1 is exactly its entitlement (None if m_share is 0)
     due: float | None  # users: proportion due (None for groups)
-    near_future: float | None  # users: proportion expected from usage (None for groups)
-    k5: bool  # users: the edge-effect guard raised its usage
+    near_future: float | None  # users: proportion expected from usage, after the K5 guard
+    k5: bool | None  # users: the edge-effect guard raised its usage (None for groups)
     guarded_usage: float | None  # users: usage after the K5 guard
     increment: float | None  # users: priority increment per tick for one active process
-    k6: bool  # groups: under (1 - K6_TOLERANCE) of its due, so its users' charges are cut
+    k6: bool | None  # groups: under (1 - K6_TOLERANCE) of its due: its users' charges are cut
     k6_factor: float | None  # groups: the factor its users' charges are multiplied by
 
 
@@ -250,8 +250,8 @@ def report(tree: Hierarchy, usage: Mapping[str, float], total: float | None = No
     active = list(tree.leaves() if active_leaves is None else active_leaves)
     shares = m_shares(tree, active)
     leaf_usage = {u: fractions[u] for u in active}
-    due, near = proportions(shares, leaf_usage, active)
     guarded = edge_guard(shares, leaf_usage, active, k5)
+    due, near = proportions(shares, guarded, active)
     factors = group_charge_factors(tree, shares, {leaf: fractions[leaf] for leaf in tree.leaves()},
                                    tolerance)
     out = {}
@@ -264,10 +264,10 @@ def report(tree: Hierarchy, usage: Mapping[str, float], total: float | None = No
             normalised=fractions[node] / m if m > 0 else None,
             due=due[node] if user else None,
             near_future=near[node] if user else None,
-            k5=user and guarded[node] != leaf_usage[node],
+            k5=guarded[node] != leaf_usage[node] if user else None,
             guarded_usage=guarded[node] if user else None,
             increment=priority_increment(guarded[node], 1, m) if user else None,
-            k6=factors.get(node, 1.0) < 1.0,
+            k6=factors[node] < 1.0 if node in factors else None,
             k6_factor=factors.get(node),
         )
     return out

@@ -24,6 +24,9 @@ def test_targets_are_percent_of_the_parent():
     # absolute shares become the same proportions
     t2 = grid.targets(Hierarchy({"a": "", "b": ""}, {"a": 1, "b": 3}))
     assert t2 == {"a": 25.0, "b": 75.0}
+    # percentages are the targets as written, even when they leave part of the parent unassigned
+    t3 = grid.targets(Hierarchy({"a": "", "b": ""}, {"a": 30, "b": 40}, percent=frozenset({"a", "b"})))
+    assert t3 == {"a": 30.0, "b": 40.0}
 
 
 def test_deviation_is_target_minus_actual_of_the_parents_usage():
