@@ -11,7 +11,7 @@ strings here (full dotted paths in osep's policy files, but nothing below splits
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 
 ROOT = ""
@@ -29,6 +29,7 @@ class Hierarchy:
     shares: Mapping[str, float]
     percent: frozenset[str] = frozenset()
     _kids: dict[str, tuple[str, ...]] = field(init=False, repr=False, compare=False)
+    _totals: dict[str, float] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         kids: dict[str, list[str]] = {ROOT: []}
@@ -52,6 +53,7 @@ class Hierarchy:
                 seen.add(up)
                 up = self.parents[up]
         object.__setattr__(self, "_kids", {k: tuple(v) for k, v in kids.items()})
+        object.__setattr__(self, "_totals", {k: sum(self.shares[c] for c in v) for k, v in kids.items()})
 
     def children(self, node: str = ROOT) -> tuple[str, ...]:
         return self._kids.get(node, ())
@@ -94,7 +96,13 @@ class Hierarchy:
 
     def sibling_shares(self, node: str) -> float:
         """The shares of ``node`` and all its siblings, added up."""
-        return sum(self.shares[k] for k in self.children(self.parents[node]))
+        return self._totals[self.parents[node]]
+
+    def children_shares(self, node: str, among: Collection[str] | None = None) -> float:
+        """The shares of ``node``'s children (only those in ``among``, if given), added up."""
+        if among is None:
+            return self._totals.get(node, 0.0)
+        return sum(self.shares[k] for k in self.children(node) if k in among)
 
     def subtree_usage(self, usage: Mapping[str, float]) -> dict[str, float]:
         """Every node's usage: its own if a leaf, else the sum over the leaves below it.

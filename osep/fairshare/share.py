@@ -95,13 +95,14 @@ def m_shares(tree: Hierarchy, active_leaves: Collection[str] | None = None) -> d
     are active when ``active_leaves`` is None."""
     active = active_nodes(tree, tree.leaves() if active_leaves is None else active_leaves)
     out: dict[str, float] = {}
+    totals = {p: tree.children_shares(p, active) for p in (ROOT, *tree.groups())}
     for node in tree.order():
         parent = tree.parents[node]
         if node not in active:
             out[node] = 0.0
             continue
         above = 1.0 if parent == ROOT else out[parent]
-        total = sum(tree.shares[k] for k in tree.children(parent) if k in active)
+        total = totals[parent]
         out[node] = above * (tree.shares[node] / total) if total > 0 else 0.0
     return out
 
@@ -184,10 +185,11 @@ def group_charge_factors(tree: Hierarchy, m_share: Mapping[str, float], charges:
     module's description). Groups within tolerance, inactive groups and groups whose parent was
     charged nothing get 1. ``charges`` are the last period's, per leaf."""
     under = tree.subtree_usage(charges)
+    below = {p: sum(under[k] for k in tree.children(p)) for p in (ROOT, *tree.groups())}
     out: dict[str, float] = {}
     for group in tree.groups():
         parent = tree.parents[group]
-        parent_charges = sum(under[k] for k in tree.children(parent))
+        parent_charges = below[parent]
         parent_share = 1.0 if parent == ROOT else m_share[parent]
         if m_share[group] <= 0 or parent_charges <= 0 or parent_share <= 0:
             out[group] = 1.0

@@ -51,20 +51,25 @@ def period_decay(period: float, half_life: float) -> float:
     return decayed(1.0, 0.0, period, half_life)
 
 
-def _siblings(tree: Hierarchy, node: str, use_parent: Collection[str]) -> float:
-    return sum(tree.shares[k] for k in tree.children(tree.parents[node]) if k not in use_parent)
+def _sibling_totals(tree: Hierarchy, use_parent: Collection[str]) -> dict[str, float]:
+    """Per parent, its children's raw shares added up, leaving out those flagged FairShare=parent."""
+    if not use_parent:
+        return {p: tree.children_shares(p) for p in (ROOT, *tree.groups())}
+    return {p: sum(tree.shares[k] for k in tree.children(p) if k not in use_parent)
+            for p in (ROOT, *tree.groups())}
 
 
 def normalized_shares(tree: Hierarchy, use_parent: Collection[str] = ()) -> dict[str, float]:
     """Every node's ``S``: the product of its own and its ancestors' share of their siblings'."""
     out: dict[str, float] = {}
+    totals = _sibling_totals(tree, use_parent)
     for node in tree.order():
         parent = tree.parents[node]
         above = 1.0 if parent == ROOT else out[parent]
         if node in use_parent:
             out[node] = above
             continue
-        total = _siblings(tree, node, use_parent)
+        total = totals[parent]
         out[node] = above * (tree.shares[node] / total) if total > 0 else 0.0
     return out
 
@@ -73,13 +78,14 @@ def effective_usage(tree: Hierarchy, actual: Mapping[str, float],
                     use_parent: Collection[str] = ()) -> dict[str, float]:
     """Every node's ``UE`` from every node's normalized usage ``actual``, top down."""
     out: dict[str, float] = {}
+    totals = _sibling_totals(tree, use_parent)
     for node in tree.order():
         parent = tree.parents[node]
         if node in use_parent:
             out[node] = 1.0 if parent == ROOT else out[parent]
             continue
         own = actual[node]
-        total = _siblings(tree, node, use_parent)
+        total = totals[parent]
         if parent == ROOT or total <= 0:
             out[node] = own
         else:

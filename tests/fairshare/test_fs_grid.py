@@ -92,3 +92,18 @@ def test_global_usage_measures_the_children_of_global_nodes():
 def test_global_below_without_global_usage_is_refused():
     with pytest.raises(ValueError, match="global_usage"):
         grid.report(TREE, {}, global_below={"VO-A"})
+
+
+def test_an_idle_members_share_is_split_evenly_among_its_active_siblings():
+    """The paper's Figure 13: jobs always go to the highest priority among the members with work;
+    with one member idle, the other two end up with equal surpluses over their targets."""
+    tree = Hierarchy({"p": "", "p.a": "p", "p.idle": "p", "p.b": "p"},
+                     {"p": 100, "p.a": 50, "p.idle": 30, "p.b": 20})
+    usage = {"p.a": 0.0, "p.b": 0.0}
+    for _ in range(2000):
+        rows = grid.report(tree, usage)
+        chosen = max(usage, key=lambda n: rows[n].priority)
+        usage[chosen] += 1.0
+    rows = grid.report(tree, usage)
+    assert rows["p.a"].actual == pytest.approx(50 + 15, abs=0.1)
+    assert rows["p.b"].actual == pytest.approx(20 + 15, abs=0.1)
