@@ -97,3 +97,29 @@ def machines(
                         gpus=gpus, disk=disk))
     return Snapshot(now, tuple(slots), tuple(jobs),
                     tuple(Kept(o, p, shape(s)) for o, p, s in kept))
+
+
+# A two-level owner tree: physics (6, split evenly between cms and atlas) and chem (4).
+TWO_LEVELS = """
+[policy]
+target = "owner"
+[owners.physics]
+share = 6
+[owners.physics.cms]
+share = "50%"
+[owners.physics.atlas]
+share = "50%"
+[owners.chem]
+share = 4
+"""
+
+
+def policy_from(text: str, path: str = "policy.toml"):
+    """The policy settings a policy file's text gives (owner trees included)."""
+    import tomllib
+
+    from osep.config.policy import parse_policy
+    from osep.config.toml import Table
+
+    top = Table(path, tomllib.loads(text))
+    return parse_policy(top.table("policy"), top.table("owners", required=True)).settings

@@ -29,7 +29,8 @@ Layout (every key is checked; unknown keys are errors)::
 
     [workload]                  # optional: jobs from a log in the Standard Workload Format
     swf = "../traces/NASA-iPSC-1993-3.1-cln.swf.gz"   # relative to this file; .gz or plain
-    owners = "user"             # or "group": who owns each job (user<N> / group<N>)
+    owners = "user"             # or "group", "group.user": who owns each job (user<N>, group<N>,
+                                # or group<G>.user<N>, a member of its group for an owner tree)
     since = 0                   # submit times in [since, until) only, counted from since
     until = 604800
     limit = 5000                # at most this many jobs
@@ -171,6 +172,7 @@ def _workload(top: Table, path: Path | str) -> Workload | None:
 class _Owners(enum.Enum):
     USER = "user"
     GROUP = "group"
+    GROUP_USER = "group.user"
 
 
 # Where the jobs came from, for errors about them: (dotted key, latest end, a shape, its jobs' owner).

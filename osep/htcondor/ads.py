@@ -174,10 +174,7 @@ def owner_of(ad: Ad, group_alone: bool = False) -> str:
         group = evaluate(ad, "AcctGroup")
         if isinstance(group, str) and group:
             return group
-    owner = evaluate(ad, "Owner")
-    if not isinstance(owner, str) or not owner:
-        raise KeyError("Owner")
-    return owner
+    return _owner(ad)
 
 
 def account_of(ad: Ad) -> str:
@@ -186,6 +183,10 @@ def account_of(ad: Ad) -> str:
     accounting = evaluate(ad, "AccountingGroup")
     if isinstance(accounting, str) and accounting:
         return accounting
+    return _owner(ad)
+
+
+def _owner(ad: Ad) -> str:
     owner = evaluate(ad, "Owner")
     if not isinstance(owner, str) or not owner:
         raise KeyError("Owner")

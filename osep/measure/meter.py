@@ -32,7 +32,7 @@ for one second adds 1). LC and PC stay in the jobs' weights (cores).
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 
 from osep.core.resources import ZERO, Measure, Vec, minus, plus
@@ -192,6 +192,9 @@ class _Bins:
                       tuple(self.evictions))
 
 
+Ideal = Callable[[Mapping[str, float], float], Mapping[str, float]]
+
+
 class Meter:
     """Accrues PV, LC, PC and satisfaction from job events given in time order.
 
@@ -203,10 +206,14 @@ class Meter:
 
     def __init__(self, shares: Mapping[str, float], capacity: float, *, curves: bool = False,
                  steps: bool = False, origin: float | None = None,
-                 dominant: tuple[Mapping[str, Measure], Measure] | None = None) -> None:
+                 dominant: tuple[Mapping[str, Measure], Measure] | None = None,
+                 ideal: Ideal | None = None) -> None:
         """``dominant``: each owner's measure (:func:`osep.core.resources.measure`) and the one for
-        owners without a share; PV is then in share-seconds (see the module's docstring)."""
+        owners without a share; PV is then in share-seconds (see the module's docstring).
+        ``ideal``: the feasible shares for a demand and a capacity, where they are not the flat
+        water-filling of ``shares`` (an owner tree's, :meth:`osep.core.tree.ShareTree.entitlements`)."""
         self.shares = dict(shares)
+        self._ideal = ideal
         self.dominant = dominant
         self.origin = origin  # makespan is measured from here; default: the first event
         self.capacity = capacity
@@ -269,7 +276,10 @@ class Meter:
     def _refresh(self) -> None:
         if self._fes_stale:
             demand = {o: s.demand for o, s in self._owners.items() if s.demand}
-            self._fes = feasible_shares(self.shares, demand, self.capacity)
+            if self._ideal is not None:
+                self._fes = dict(self._ideal(demand, self.capacity))
+            else:
+                self._fes = feasible_shares(self.shares, demand, self.capacity)
             self._fes_stale = False
 
     def _point(self) -> tuple[float, dict[str, float], dict[str, float]]:

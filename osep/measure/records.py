@@ -12,7 +12,7 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
 from osep.core.resources import ZERO, Measure, Vec
-from osep.measure.meter import Curves, Meter, Metrics
+from osep.measure.meter import Curves, Ideal, Meter, Metrics
 
 # Each owner's dominant-share measure, and the one for owners without a share (see the meter).
 Dominant = tuple[Mapping[str, Measure], Measure]
@@ -100,14 +100,17 @@ def feed(meter: Meter, records: Sequence[JobRecord]) -> Meter:
 
 
 def compute(records: Sequence[JobRecord], capacity: float, shares: Mapping[str, float],
-            dominant: Dominant | None = None) -> Metrics:
+            dominant: Dominant | None = None, ideal: Ideal | None = None) -> Metrics:
     """All metrics for one run, its clock starting at 0. ``shares`` (resolved) and ``capacity`` are
-    in the unit of the records' weights; ``dominant``: measure PV in dominant shares instead."""
-    return feed(Meter(shares, capacity, origin=0.0, dominant=dominant), records).result()
+    in the unit of the records' weights; ``dominant``: measure PV in dominant shares instead;
+    ``ideal``: an owner tree's feasible shares (see :class:`osep.measure.meter.Meter`)."""
+    return feed(Meter(shares, capacity, origin=0.0, dominant=dominant, ideal=ideal),
+                records).result()
 
 
 def curves(records: Sequence[JobRecord], capacity: float, shares: Mapping[str, float],
-           dominant: Dominant | None = None) -> Curves:
+           dominant: Dominant | None = None, ideal: Ideal | None = None) -> Curves:
     """SuR_i and SuI_i at every instant where any of them changes, as the meter integrates them."""
-    meter = feed(Meter(shares, capacity, origin=0.0, steps=True, dominant=dominant), records)
+    meter = feed(Meter(shares, capacity, origin=0.0, steps=True, dominant=dominant, ideal=ideal),
+                 records)
     return meter.steps()

@@ -12,8 +12,9 @@ from osep.config.scenario import Scenario
 from osep.core.model import Snapshot
 from osep.core.policy import PolicySettings
 from osep.core.resources import RESOURCES, Unit, Vec, held, measure
+from osep.core.tree import ShareTree
 from osep.measure.documents import column, document
-from osep.measure.meter import Metrics
+from osep.measure.meter import Ideal, Metrics
 from osep.measure.records import Dominant, JobRecord, compute
 from osep.sim.driver import simulate
 from osep.sim.specs import Checkpointing, JobSpec, PoolSettings, SimResult
@@ -35,6 +36,7 @@ class Outcome:
     capacity: float = 0.0
     records: tuple[JobRecord, ...] = ()
     dominant: Dominant | None = None  # PV in dominant shares (unit = "dominant")
+    groups: Metrics | None = None  # an owner tree's top-level groups, measured as owners
 
 
 def measured_in(settings: PolicySettings) -> str:
@@ -98,19 +100,58 @@ def run_policy(
     shares = settings.shares.resolve(capacity, resource)
     log = logger if logger is not None else structlog.get_logger("osep")
     interval = interval if interval is not None else scenario.interval
+    jobs = placed(scenario.jobs, settings)
     result = simulate(
         scenario.slots,
-        scenario.jobs,
+        jobs,
         pool_settings(scenario, variant),
         shares,
         policy=settings if variant.enforce else None,
         interval=interval,
         logger=log.bind(policy=name, scenario=scenario.name),
     )
-    records = weighed(result.jobs, {j.id: j for j in scenario.jobs}, resource)
+    records = weighed(result.jobs, {j.id: j for j in jobs}, resource)
     dominant = dominant_measures(scenario, settings)
     return Outcome(variant, settings, interval, shares, result,
-                   compute(records, capacity, shares, dominant), resource, capacity, records, dominant)
+                   compute(records, capacity, shares, dominant, ideal(settings)), resource, capacity,
+                   records, dominant, group_metrics(records, capacity, settings))
+
+
+def group_metrics(records: tuple[JobRecord, ...], capacity: float, settings: PolicySettings
+                  ) -> Metrics | None:
+    """With an owner tree, the metrics of its top-level groups: each job counted for the group it is
+    in, each group's ideal its feasible share among the groups (the tree's first level, which is the
+    flat water-filling of the groups' shares and demand)."""
+    tree = settings.shares
+    if not isinstance(tree, ShareTree):
+        return None
+    resolved = tree.resolve_nodes(capacity)
+    shares = {g: resolved[g] for g in tree.top}
+    top = {r.owner: tree.path(r.owner)[0] for r in records}
+    return compute(tuple(replace(r, owner=top[r.owner]) for r in records), capacity, shares)
+
+
+def placed(jobs: tuple[JobSpec, ...], settings: PolicySettings) -> tuple[JobSpec, ...]:
+    """The jobs with each owner named as the policy's owner tree places it (a scenario names its
+    jobs' owners by accounting name, ``vo1.project2.user3``); unchanged with flat shares."""
+    tree = settings.shares
+    if not isinstance(tree, ShareTree):
+        return jobs
+    return tuple(j if tree.owner_of(j.owner) == j.owner else replace(j, owner=tree.owner_of(j.owner))
+                 for j in jobs)
+
+
+def ideal(settings: PolicySettings) -> Ideal | None:
+    """An owner tree's feasible shares for the metrics (None: flat water-filling)."""
+    tree = settings.shares
+    if not isinstance(tree, ShareTree):
+        return None
+
+    def fill(demand: Mapping[str, float], capacity: float) -> Mapping[str, float]:
+        got = tree.entitlements(demand, capacity, feasible=True).entitled
+        return {o: got.get(o, 0.0) for o in set(demand) | set(tree.shares)}
+
+    return fill
 
 
 def run_scenario(
@@ -140,7 +181,10 @@ def outcome_column(out: Outcome, pool: Vec) -> dict[str, Any]:
             "interval": out.interval,
             "unit": out.policy.unit.value,
         }
-    return column(out.metrics, out.variant.description, settings)
+    if out.groups is None:
+        return column(out.metrics, out.variant.description, settings)
+    return column(out.metrics, out.variant.description, settings,
+                  groups=column(out.groups, "top-level groups")["owners"])
 
 
 def comparison(scenario: Scenario, outcomes: Mapping[str, Outcome]) -> dict[str, Any]:

@@ -3,7 +3,9 @@
 One job a line, 18 whitespace-separated numbers; ``;`` lines are the header (``; Key: value``).
 Fields used (1-based): 1 job number, 2 submit time (seconds from the log's start), 4 run time,
 5 allocated processors (8, requested processors, where 5 is -1), 12 user, 13 group. A job becomes
-a :class:`osep.sim.specs.JobSpec` of that many cores, owned by ``user<N>`` or ``group<N>``.
+a :class:`osep.sim.specs.JobSpec` of that many cores, owned by ``user<N>``, ``group<N>``, or
+``group<G>.user<N>`` (its user in its group, as an accounting group names a member: what an owner
+tree places).
 
 Nothing in a log stops the reading: a line that is not 18 numbers, a job with no run time or no
 processors, is skipped and counted per reason, with the first few line numbers as examples.
@@ -24,6 +26,7 @@ from osep.sim.specs import JobSpec
 
 FIELDS = 18
 OWNERS = {"user": 11, "group": 12}  # 0-based field of the owner's number
+NAMINGS = (*OWNERS, "group.user")
 
 
 class TraceError(OsepError):
@@ -62,8 +65,8 @@ def parse(lines: Iterable[str], owners: str = "user", since: float = 0.0, until:
           limit: int | None = None) -> Workload:
     """The jobs submitted in ``[since, until)`` (at most ``limit``), submit times counted from
     ``since``."""
-    if owners not in OWNERS:
-        raise ValueError(f"owners is 'user' or 'group', not {owners!r}")
+    if owners not in NAMINGS:
+        raise ValueError(f"owners is 'user', 'group' or 'group.user', not {owners!r}")
     out = Workload()
     numbering: dict[str, int] = {}
     for number, line in enumerate(lines, 1):
@@ -95,14 +98,17 @@ def parse(lines: Iterable[str], owners: str = "user", since: float = 0.0, until:
         elif submit < since or (until is not None and submit >= until):
             continue
         else:
-            who = values[OWNERS[owners]]
-            owner = f"{owners}{int(who)}" if 0 <= who < 2**31 else f"{owners}-unknown"
+            owner = ".".join(_name(kind, values[OWNERS[kind]]) for kind in owners.split("."))
             n = numbering.get(owner, 0)
             numbering[owner] = n + 1
             out.jobs.append(JobSpec(JobId(owner, 0, n), owner, submit - since, runtime, int(procs)))
             if limit is not None and len(out.jobs) >= limit:
                 break
     return out
+
+
+def _name(kind: str, who: float) -> str:
+    return f"{kind}{int(who)}" if 0 <= who < 2**31 else f"{kind}-unknown"
 
 
 def read(path: Path | str, owners: str = "user", since: float = 0.0, until: float | None = None,

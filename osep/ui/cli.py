@@ -502,6 +502,10 @@ def replay(logs: tuple[str, ...], policy_file: Path, decisions: Path | None, slo
 
     _check_plot(plot)
     loaded = load_policy(policy_file)
+    if isinstance(loaded.settings.shares, ShareTree):
+        raise OsepError(f"{escape(str(policy_file))}: replay takes flat owners; it does not place "
+                        "recorded jobs in an owner tree yet: simulate the tree with a scenario file "
+                        "instead")
     policy = with_overrides(loaded.settings, max_vacates=max_vacates)
     warn = Warnings()
     progress = progress_reporter()

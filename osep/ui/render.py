@@ -73,6 +73,16 @@ def as_table(doc: Mapping[str, Any]) -> str:
         cells = [_num(policies[n]["owners"][owner]["PV"]) if owner in policies[n]["owners"]
                  else "-" for n in names]
         rows.append((f"PV {printable(owner)} ({pv_area})", cells))
+    groups: dict[str, float] = {}  # an owner tree's top-level groups
+    for pol in policies.values():
+        for group, data in pol.get("groups", {}).items():
+            groups.setdefault(group, data["share"])
+    for what, key, fmt in (("A_US", "A_US", _pct), ("PV", "PV", _num)):
+        for group, share in groups.items():
+            cells = [fmt(policies[n]["groups"][group][key])
+                     if group in policies[n].get("groups", {}) else "-" for n in names]
+            unit = f"{share:g} {resource}" if what == "A_US" else pv_area
+            rows.append((f"{what} group {printable(group)} ({unit})", cells))
     first = max(len(r[0]) for r in rows)
     widths = [max(len(n), *(len(r[1][k]) for r in rows)) for k, n in enumerate(names)]
     header = f"{printable(scenario['name'])}: {scenario['slots']} slots, {scenario['jobs']} jobs"
@@ -85,7 +95,8 @@ def as_table(doc: Mapping[str, Any]) -> str:
 
 
 def as_csv(doc: Mapping[str, Any]) -> str:
-    """One row per policy and owner, plus an ``(all)`` row per policy with the pool-wide figures."""
+    """One row per policy and owner (and top-level group of an owner tree, as ``group <name>``), plus
+    an ``(all)`` row per policy with the pool-wide figures."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(["policy", "owner", "share", "PV", "LC", "PC", "vacates", "lost_work",
@@ -93,7 +104,8 @@ def as_csv(doc: Mapping[str, Any]) -> str:
     for name, pol in doc["policies"].items():
         writer.writerow([name, "(all)", "", pol["PV"], pol["LC"], pol["PC"], pol["vacates"],
                          pol["lost_work"], pol["saved_work"], ""])
-        for owner, data in pol["owners"].items():
+        for owner, data in [*pol["owners"].items(),
+                            *((f"group {g}", d) for g, d in pol.get("groups", {}).items())]:
             a_us = "" if data["A_US"] is None else data["A_US"]
             writer.writerow([name, owner, data["share"], data["PV"], "", "", data["vacated"],
                              data["lost_work"], data["saved_work"], a_us])

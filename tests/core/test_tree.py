@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from osep.config.policy import parse_policy
-from osep.config.toml import Table
 from osep.core.counting import count
 from osep.core.model import EPS, Job, JobId, JobState, Slot, Snapshot
 from osep.core.plan import Target
@@ -19,25 +16,11 @@ from osep.core.resources import held, minus
 from osep.core.shares import ShareTable
 from osep.core.tree import OWN, ROOT, ShareTree, TreeNode
 from osep.errors import ConfigError
-from tests.builders import name, snap
-
-TWO_LEVELS = """
-[policy]
-target = "owner"
-[owners.physics]
-share = 6
-[owners.physics.cms]
-share = "50%"
-[owners.physics.atlas]
-share = "50%"
-[owners.chem]
-share = 4
-"""
+from tests.builders import TWO_LEVELS, name, policy_from, snap
 
 
 def load(text: str, path: str = "policy.toml") -> PolicySettings:
-    top = Table(path, tomllib.loads(text))
-    return parse_policy(top.table("policy"), top.table("owners", required=True)).settings
+    return policy_from(text, path)
 
 
 def tree_of(text: str) -> ShareTree:

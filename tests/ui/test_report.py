@@ -200,23 +200,9 @@ def test_names_from_the_pool_cannot_break_a_table_or_drive_the_terminal():
 
 
 def test_tree_report_lists_groups_and_owners_depth_first_like_sshare():
-    import tomllib
+    from builders import TWO_LEVELS, policy_from
 
-    from osep.config.policy import parse_policy
-    from osep.config.toml import Table
-
-    text = """[policy]
-[owners.physics]
-share = 6
-[owners.physics.cms]
-share = "50%"
-[owners.physics.atlas]
-share = "50%"
-[owners.chem]
-share = 4
-"""
-    top = Table("tree.toml", tomllib.loads(text))
-    policy = parse_policy(top.table("policy"), top.table("owners")).settings
+    policy = policy_from(TWO_LEVELS)
     pool = snap(running={"chem": [100.0 * k for k in range(7)], "physics.cms": [0.0] * 3},
                 idle={"physics.cms": 5, "physics.bio": 1})
     doc = pool_report(pool, policy)

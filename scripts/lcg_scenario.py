@@ -1,0 +1,108 @@
+"""Write the LCG 2005 scenario (config/scenarios/lcg-2005.toml) from the trace itself.
+
+The trace (../shared/data/traces/LCG-2005.swf.gz, or config/traces/ in a clone) records which
+virtual organisation (field 13, ``group<G>``) and user (field 12, ``user<N>``) ran each job. The
+scenario makes them an owner tree: every VO that used at least ``--least`` of the window's core
+seconds is a group whose share is what it used (it contributed in proportion to its use, as the NASA
+scenario assumes of its users), and its users are its members with equal shares. VOs below that are
+non-owners, their users too. The pool is ``--slots`` one-core slots (the grid's 170 sites as one
+pool: the trace's jobs are single-core).
+
+    .venv/bin/python scripts/lcg_scenario.py [--days 3] [--slots 800] [--least 0.01]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from osep.config.toml import key_text  # noqa: E402
+from osep.sim import swf  # noqa: E402
+
+TRACE = ROOT / "config" / "traces" / "LCG-2005.swf.gz"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--trace", type=Path, default=TRACE)
+    parser.add_argument("--days", type=float, default=1.0)
+    parser.add_argument("--slots", type=int, default=800)
+    parser.add_argument("--least", type=float, default=0.01)
+    parser.add_argument("--negotiation", type=float, default=300.0)
+    parser.add_argument("--interval", type=float, default=300.0)
+    parser.add_argument("--horizon", type=float, default=3.0, help="days simulated")
+    parser.add_argument("--out", type=Path, default=ROOT / "config" / "scenarios" / "lcg-2005.toml")
+    args = parser.parse_args()
+    until = args.days * 86400
+    work = swf.read(args.trace, "group.user", 0.0, until)
+    used: dict[str, float] = defaultdict(float)
+    users: dict[str, set[str]] = defaultdict(set)
+    for job in work.jobs:
+        group, _, user = job.owner.partition(".")
+        used[group] += job.runtime * job.cpus
+        users[group].add(user)
+    total = sum(used.values())
+    owning = sorted((g for g in used if used[g] >= args.least * total), key=lambda g: -used[g])
+    owned = sum(used[g] for g in owning)
+    lines = [
+        "# The LHC Computing Grid, 20 Nov 2005 onwards (Parallel Workloads Archive; acknowledge: Hui Li):",
+        f"# the first {args.days:g} days, {len(work.jobs):,} single-core jobs of {len(used)} virtual",
+        f"# organisations as an owner tree, on {args.slots} one-core slots.",
+        "# Written by scripts/lcg_scenario.py from the trace; what it assumes:",
+        "# - the grid's 170 sites are one pool of one-core slots, fewer than the jobs use on average",
+        f"#   ({total / until:,.0f} cores busy), so that owners compete;",
+        f"# - each VO that used at least {args.least:.0%} of the window's core-seconds contributed in",
+        "#   proportion to what it used (its share); its users are its members, with equal shares;",
+        "#   the other VOs and their users are non-owners;",
+        f"# - negotiation every {args.negotiation:g} s, enforcement every {args.interval:g} s (the",
+        "#   simulator's cost bound allows no shorter cycles for this many jobs), vacates take 10 s; no",
+        "#   checkpoints in \"osep\", all work kept at the vacate in \"osep-ckpt\";",
+        f"# - the run stops at {args.horizon:g} days (jobs of up to two days are still running then).",
+        "",
+        "[scenario]",
+        'name = "lcg-2005"',
+        f'description = "LCG 2005, first {args.days:g} days: {len(work.jobs):,} jobs of {len(used)} VOs '
+        f'(as an owner tree) on {args.slots} slots"',
+        'policies = ["none", "fairshare", "osep", "osep-ckpt"]',
+        f"horizon = {args.horizon * 86400:g}",
+        "",
+        "[pool]",
+        f"negotiation_interval = {args.negotiation:g}",
+        "vacate_delay = 10",
+        "",
+        "[[pool.slots]]",
+        f"count = {args.slots}",
+        "",
+        "[checkpoint]",
+        'mode = "on-vacate"',
+        "",
+        "[policy]",
+        'target = "owner"',
+        f"interval = {args.interval:g}",
+        "",
+        "[workload]",
+        f'swf = "../traces/{args.trace.name}"',  # the trace beside config/traces/
+        'owners = "group.user"',
+        f"until = {until:g}",
+        "",
+    ]
+    for group in owning:
+        share = math.floor(1e4 * 100.0 * used[group] / owned) / 1e4  # never over 100% in all
+        lines += [f"[owners.{key_text(group)}]", f'share = "{share:.4f}%"']
+        members = sorted(users[group], key=lambda u: int(u.removeprefix("user")) if u[4:].isdigit() else 0)
+        each = math.floor(1e6 * 100.0 / len(members)) / 1e6
+        for user in members:
+            lines += [f"[owners.{key_text(group)}.{key_text(user)}]", f'share = "{each:.6f}%"']
+    args.out.write_text("\n".join(lines) + "\n")
+    print(f"{args.out}: {len(work.jobs):,} jobs, {len(owning)} owning VOs of {len(used)}, "
+          f"{sum(len(users[g]) for g in owning)} member users")
+
+
+if __name__ == "__main__":
+    main()
