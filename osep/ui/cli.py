@@ -22,6 +22,9 @@ from osep.core.plan import Target, VictimOrder
 from osep.core.resources import RESOURCES
 from osep.core.tree import ShareTree
 from osep.errors import ConfigError, OsepError
+from osep.fairshare import NAMES as FAIRSHARE_NAMES
+from osep.fairshare.cambridge import DEFAULT_CPU_LIMIT as CAMBRIDGE_ESTIMATE
+from osep.fairshare.cambridge import DEFAULT_DEMAND as CAMBRIDGE_DEMAND
 from osep.sim.variants import NAMES as POLICY_NAMES
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -185,6 +188,14 @@ def validate(files: tuple[Path, ...]) -> None:
                 f"{escape(str(path))}: scenario {scenario.name!r}: {scenario.capacity} slots, "
                 f"{len(scenario.jobs)} jobs, policies {', '.join(scenario.policies)}"
             )
+        elif "usage" in data:
+            from osep.config.sharesfile import load_shares_file
+
+            loaded = load_shares_file(path)
+            tree = loaded.tree
+            click.echo(f"{escape(str(path))}: shares (for osep shares): {len(tree.parents)} nodes, "
+                       f"{len(tree.leaves())} leaves, {tree.depth()} levels, usage for "
+                       f"{len(loaded.usage)} of the leaves, unit {loaded.unit}")
         else:
             settings = load_policy(path).settings
             shares = settings.shares
@@ -201,6 +212,33 @@ def validate(files: tuple[Path, ...]) -> None:
             click.echo(f"{escape(str(path))}: policy: {summary}, unit "
                        f"{settings.unit.value}, target {settings.target.value}, victims by "
                        f"{settings.victim_order.value}")
+
+
+@cli.command()
+@click.argument("file", type=click.Path(path_type=Path))
+@click.option("--model", "models", multiple=True, type=click.Choice(FAIRSHARE_NAMES),
+              help="Show only this fair-share model (repeat for more). [default: all]")
+@click.option("--dampening", type=click.FloatRange(min=0, min_open=True, max=1e6), default=1.0,
+              show_default=True, help="Slurm's FairShareDampeningFactor d in F = 2^(-UE/S/d).")
+@click.option("--demand", type=click.FloatRange(min=0, max=1e9), default=CAMBRIDGE_DEMAND,
+              show_default=True, help="Cambridge: the predicted demand Np a job's price is worked out for.")
+@click.option("--estimate", type=click.FloatRange(min=0, max=1e9), default=CAMBRIDGE_ESTIMATE,
+              show_default=True, help="Cambridge: the job's estimated resource units Re (its CPU limit).")
+@format_option
+@fails_cleanly
+def shares(file: Path, models: tuple[str, ...], dampening: float, demand: float, estimate: float,
+           fmt: str) -> None:
+    """Every node of FILE's share tree under each fair-share model of the seeds: Slurm's classic
+    fair share, Kay and Lauder's Share, Elmroth and Gardfjäll's Grid-wide fair share and Hazel's
+    Cambridge scheme. FILE is a policy file with a [usage] table (full dotted leaf name = usage)."""
+    from osep.config.sharesfile import load_shares_file
+    from osep.fairshare import MODELS, Params
+    from osep.ui.shares import SHARES_RENDERERS, shares_document
+
+    loaded = load_shares_file(file)
+    chosen = [m for m in MODELS if not models or m.name in models]
+    params = Params(dampening=dampening, demand=demand, estimate=estimate)
+    click.echo(SHARES_RENDERERS[fmt](shares_document(loaded, chosen, params)), nl=False)
 
 
 @cli.command()

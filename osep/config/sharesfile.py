@@ -1,0 +1,133 @@
+"""A file for ``osep shares``: a policy (its ``[owners]``, flat or a tree) plus a table of usage.
+
+::
+
+    [policy]
+    unit = "cpus"
+    [owners.A]
+    share = 40
+    [owners.A.B]
+    share = 30
+    [owners.A.B.user1]
+    share = 1
+    ...
+    [usage]                   # per leaf, by full dotted name, any non-negative number
+    "A.B.user1" = 0.2         # (or unquoted, A.B.user1 = 0.2: the nested keys are joined by ".")
+    [pool]
+    usage = 1.0               # optional: the pool's whole usage, when the leaves above do not
+                              # account for all of it; by default their sum
+
+Usage is only given for leaves (users or owners): a group's usage is what its members used. A name in
+``[usage]`` that is not a leaf of the tree is an error, as is any other problem in the file
+(:class:`osep.errors.ConfigError`, naming the file and the key).
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from osep.config.bounds import MAX_OWNERS
+from osep.config.policy import parse_policy
+from osep.config.toml import Table, check_number, read_toml
+from osep.core.resources import Unit
+from osep.core.tree import ShareTree
+from osep.errors import ConfigError
+from osep.fairshare.hierarchy import Hierarchy
+
+MAX_USAGE = 1e18  # any unit: core-seconds of a large pool over decades stay below this
+
+
+@dataclass(frozen=True, slots=True)
+class SharesFile:
+    path: str
+    unit: str
+    tree: Hierarchy
+    usage: dict[str, float]
+    total: float | None  # the pool's whole usage, if the file gives it
+
+
+def hierarchy_of(shares: Any, unit: Unit, path: Path | str) -> Hierarchy:
+    """The account tree a policy's shares describe: a tree as it is, a flat policy as one level."""
+    if isinstance(shares, ShareTree):
+        raw = shares.raw()
+        return Hierarchy(shares.parents(), raw,
+                         frozenset(n for n, node in shares.nodes.items() if node.percent))
+    if unit is Unit.DOMINANT:
+        raise ConfigError(path, "policy.unit", "the fair-share models need shares in one resource; "
+                                               "\"dominant\" gives several")
+    amounts = shares.amounts(unit.value)
+    return Hierarchy(dict.fromkeys(amounts, ""), amounts,
+                     frozenset(amounts) if shares.percent else frozenset())
+
+
+def _flatten(table: Table, data: Mapping[str, Any], prefix: str, out: list[tuple[str, Any]]) -> None:
+    for key, value in data.items():
+        name = f"{prefix}.{key}" if prefix else key
+        if isinstance(value, Mapping):
+            _flatten(table, value, name, out)
+        else:
+            out.append((name, value))
+        if len(out) > MAX_OWNERS:
+            raise table.error(None, f"at most {MAX_OWNERS:,} entries")
+
+
+class _Key:
+    """Errors about one entry of the usage table, under its dotted key."""
+
+    def __init__(self, table: Table, name: str) -> None:
+        self.path = table.path
+        self.key = table.key(name)
+
+    def error(self, _: None, reason: str) -> ConfigError:
+        return ConfigError(self.path, self.key, reason)
+
+    def failing_here(self) -> Callable[[str], ConfigError]:
+        return lambda reason: ConfigError(self.path, self.key, reason)
+
+
+def parse_usage(table: Table, tree: Hierarchy) -> dict[str, float]:
+    """Usage per leaf from a ``[usage]`` table (see the module's description)."""
+    flat: list[tuple[str, Any]] = []
+    _flatten(table, table.data, "", flat)
+    leaves = set(tree.leaves())
+    out: dict[str, float] = {}
+    for name, value in flat:
+        key = _Key(table, name)
+        if name not in tree.parents:
+            close = difflib.get_close_matches(name, sorted(leaves), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise key.error(None, f"{name!r} is not a leaf of the owner tree{hint}")
+        if name not in leaves:
+            raise key.error(None, f"{name!r} is a group: usage is given for its members, the leaves")
+        if name in out:
+            raise key.error(None, f"{name!r} is given twice")
+        out[name] = float(check_number(value, key.failing_here(), minimum=0, maximum=MAX_USAGE))
+    for name in table.data:
+        table.raw(name)
+    table.finish()
+    return out
+
+
+def load_shares_file(path: Path | str) -> SharesFile:
+    """Read and check a file for ``osep shares``."""
+    top = Table(path, read_toml(path))
+    policy = parse_policy(top.table("policy"), top.table("owners", required=True))
+    tree = hierarchy_of(policy.settings.shares, policy.settings.unit, path)
+    if not top.has("usage"):
+        raise ConfigError(path, "usage", "missing: osep shares needs a [usage] table, each leaf's full "
+                                         "dotted name = its usage")
+    usage_table = top.table("usage")
+    usage = parse_usage(usage_table, tree)
+    pool = top.table("pool")
+    total = pool.number("usage", None, minimum=0, maximum=MAX_USAGE)
+    pool.finish()
+    top.finish()
+    if total is not None and total < sum(usage.values()) * (1 - 1e-12):
+        raise pool.error("usage", f"the pool's usage ({total:g}) is less than its leaves' "
+                                  f"({sum(usage.values()):g}): it is their sum or more")
+    return SharesFile(str(path), policy.settings.unit.value, tree, usage,
+                      float(total) if total is not None else None)

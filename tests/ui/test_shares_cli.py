@@ -1,0 +1,181 @@
+"""``osep shares FILE``: the fair-share models on a share tree and a usage table, through click."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from osep.config.sharesfile import SharesFile
+from osep.fairshare import MODELS, Params
+from osep.fairshare.hierarchy import Hierarchy
+from osep.ui.cli import cli
+from osep.ui.shares import shares_document, shares_table
+
+ROOT = Path(__file__).parents[2]
+SLURM_EXAMPLE = str(ROOT / "config" / "slurm-classic-example.toml")
+MANUAL_FACTORS = {"user1": "0.408479", "user2": "0.022097", "user3": "0.125000", "user4": "0.500000",
+                  "user5": "0.749154"}
+
+
+@pytest.fixture
+def runner():
+    return CliRunner()
+
+
+def _write(tmp_path: Path, text: str) -> str:
+    path = tmp_path / "shares.toml"
+    path.write_text(text)
+    return str(path)
+
+
+TREE = """
+[policy]
+unit = "cpus"
+[owners.A]
+share = 40
+[owners.A.B]
+share = 30
+[owners.A.B.user1]
+share = 1
+[owners.C]
+share = 60
+"""
+
+
+def test_the_bundled_slurm_example_shows_the_manuals_five_factors(runner):
+    result = runner.invoke(cli, ["shares", SLURM_EXAMPLE])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    header = next(line for line in lines if line.startswith("node "))
+    columns = header.split()
+    factor = columns.index("F")  # the first F: slurm's, the first model
+    for user, printed in MANUAL_FACTORS.items():
+        row = next(line for line in lines if line.strip().startswith(user + " "))
+        assert row.split()[factor] == printed, row
+        assert row.startswith("    ")  # users sit two levels down, indented like sshare
+
+
+def test_the_table_is_indented_by_level_and_lists_parents_first(runner):
+    result = runner.invoke(cli, ["shares", SLURM_EXAMPLE, "--model", "slurm"])
+    assert result.exit_code == 0, result.output
+    names = [line.split()[0] for line in result.output.splitlines()
+             if line[:1] in (" ", "A", "D") and not line.startswith(" " * 10)]
+    assert names == ["A", "B", "user1", "C", "user2", "user3", "D", "E", "user4", "F", "user5"]
+    assert "grid" not in result.output.splitlines()[4]
+
+
+def test_json_carries_every_model_and_node(runner):
+    result = runner.invoke(cli, ["shares", SLURM_EXAMPLE, "--format", "json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.output)
+    assert [m["name"] for m in doc["models"]] == ["slurm", "share", "grid", "cambridge"]
+    nodes = {n["name"]: n for n in doc["nodes"]}
+    assert nodes["A.C.user2"]["models"]["slurm"]["effective"] == pytest.approx(0.275)
+    assert nodes["A.C.user2"]["models"]["share"]["m_share"] == pytest.approx(0.05)
+    assert nodes["A.C"]["models"]["cambridge"] is None  # Cambridge has projects only, no groups
+    assert len(nodes["D.F.user5"]["models"]["grid"]["deviations"]) == 3
+    assert doc["pool_usage"] == 1.0
+    assert doc["leaves_usage"] == pytest.approx(0.7)
+
+
+def test_csv_has_one_row_per_node(runner):
+    result = runner.invoke(cli, ["shares", SLURM_EXAMPLE, "--format", "csv", "--model", "slurm"])
+    assert result.exit_code == 0, result.output
+    rows = list(csv.DictReader(io.StringIO(result.output)))
+    assert len(rows) == 11
+    user5 = next(r for r in rows if r["name"] == "D.F.user5")
+    assert f"{float(user5['slurm.factor']):.6f}" == "0.749154"
+
+
+def test_dampening_and_cambridge_options_reach_the_models(runner):
+    result = runner.invoke(cli, ["shares", SLURM_EXAMPLE, "--format", "json", "--dampening", "2",
+                                 "--demand", "40000", "--estimate", "1"])
+    assert result.exit_code == 0, result.output
+    nodes = {n["name"]: n for n in json.loads(result.output)["nodes"]}
+    assert nodes["A.C.user3"]["models"]["slurm"]["factor"] == pytest.approx(2 ** (-3 / 2))
+    s = nodes["A.C.user3"]["models"]["cambridge"]["shares"]
+    assert nodes["A.C.user3"]["models"]["cambridge"]["price"] == pytest.approx(
+        50 * s * 40000 / (100_000 * s - 40000))
+
+
+def test_unquoted_dotted_usage_keys_are_the_same_names(runner, tmp_path):
+    path = _write(tmp_path, TREE + "[usage]\nA.B.user1 = 3\nC = 1\n")
+    result = runner.invoke(cli, ["shares", path, "--format", "json"])
+    assert result.exit_code == 0, result.output
+    nodes = {n["name"]: n for n in json.loads(result.output)["nodes"]}
+    assert nodes["A"]["usage"] == 3
+    assert nodes["C"]["models"]["slurm"]["usage"] == pytest.approx(0.25)
+
+
+@pytest.mark.parametrize(("usage", "message"), [
+    ('"A.B.user2" = 1', "usage.\"A.B.user2\": 'A.B.user2' is not a leaf of the owner tree (did you mean 'A.B.user1'?)"),
+    ('"A.B" = 1', "usage.\"A.B\": 'A.B' is a group: usage is given for its members, the leaves"),
+    ('C = -1', "usage.C: must be at least 0, got -1"),
+    ('C = "lots"', "usage.C: expected a number, got 'lots'"),
+    ('"A.B.user1" = 1\nA.B.user1 = 2', "is given twice"),
+])
+def test_bad_usage_is_one_line(runner, tmp_path, usage, message):
+    path = _write(tmp_path, TREE + "[usage]\n" + usage + "\n")
+    result = runner.invoke(cli, ["shares", path])
+    assert result.exit_code == 2
+    assert result.output.count("\n") == 1
+    assert result.output.startswith(f"osep: error: {path}: ")
+    assert message in result.output
+
+
+def test_a_missing_usage_table_is_named(runner, tmp_path):
+    result = runner.invoke(cli, ["shares", _write(tmp_path, TREE)])
+    assert result.exit_code == 2
+    assert "usage: missing: osep shares needs a [usage] table" in result.output
+
+
+def test_a_pool_usage_below_the_leaves_is_refused(runner, tmp_path):
+    path = _write(tmp_path, TREE + "[usage]\nC = 2\n[pool]\nusage = 1\n")
+    result = runner.invoke(cli, ["shares", path])
+    assert result.exit_code == 2
+    assert "pool.usage: the pool's usage (1) is less than its leaves' (2)" in result.output
+
+
+def test_a_bad_policy_is_the_usual_config_error(runner, tmp_path):
+    path = _write(tmp_path, TREE.replace("share = 60", "share = -5") + "[usage]\nC = 1\n")
+    result = runner.invoke(cli, ["shares", path])
+    assert result.exit_code == 2
+    assert result.output.startswith(f"osep: error: {path}: owners.C")
+
+
+def test_a_flat_policy_is_one_level(runner, tmp_path):
+    path = _write(tmp_path, "[owners]\nphysics = \"30%\"\nchem = \"70%\"\n[usage]\nphysics = 1\n")
+    result = runner.invoke(cli, ["shares", path, "--format", "json", "--model", "grid"])
+    assert result.exit_code == 0, result.output
+    nodes = {n["name"]: n for n in json.loads(result.output)["nodes"]}
+    assert nodes["physics"]["models"]["grid"]["target"] == 30
+    assert nodes["physics"]["models"]["grid"]["deviation"] == -70
+
+
+def test_names_from_the_file_cannot_drive_the_terminal(runner, tmp_path):
+    path = _write(tmp_path, '[owners]\n"a\\u001b[31m" = 1\nb = 1\n[usage]\nb = 1\n')
+    result = runner.invoke(cli, ["shares", path])
+    assert result.exit_code == 2  # the policy parser refuses the name ...
+    assert "\x1b" not in result.output
+    assert result.output.count("\n") == 1
+
+
+def test_the_table_escapes_names_it_is_given_anyway():
+    # ... and the renderer would escape it had it got through
+    tree = Hierarchy({"g\x1b[31m": "", "g\x1b[31m.u\nv": "g\x1b[31m"}, {"g\x1b[31m": 1, "g\x1b[31m.u\nv": 1})
+    loaded = SharesFile("f\x1b.toml", "slots", tree, {"g\x1b[31m.u\nv": 1.0}, None)
+    text = shares_table(shares_document(loaded, MODELS, Params()))
+    assert "\x1b" not in text
+    assert "u\\nv" in text
+    assert len(text.splitlines()) == 1 + len(MODELS) + 4 + 2  # title, legend, gap, 3 header lines, 2 rows
+
+
+def test_validate_knows_a_shares_file(runner):
+    result = runner.invoke(cli, ["validate", SLURM_EXAMPLE])
+    assert result.exit_code == 0, result.output
+    assert "11 nodes, 5 leaves, 3 levels, usage for 3 of the leaves" in result.output
