@@ -114,6 +114,25 @@ class KeptBook(ReservationBook):
         self._reservations = list(saved)
 
 
+def _call(settings: LiveSettings, what: str, func: Callable[[], T], attempts: int | None = None) -> T:
+    """:meth:`LivePool.call`, for a reader that keeps no pool."""
+    retrying = Retrying(
+        stop=stop_after_attempt(max(1, attempts or settings.retries)),
+        wait=wait_exponential(multiplier=settings.retry_wait, max=30),
+        retry=retry_if_exception_type((htcondor.HTCondorException, OSError)),
+        reraise=False,
+    )
+    try:
+        return retrying(func)
+    except RetryError as exc:
+        cause = exc.last_attempt.exception()
+        raise PoolError(f"{what}: {cause}") from cause
+    except (htcondor.HTCondorException, OSError, ValueError) as exc:
+        raise PoolError(f"{what}: {exc}") from exc
+    except Exception as exc:  # the edge: anything else is the bindings' fault
+        raise PoolError(f"{what}: {type(exc).__name__}: {exc}") from exc
+
+
 def knobs(names: Iterable[str]) -> dict[str, str]:
     """The values of HTCondor configuration knobs that are set (re-read after a reload)."""
     return {n: str(htcondor.param[n]) for n in names if n in htcondor.param}
@@ -233,21 +252,7 @@ class LivePool:
         """``func()``, retried with backoff on network and daemon errors; a PoolError if it fails,
         whatever the bindings raised (a SystemError from a value they cannot send, say): nothing
         from the pool's edge may stop a cycle, or the daemon."""
-        retrying = Retrying(
-            stop=stop_after_attempt(max(1, attempts or self.settings.retries)),
-            wait=wait_exponential(multiplier=self.settings.retry_wait, max=30),
-            retry=retry_if_exception_type((htcondor.HTCondorException, OSError)),
-            reraise=False,
-        )
-        try:
-            return retrying(func)
-        except RetryError as exc:
-            cause = exc.last_attempt.exception()
-            raise PoolError(f"{what}: {cause}") from cause
-        except (htcondor.HTCondorException, OSError, ValueError) as exc:
-            raise PoolError(f"{what}: {exc}") from exc
-        except Exception as exc:  # the edge: anything else is the bindings' fault
-            raise PoolError(f"{what}: {type(exc).__name__}: {exc}") from exc
+        return _call(self.settings, what, func, attempts)
 
     def _collector(self) -> Any:
         return htcondor.Collector(self.settings.pool) if self.settings.pool else htcondor.Collector()
@@ -462,3 +467,4 @@ def _to_classad_value(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [_to_classad_value(v) for v in value]
     return value
+
