@@ -2,9 +2,16 @@
 
 Pure: configuration values in (a mapping of knob names to the strings HTCondor's ``param`` gives),
 text out. :func:`osep.htcondor.live.read_group_quotas` reads the values from the negotiator; this
-module never touches the bindings. What HTCondor does with the values is taken from its own source
-(``src/condor_negotiator.V6/GroupEntry.cpp``, ``matchmaker.cpp``, ``src/condor_utils/condor_config.cpp``
-and ``param_info.in``), not from memory; the README's "Group quotas" section cites the details.
+module never touches the bindings. What HTCondor does with the values is taken from its source, not
+from memory: ``GroupEntry::hgq_construct_tree`` (the tree, and how each quota is read),
+``hgq_assign_quotas`` (how quotas are handed down), ``hgq_allocate_surplus`` and
+``strict_enforce_quota`` (surplus, ceilings) in ``src/condor_negotiator.V6/GroupEntry.cpp``; the
+pool's size in ``matchmaker.cpp`` (``negotiationTime``, ``sumSlotWeights``,
+``count_effective_slots``); ``param_double`` and ``param_boolean`` in
+``src/condor_utils/condor_config.cpp`` (literals, ClassAd expressions, bounds, and the daemon
+stopping on a bad value, as daemon_core asks it to); the defaults in ``param_info.in`` (where
+``NEGOTIATOR_ALLOW_QUOTA_OVERSUBSCRIPTION`` is true, as the configuration reference says, though the
+manual's group-quota section reads as if it were false).
 
 How the negotiator builds its tree, and what this module follows exactly:
 

@@ -99,6 +99,9 @@ def test_three_levels_static_and_dynamic_levels_in_turn():
     assert result.problems == ()
     assert "accepts no surplus" not in result.text
     assert "<none> group, which gets what the groups leave, 100 cpus now" in header(result)
+    # a.b comes to 60 of a's 100; its static 30 and 40 stay whole in HTCondor, osep scales them.
+    assert ("the static quotas under a.b add up to 70, more than its 60: it keeps each whole"
+            in comments(result, "a.b.c"))
 
 
 @pytest.mark.parametrize(("oversubscribe", "says"), [
