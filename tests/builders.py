@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import tomllib
 from collections.abc import Mapping, Sequence
+from typing import Any
 
+from osep.config.bounds import MAX_NAME, MAX_OWNERS, share_maximum
+from osep.config.policy import MAX_DEPTH, RESERVED
 from osep.core.model import Job, JobId, JobState, Kept, Shape, Slot, Snapshot
 
 
@@ -123,3 +127,53 @@ def policy_from(text: str, path: str = "policy.toml"):
 
     top = Table(path, tomllib.loads(text))
     return parse_policy(top.table("policy"), top.table("owners", required=True)).settings
+
+
+# -- owner trees written as policy text (osep.htcondor.groups) ------------------------------------
+
+
+def nodes(doc: Mapping[str, Any], path: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Every node of a parsed policy's owner tree: dotted name -> its share."""
+    out = {}
+    for key, value in doc.items():
+        if isinstance(value, Mapping):
+            out[".".join((*path, key))] = value.get("share")
+            out.update(nodes(value, (*path, key)))
+    return out
+
+
+def check_osep_rules(text: str) -> dict[str, Any]:
+    """What osep's policy files ask of an owner tree, checked on ``text``: valid TOML; a unit; each
+    node a table with a share; siblings all amounts or all percentages, percentages at most 100% in
+    all, amounts within bounds; names 1 to MAX_NAME printable characters, none reserved; at most
+    MAX_DEPTH levels and MAX_OWNERS nodes. Returns the parsed document."""
+    doc = tomllib.loads(text)
+    assert set(doc) == {"policy", "owners"}
+    unit = doc["policy"]["unit"]
+    assert unit in ("slots", "cpus", "memory", "gpus", "disk")
+    count = 0
+
+    def level(table: Mapping[str, Any], depth: int) -> None:
+        nonlocal count
+        kinds, percent = set(), 0.0
+        for name, node in table.items():
+            count += 1
+            assert isinstance(node, Mapping), name
+            assert 1 <= len(name) <= MAX_NAME and name.isprintable() and name not in RESERVED, name
+            assert depth <= MAX_DEPTH
+            assert set(node) - {"share"} == {k for k, v in node.items() if isinstance(v, Mapping)}
+            share = node["share"]
+            if isinstance(share, str):
+                assert share.endswith("%") and 0 <= float(share[:-1]) <= 100 and len(share) <= 64
+                kinds.add("percent")
+                percent += float(share[:-1])
+            else:
+                assert not isinstance(share, bool) and 0 <= share <= share_maximum(unit)
+                kinds.add("amount")
+            level({k: v for k, v in node.items() if k != "share"}, depth + 1)
+        assert len(kinds) <= 1, f"siblings of both kinds: {sorted(table)}"
+        assert percent <= 100 + 1e-9
+
+    level(doc["owners"], 1)
+    assert count <= MAX_OWNERS
+    return doc

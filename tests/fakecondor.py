@@ -1,11 +1,13 @@
 """A pool as the HTCondor bindings show it, for tests of the live adapter and of ``osep run`` and
 ``osep release`` without HTCondor: a collector (slot ads and the daemon's own ad), schedds (job ads,
-vacates; one, ``SCHEDD``, unless more are added to ``queues``) and a negotiator (submitter ceilings).
+vacates; one, ``SCHEDD``, unless more are added to ``queues``) and a negotiator (submitter ceilings,
+and its own configuration, ``negotiator_config``, which ``RemoteParam`` reads as the real one does).
 :meth:`FakeCondor.install` puts it in place of the bindings in :mod:`osep.htcondor.live`; the knobs
 are its ``param``. Only the network is fake: queries evaluate their constraints in the ads."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import classad2
@@ -27,6 +29,10 @@ def classad(**attrs: Any) -> classad2.ClassAd:
 class FakeCondor:
     def __init__(self, knobs: dict[str, str] | None = None, now: int = 10_000) -> None:
         self.knobs = dict(knobs or {})
+        # The negotiator's own configuration: key (spelled as in its files) -> value; None is a key
+        # with an empty value, which the daemon answers as "Not defined".
+        self.negotiator_config: dict[str, str | None] = {}
+        self.config_reads: list[str] = []  # every key RemoteParam asked the negotiator for
         self.now = now
         self.slots: list[classad2.ClassAd] = []
         self.jobs: list[classad2.ClassAd] = []  # the queue of SCHEDD
@@ -160,6 +166,35 @@ class _Bindings:
     def Negotiator(self, ad: Any) -> _Negotiator:
         return _Negotiator(self._pool)
 
+    def RemoteParam(self, ad: Any) -> _RemoteParam:
+        if ad is None or "MyAddress" not in ad:
+            raise ValueError("Address not available in location ClassAd.")
+        return _RemoteParam(self._pool)
+
+
+class _RemoteParam(Mapping[str, str]):
+    """htcondor2.RemoteParam: the key list is fetched once (as the daemon spells its keys) and gates
+    every lookup, case and all; each value is one more request to the daemon."""
+
+    def __init__(self, pool: FakeCondor) -> None:
+        self._pool = pool
+        pool._refuse("negotiator")
+        self._keys = list(pool.negotiator_config)
+
+    def __getitem__(self, key: str) -> str:
+        if key not in self._keys:
+            raise KeyError(key)
+        self._pool._refuse("negotiator")
+        self._pool.config_reads.append(key)
+        value = self._pool.negotiator_config.get(key)
+        return "Not defined" if value is None else value
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._keys)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
 
 class _Collector:
     def __init__(self, pool: FakeCondor) -> None:
@@ -177,7 +212,10 @@ class _Collector:
     def query(self, kind: Any, constraint: str | None = None,
               projection: Any = None) -> list[classad2.ClassAd]:
         self._pool._refuse("collector")
-        if constraint is not None:  # the daemons' own ads (osep's among them); slots have none
+        if kind == htcondor2.AdTypes.Startd:
+            expr = classad2.ExprTree(constraint or "true")
+            return [ad for ad in self._pool.slots if expr.eval(ad) is True]
+        if constraint is not None:  # the daemons' own ads (osep's among them)
             expr = classad2.ExprTree(constraint or "true")
             return [ad for ad in self._pool.ads.values() if expr.eval(ad) is True]
         return list(self._pool.slots)

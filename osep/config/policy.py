@@ -52,7 +52,7 @@ from osep.core.plan import Target, VictimOrder
 from osep.core.policy import PolicySettings
 from osep.core.resources import RESOURCES, Unit
 from osep.core.shares import ShareTable
-from osep.core.tree import ROOT, ShareTree, TreeNode
+from osep.core.tree import OWN, ROOT, ShareTree, TreeNode
 from osep.errors import ConfigError
 
 DEFAULT_INTERVAL = 300.0  # t, seconds between cycles, when a policy file does not say
@@ -160,6 +160,9 @@ def parse_owners(table: Table, unit: Unit = Unit.SLOTS, unit_key: str = "policy.
 
 
 MAX_DEPTH = 12  # levels of an owner tree
+# Names a member of a tree cannot have: the keys a node's table holds beside its members, and the
+# member a group's own jobs count for.
+RESERVED = frozenset({"share", *RESOURCES, OWN})
 
 
 def _is_tree(table: Table) -> bool:
@@ -185,6 +188,9 @@ def parse_tree(table: Table, unit: Unit, unit_key: str = "policy.unit") -> Share
             if parent != ROOT and "." in key:
                 raise sub.error(key, "a member's name has no \".\" in it: nest it as a table "
                                      "(its full name is the path of keys)")
+            if key == OWN:
+                raise sub.error(key, f"{OWN!r} is the name a group's own jobs count for: not a "
+                                     "member's name")
             count += 1
             if count > MAX_OWNERS:
                 raise table.error(None, f"at most {MAX_OWNERS:,} owners and groups in a tree")

@@ -63,6 +63,34 @@ def key_text(name: str) -> str:
     return f'"{escape(name, _SHOWN, quote=chr(34))}"'
 
 
+_TOML_ESCAPES = {"\\": "\\\\", '"': '\\"', "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
+
+
+def toml_string(text: str) -> str:
+    """``text`` written as a TOML basic string, whole (never cut short): what osep writes into a
+    file, where :func:`key_text` is for showing a key in a message. Characters a TOML string may
+    not hold raw (controls) and invisible ones are written as ``\\uXXXX`` escapes, so the line stays
+    one line; a lone surrogate has no TOML form at all (ValueError)."""
+    out = ['"']
+    for char in text:
+        if char in _TOML_ESCAPES:
+            out.append(_TOML_ESCAPES[char])
+        elif char.isprintable():
+            out.append(char)
+        elif 0xD800 <= ord(char) <= 0xDFFF:
+            raise ValueError(f"a lone surrogate (U+{ord(char):04X}) cannot be written in TOML")
+        else:
+            code = ord(char)
+            out.append(f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
+    out.append('"')
+    return "".join(out)
+
+
+def toml_key(name: str) -> str:
+    """One part of a key, for writing TOML: bare when it can be, else a quoted string."""
+    return name if _BARE_KEY.fullmatch(name) else toml_string(name)
+
+
 def read_toml(path: Path | str) -> dict[str, Any]:
     """Parse a TOML file, turning I/O, encoding and syntax errors into one-line ConfigErrors."""
     path = Path(path)

@@ -15,11 +15,12 @@ becomes a :class:`osep.errors.PoolError` for the caller to log and survive.
 
 from __future__ import annotations
 
+import math
 import socket
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 import classad2
@@ -37,6 +38,7 @@ from osep.core.model import Job, JobId, JobState, Slot, Snapshot
 from osep.core.reservations import Reservation, ReservationBook
 from osep.core.resources import Shape
 from osep.errors import PoolError, UnknownOutcome
+from osep.htcondor import groups
 from osep.htcondor.ads import (
     JOB_ATTRS,
     JOB_CONSTRAINT,
@@ -55,6 +57,7 @@ from osep.htcondor.ads import (
     to_slots,
 )
 from osep.htcondor.ceilings import NO_CEILING, Ceilings
+from osep.htcondor.groups import PoolView
 from osep.htcondor.settings import LiveSettings
 from osep.htcondor.state import MAX_ENTRIES, SavedState, StateError, StateFile
 
@@ -112,6 +115,25 @@ class KeptBook(ReservationBook):
 
     def restore(self, saved: Iterable[Reservation]) -> None:
         self._reservations = list(saved)
+
+
+def _call(settings: LiveSettings, what: str, func: Callable[[], T], attempts: int | None = None) -> T:
+    """:meth:`LivePool.call`, for a reader that keeps no pool."""
+    retrying = Retrying(
+        stop=stop_after_attempt(max(1, attempts or settings.retries)),
+        wait=wait_exponential(multiplier=settings.retry_wait, max=30),
+        retry=retry_if_exception_type((htcondor.HTCondorException, OSError)),
+        reraise=False,
+    )
+    try:
+        return retrying(func)
+    except RetryError as exc:
+        cause = exc.last_attempt.exception()
+        raise PoolError(f"{what}: {cause}") from cause
+    except (htcondor.HTCondorException, OSError, ValueError) as exc:
+        raise PoolError(f"{what}: {exc}") from exc
+    except Exception as exc:  # the edge: anything else is the bindings' fault
+        raise PoolError(f"{what}: {type(exc).__name__}: {exc}") from exc
 
 
 def knobs(names: Iterable[str]) -> dict[str, str]:
@@ -233,21 +255,7 @@ class LivePool:
         """``func()``, retried with backoff on network and daemon errors; a PoolError if it fails,
         whatever the bindings raised (a SystemError from a value they cannot send, say): nothing
         from the pool's edge may stop a cycle, or the daemon."""
-        retrying = Retrying(
-            stop=stop_after_attempt(max(1, attempts or self.settings.retries)),
-            wait=wait_exponential(multiplier=self.settings.retry_wait, max=30),
-            retry=retry_if_exception_type((htcondor.HTCondorException, OSError)),
-            reraise=False,
-        )
-        try:
-            return retrying(func)
-        except RetryError as exc:
-            cause = exc.last_attempt.exception()
-            raise PoolError(f"{what}: {cause}") from cause
-        except (htcondor.HTCondorException, OSError, ValueError) as exc:
-            raise PoolError(f"{what}: {exc}") from exc
-        except Exception as exc:  # the edge: anything else is the bindings' fault
-            raise PoolError(f"{what}: {type(exc).__name__}: {exc}") from exc
+        return _call(self.settings, what, func, attempts)
 
     def _collector(self) -> Any:
         return htcondor.Collector(self.settings.pool) if self.settings.pool else htcondor.Collector()
@@ -462,3 +470,135 @@ def _to_classad_value(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [_to_classad_value(v) for v in value]
     return value
+
+
+# -- the negotiator's group quotas (osep shares --from-pool) -----------------------------------------
+
+NOT_DEFINED = "Not defined"  # what a daemon answers for a knob that has no value
+SLOT_FACTS = ["Name", "SlotWeight", "Cpus", "Memory", "GPUs", "Disk", "PartitionableSlot", "GhostMultiplier"]
+_WEIGHED = {"cpus": "Cpus", "memory": "Memory", "gpus": "GPUs", "disk": "Disk"}
+
+
+@dataclass(frozen=True, slots=True)
+class GroupKnobs:
+    """What :func:`osep.htcondor.groups.translate` needs, read from a pool."""
+
+    knobs: dict[str, str]  # every GROUP_* knob and each of groups.GLOBAL_KNOBS that is set
+    pool: PoolView
+
+
+def read_group_quotas(settings: LiveSettings = LiveSettings(), remote: bool = True) -> GroupKnobs:
+    """The group-quota knobs as the negotiator has them, and the pool's size as it counts it.
+
+    ``remote`` (the default): the running negotiator's own configuration, asked of it over the
+    network (what ``condor_config_val -negotiator`` shows): it holds ``NEGOTIATOR.``-prefixed knobs
+    and what the negotiator last loaded, wherever osep runs. Else this machine's configuration, as
+    this process reads it (no subsystem prefix applies). A PoolError if the negotiator cannot be
+    located or asked; the pool's size is counted where it can be (``pool.problem`` says why not)."""
+    collector = htcondor.Collector(settings.pool) if settings.pool else htcondor.Collector()
+    if remote:
+        ad = _call(settings, "locating the negotiator",
+                   lambda: collector.locate(htcondor.DaemonType.Negotiator))
+        config = _call(settings, "asking the negotiator for its configuration", lambda: htcondor.RemoteParam(ad))
+        names = list(config)
+        source = f"the negotiator {ad.get('Name', '?')}'s own configuration"
+
+        def value(key: str) -> str | None:
+            found = str(_call(settings, f"reading {key} from the negotiator", lambda: config[key]))
+            return None if found == NOT_DEFINED else found
+    else:
+        names = list(htcondor.param)
+        source = "this machine's configuration (not asked of the negotiator)"
+
+        def value(key: str) -> str | None:
+            return str(htcondor.param[key]) if key in htcondor.param else None
+
+    found = {base: text for base, key in _negotiator_keys(names).items() if (text := value(key)) is not None}
+    return GroupKnobs(found, replace(_count_pool(settings, collector, found), source=source))
+
+
+def _negotiator_keys(names: Iterable[str]) -> dict[str, str]:
+    """The knobs to read (every GROUP_* one and groups.GLOBAL_KNOBS), each with the key that holds
+    the negotiator's value: the ``NEGOTIATOR.`` prefixed one where there is one (it wins there),
+    else the plain one. Keys with another daemon's prefix are not the negotiator's."""
+    wanted = {groups.fold(n) for n in groups.GLOBAL_KNOBS}
+    chosen: dict[str, tuple[str, str, bool]] = {}  # folded name -> (name, key, prefixed)
+    for key in names:
+        prefixed = groups.fold(key).startswith("NEGOTIATOR.")
+        base = key.split(".", 1)[1] if prefixed else key
+        folded = groups.fold(base)
+        if folded not in wanted and not folded.startswith(groups.GROUP_PREFIX):
+            continue
+        if folded not in chosen or (prefixed and not chosen[folded][2]):
+            chosen[folded] = (base, key, prefixed)
+    return {base: key for base, key, _ in chosen.values()}
+
+
+def _count_pool(settings: LiveSettings, collector: Any, knobs: Mapping[str, str]) -> PoolView:
+    """The pool's size as the negotiator counts it for quotas: the weights of the slots it sees
+    (NEGOTIATOR_SLOT_CONSTRAINT) that size the pool (NEGOTIATOR_SLOT_POOLSIZE_CONSTRAINT, once
+    GROUP_DYNAMIC_MACH_CONSTRAINT), each times its GhostMultiplier; and, for a negotiator that uses
+    no weights, the slots, a partitionable one as its cores. A slot without a SlotWeight (or every
+    slot, with FORCE_NEGOTIATOR_SLOT_WEIGHT) weighs what the negotiator's SLOT_WEIGHT says of it."""
+    folded = {groups.fold(k): v for k, v in knobs.items()}
+    sizing = folded.get("NEGOTIATOR_SLOT_POOLSIZE_CONSTRAINT", folded.get("GROUP_DYNAMIC_MACH_CONSTRAINT"))
+    parts = [c for c in (folded.get("NEGOTIATOR_SLOT_CONSTRAINT"), sizing) if c and c.strip()]
+    constraint = " && ".join(f"({c})" for c in parts) or None
+    forced = groups.knob_flag(knobs, "FORCE_NEGOTIATOR_SLOT_WEIGHT", False, classad_value)
+    expression = folded.get("SLOT_WEIGHT") or "Cpus"
+    try:
+        ads = _call(settings, "counting the pool's slots",
+                    lambda: collector.query(htcondor.AdTypes.Startd, constraint=constraint, projection=SLOT_FACTS))
+    except PoolError as exc:
+        return PoolView(problem=str(exc))
+    weighted = effective = 0.0
+    weighs = set(_WEIGHED) | {"slots"}
+    for ad in ads:
+        weight = None if forced else _ad_number(ad, "SlotWeight")
+        if weight is None:
+            weight = _weigh(ad, expression)
+        if weight is None or weight < 0:
+            weight = 1.0  # as the negotiator's accountant takes a weight it cannot read
+        ghosts = _ad_number(ad, "GhostMultiplier")
+        weighted += weight * (int(ghosts) if ghosts is not None else 1)
+        partitionable = ad.get("PartitionableSlot") is True
+        effective += (_ad_number(ad, "Cpus") or 0.0) if partitionable else 1.0
+        said = _ad_number(ad, "SlotWeight")  # what the slot says of itself, whatever the negotiator does
+        if said is not None:
+            for unit in list(weighs):
+                own = 1.0 if unit == "slots" else _ad_number(ad, _WEIGHED[unit])
+                if own is None or abs(own - said) > 1e-9 * max(1.0, abs(said)):
+                    weighs.discard(unit)
+    return PoolView(weighted=weighted, effective=effective, weighs=frozenset(weighs) if ads else None)
+
+
+def _ad_number(ad: Any, attr: str) -> float | None:
+    try:
+        value = ad.eval(attr) if attr in ad else None
+    except Exception:  # noqa: BLE001 - the edge: an attribute that cannot be evaluated is not there
+        return None
+    if isinstance(value, bool | classad2.Value) or not isinstance(value, int | float):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def _weigh(ad: Any, expression: str) -> float | None:
+    try:
+        value = classad2.ExprTree(expression).eval(ad)
+    except Exception:  # noqa: BLE001 - the edge: a weight that cannot be evaluated
+        return None
+    if isinstance(value, bool | classad2.Value) or not isinstance(value, int | float):
+        return None
+    return float(value)
+
+
+def classad_value(text: str) -> object:
+    """``text`` as a ClassAd expression evaluated on its own, as HTCondor reads a knob that is not a
+    plain literal: a bool, int, float or str; None if it is undefined, an error, or no expression."""
+    try:
+        value = classad2.ExprTree(text).eval()
+    except Exception:  # noqa: BLE001 - the edge: text the bindings cannot parse
+        return None
+    if isinstance(value, classad2.Value):  # Undefined and Error, which are ints to Python
+        return None
+    return value if isinstance(value, bool | int | float | str) else None

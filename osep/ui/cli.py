@@ -215,7 +215,11 @@ def validate(files: tuple[Path, ...]) -> None:
 
 
 @cli.command()
-@click.argument("file", type=click.Path(path_type=Path))
+@click.argument("file", type=click.Path(path_type=Path), required=False)
+@click.option("--from-pool", is_flag=True,
+              help="Print the negotiator's own group quotas (GROUP_NAMES, GROUP_QUOTA_*) as an osep "
+                   "policy tree, to start a policy file from.")
+@click.option("--pool", metavar="HOST[:PORT]", help="--from-pool: the collector to ask. [knob OSEP_POOL]")
 @click.option("--model", "models", multiple=True, type=click.Choice(FAIRSHARE_NAMES),
               help="Show only this fair-share model (repeat for more). [default: all]")
 @click.option("--dampening", type=click.FloatRange(min=0, min_open=True, max=1e6), default=1.0,
@@ -226,11 +230,21 @@ def validate(files: tuple[Path, ...]) -> None:
               show_default=True, help="Cambridge: the job's estimated resource units Re (its CPU limit).")
 @format_option
 @fails_cleanly
-def shares(file: Path, models: tuple[str, ...], dampening: float, demand: float, estimate: float,
-           fmt: str) -> None:
+def shares(file: Path | None, from_pool: bool, pool: str | None, models: tuple[str, ...],
+           dampening: float, demand: float, estimate: float, fmt: str) -> None:
     """Every node of FILE's share tree under each fair-share model of the seeds: Slurm's classic
     fair share, Kay and Lauder's Share, Elmroth and Gardfjäll's Grid-wide fair share and Hazel's
-    Cambridge scheme. FILE is a policy file with a [usage] table (full dotted leaf name = usage)."""
+    Cambridge scheme. FILE is a policy file with a [usage] table (full dotted leaf name = usage).
+    With --from-pool instead: the pool's negotiator's group quotas as a policy tree (TOML)."""
+    if from_pool:
+        if file is not None:
+            raise click.UsageError("FILE and --from-pool do not go together")
+        _shares_from_pool(pool)
+        return
+    if file is None:
+        raise click.UsageError("give a FILE, or --from-pool")
+    if pool is not None:
+        raise click.UsageError("--pool goes with --from-pool")
     from osep.config.sharesfile import load_shares_file
     from osep.fairshare import MODELS, Params
     from osep.ui.shares import SHARES_RENDERERS, shares_document
@@ -239,6 +253,20 @@ def shares(file: Path, models: tuple[str, ...], dampening: float, demand: float,
     chosen = [m for m in MODELS if not models or m.name in models]
     params = Params(dampening=dampening, demand=demand, estimate=estimate)
     click.echo(SHARES_RENDERERS[fmt](shares_document(loaded, chosen, params)), nl=False)
+
+
+def _shares_from_pool(pool: str | None) -> None:
+    from osep.htcondor import groups
+    from osep.htcondor import live as condor
+    from osep.htcondor.settings import LiveSettings
+
+    settings = parse_knobs(condor.knobs(KNOBS), Overrides(pool=pool))
+    read = condor.read_group_quotas(LiveSettings(pool=settings.pool, retries=1))
+    result = groups.translate(read.knobs, read.pool, condor.classad_value)
+    click.echo(result.text, nl=False)
+    if result.problems:  # each is a comment in the text too
+        click.echo(f"osep: warning: {len(result.problems)} problem(s) in the negotiator's group "
+                   "quotas: see the comments in the output", err=True)
 
 
 @cli.command()

@@ -4,12 +4,15 @@ naming the file and the line (where there is one); and what a file says is shown
 from __future__ import annotations
 
 import os
+import tomllib
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import strategies as st
 
 from osep.config import bounds as B
-from osep.config.toml import escape, read_toml, show
+from osep.config.toml import escape, read_toml, show, toml_key, toml_string
 from osep.errors import ConfigError
 from osep.ui.cli import cli
 
@@ -80,3 +83,26 @@ def test_escaped_paths_in_errors_and_output(tmp_path):
     assert result.exit_code == 0 and result.stdout.startswith(f"{tmp_path}/good\\n.toml: scenario 'good\\\\n'")
     result = runner.invoke(cli, ["validate", str(tmp_path)])
     assert result.exit_code == 2 and result.stderr == f"osep: error: {tmp_path}: is a directory, not a file\n"
+
+
+@pytest.mark.parametrize(("text", "written"), [
+    ("plain", '"plain"'), ('say "hi"', '"say \\"hi\\""'), ("back\\slash", '"back\\\\slash"'),
+    ("two\nlines", '"two\\nlines"'), ("bell\x07", '"bell\\u0007"'), ("sep\u2028", '"sep\\u2028"'),
+    ("grüße 日本", '"grüße 日本"'), ("\U000e0041", '"\\U000e0041"'),
+])
+def test_strings_are_written_whole_as_toml(text, written):
+    assert toml_string(text) == written
+    assert tomllib.loads(f"k = {written}") == {"k": text}
+
+
+def test_keys_are_bare_where_they_can_be():
+    assert toml_key("group_physics-2") == "group_physics-2"
+    assert toml_key("a.b") == '"a.b"' and toml_key("") == '""' and toml_key("x y") == '"x y"'
+    with pytest.raises(ValueError, match="surrogate"):
+        toml_string("\udcff")
+
+
+@given(st.text(alphabet=st.characters(exclude_categories=["Cs"])))
+def test_any_string_is_written_as_toml_and_read_back(text):
+    assert tomllib.loads(f"{toml_key(text)} = {toml_string(text)}") == {text: text}
+    assert "\n" not in toml_string(text) and "\r" not in toml_string(text)
