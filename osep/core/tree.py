@@ -92,8 +92,9 @@ class ShareTree:
         return {n: {self.resource: a} for n, a in self.resolve(total, self.resource).items()}
 
     def largest(self, capacity: float) -> float:
-        """The largest resolved leaf share: the paper's recommended p."""
-        return max(self.resolve(capacity, self.resource).values(), default=0.0)
+        """The largest resolved share of any node: the paper's recommended p, which lets the most
+        entitled owner reach its share in one cycle, here a whole group coming back at once."""
+        return max(self.resolve_nodes(capacity).values(), default=0.0)
 
     # -- the tree ---------------------------------------------------------------------------------
 

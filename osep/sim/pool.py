@@ -270,9 +270,12 @@ class SimulatedPool:
         return found
 
     def records(self) -> tuple[JobRecord, ...]:
+        """Every job's record. A job still on a slot (the run stopped at a horizon) has its run so
+        far, up to now: it held the slot until then, and is not counted as waiting for one."""
         return tuple(
             JobRecord(j.spec.id, j.spec.owner, j.spec.submit, j.spec.runtime, j.finish,
-                      tuple(j.runs))
+                      (*j.runs, Run(j.slot.spec.name, j.start, self.now, False, 0.0, j.vacate_sent))
+                      if j.slot is not None and j.finish is None else tuple(j.runs))
             for j in self.jobs.values()
         )
 

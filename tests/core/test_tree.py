@@ -251,3 +251,8 @@ def test_ledger_net_loss_inside_a_group() -> None:
     assert census.ledger.may_lose("physics.cms", one, "physics.atlas", one)
     assert not census.ledger.may_lose("physics.cms", one, "chem", one)
     assert minus(one, one)[0] == 0
+
+
+def test_p_is_the_largest_share_of_any_node_so_a_whole_group_returns_in_one_cycle():
+    policy = load(TWO_LEVELS)
+    assert policy.vacate_budget(10) == 6  # physics, not its members' 3

@@ -51,3 +51,30 @@ def test_an_lcg_trace_owner_is_its_user_in_its_vo():
     line = "1 0 5 100 1 -1 -1 1 200 -1 1 7 3 -1 -1 2 -1 -1"
     work = swf.parse([line], "group.user")
     assert [j.owner for j in work.jobs] == ["group3.user7"]
+
+
+def test_a_job_still_running_at_the_horizon_counts_as_running_until_then(tmp_path):
+    # One owner, one slot, one job of a day cut at an hour: it ran all the time it was wanted, so
+    # nothing was violated; before the fix its open run was lost and it counted as waiting.
+    path = tmp_path / "cut.toml"
+    path.write_text("""[scenario]
+name = "cut"
+policies = ["none", "osep"]
+horizon = 3600
+[pool]
+negotiation_interval = 60
+[[pool.slots]]
+count = 1
+[owners]
+a = 1
+[[submit]]
+owner = "a"
+time = 0
+count = 1
+runtime = 86400
+""")
+    scenario = load_scenario(path)
+    for outcome in run_scenario(scenario).values():
+        assert outcome.metrics.violation == 0
+        record = outcome.result.jobs[0]
+        assert record.finish is None and record.runs[-1].end == 3600
