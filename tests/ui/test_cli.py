@@ -234,14 +234,24 @@ def test_report_history_from_the_decision_log(runner):
     (["report", "--history", "--decisions", str(DATA)], "cannot read the decision log: not a regular file"),
     (["replay", "--policy", str(DATA / "share-back.policy.toml"), "--decisions", str(DATA),
       str(DATA / "share-back.events.log")], "cannot read the decision log: not a regular file"),
+    # Owner trees: --tree needs one, replay does not take one, shares takes a FILE or --from-pool.
+    (["report", "--tree", "--policy", str(ROOT / "config" / "policy.toml")], "flat, not a tree"),
+    (["report", "--tree", "--history", "--decisions", "x.jsonl"], "do not go with --history"),
+    (["replay", "--policy", str(ROOT / "config" / "tree.toml"), "--slots", "4",
+      str(DATA / "share-back.events.log")], "takes flat owners"),
+    (["shares"], "give a FILE, or --from-pool"),
+    (["shares", "--from-pool", str(ROOT / "config" / "slurm-classic-example.toml")],
+     "do not go together"),
+    (["shares", "--pool", "cm", str(ROOT / "config" / "slurm-classic-example.toml")],
+     "--pool goes with --from-pool"),
 ])
 def test_report_usage_errors(runner, args, message):
     result = runner.invoke(cli, args)
     assert result.exit_code == 2
     assert message in result.output
     assert result.exception is None or isinstance(result.exception, SystemExit)
-    if "go with" not in message:  # a misused option gets click's usage text; bad data one line
-        assert len(result.stderr.splitlines()) == 1, result.stderr
+    if not result.stderr.startswith("Usage:"):  # a misused option gets click's usage text; bad
+        assert len(result.stderr.splitlines()) == 1, result.stderr  # data one line
 
 
 def test_progress_only_on_a_terminal(monkeypatch, capsys):
