@@ -8,6 +8,10 @@ A policy file is TOML with two tables::
     max_vacates = 10           # p; omit for the largest owner share
     interval = 300             # t, seconds between cycles
     unit = "slots"             # or "cpus", "memory", "gpus", "disk", "dominant"
+    excess = "fairshare"       # simulations: the negotiator order OSEP runs over, and so how
+                               # what owners leave unused is shared: "fairshare", "slurm",
+                               # "share", "grid", "cambridge" or "fifo" (needs target = "owner"
+                               # for any but "fairshare"; a live pool's is its negotiator's)
 
     [owners]
     atlas = 10                 # in the unit: slots, cores, MiB (or "1.5 TiB"), GPUs or KiB of
@@ -54,6 +58,7 @@ from osep.core.resources import RESOURCES, Unit
 from osep.core.shares import ShareTable
 from osep.core.tree import OWN, ROOT, ShareTree, TreeNode
 from osep.errors import ConfigError
+from osep.sim.specs import Order
 
 DEFAULT_INTERVAL = 300.0  # t, seconds between cycles, when a policy file does not say
 
@@ -244,6 +249,7 @@ class PolicyFile:
 
     settings: PolicySettings
     interval: float = DEFAULT_INTERVAL
+    excess: Order = Order.FAIRSHARE  # the simulated negotiator's order under enforcement
 
 
 def parse_policy(policy: Table, owners: Table) -> PolicyFile:
@@ -262,8 +268,12 @@ def parse_policy(policy: Table, owners: Table) -> PolicyFile:
         unit=unit,
     )
     interval = float(policy.number("interval", DEFAULT_INTERVAL, minimum=MIN_INTERVAL, maximum=MAX_INTERVAL))
+    excess = policy.choice("excess", Order, Order.FAIRSHARE)
+    if excess is not Order.FAIRSHARE and target is Target.FEASIBLE:
+        raise policy.error("excess", f"with target = \"feasible\" osep itself shares what owners leave "
+                                     f"unused, equally; excess = \"{excess.value}\" needs target = \"owner\"")
     policy.finish()
-    return PolicyFile(settings, interval)
+    return PolicyFile(settings, interval, excess)
 
 
 def load_policy(path: Path | str) -> PolicyFile:

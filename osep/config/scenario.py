@@ -20,9 +20,17 @@ Layout (every key is checked; unknown keys are errors)::
     mode = "on-vacate"          # or "periodic" (with interval) or "none"
     interval = 600
 
-    [fairshare]
-    half_life = 86400
+    [fairshare]                 # the negotiators' fair-share models (osep.sim.orderings)
+    half_life = 86400           # usage decay: Fair-Share, Slurm, Share, Grid
     usage = { owner1 = 0.0 }    # decayed usage (slot-seconds) each owner starts with
+    dampening = 1               # Slurm's FairShareDampeningFactor
+    k5 = 2                      # Share: at most K5 times its due proportion
+    k6_tolerance = 0.1          # Share: a group this far below its due gets its charges cut
+    [fairshare.cambridge]
+    unit = 1                    # slot-seconds per resource unit
+    price_limit = 255           # a job's highest unit price (default: Hazel's 1275 / Re, 1 to 255)
+    deferral = 10800            # the turnround of a job priced above it (s)
+    half_life = 568009          # U and V: 10% a day
 
     [policy]                    # as in a policy file
     [owners]                    # as in a policy file
@@ -63,9 +71,11 @@ from osep.core.model import JobId
 from osep.core.policy import PolicySettings
 from osep.core.resources import Shape, fits
 from osep.errors import ConfigError
+from osep.fairshare import cambridge
 from osep.sim import swf
-from osep.sim.specs import Checkpointing, JobSpec, PoolSettings, SlotSpec
+from osep.sim.specs import Checkpointing, JobSpec, ModelParams, Order, PoolSettings, SlotSpec
 from osep.sim.swf import Workload
+from osep.sim.variants import DEFAULT_NAMES
 from osep.sim.variants import NAMES as POLICY_NAMES
 
 
@@ -80,6 +90,7 @@ class Scenario:
     pool: PoolSettings  # its negotiator order is set by each policy variant
     policy: PolicySettings
     interval: float  # t, seconds between enforcement cycles
+    excess: Order = Order.FAIRSHARE  # the negotiator the enforcing variants run over
     # Lines of a workload log left out, per reason, and the first few of them.
     skipped: Mapping[str, int] = field(default_factory=dict)
     examples: tuple[str, ...] = ()
@@ -272,7 +283,7 @@ def load_scenario(path: Path | str, interval: float | None = None) -> Scenario:
     if not name:
         raise meta.error("name", "must not be empty")
     description = meta.string("description", "", limit=B.MAX_TEXT)
-    policies = meta.raw("policies", list(POLICY_NAMES))
+    policies = meta.raw("policies", list(DEFAULT_NAMES))
     if not isinstance(policies, list) or not policies:
         raise meta.error("policies", "expected a non-empty array of policy names")
     policies = check_policy_names(policies, lambda r: meta.error("policies", r))
@@ -307,6 +318,7 @@ def load_scenario(path: Path | str, interval: float | None = None) -> Scenario:
     for owner in usage_table.data:
         check_name(owner, usage_table.failing(owner))
         usage[owner] = float(usage_table.number(owner, minimum=0, maximum=B.MAX_USAGE))
+    models = _models(fs)
     fs.finish()
 
     policy = parse_policy(top.table("policy"), top.table("owners", required=True))
@@ -330,12 +342,31 @@ def load_scenario(path: Path | str, interval: float | None = None) -> Scenario:
             reservation_timeout=float(timeout) if timeout is not None else None,
             half_life=half_life,
             initial_usage=usage,
+            models=models,
             checkpointing=mode,
             checkpoint_interval=every,
             horizon=float(horizon),
         ),
         policy=policy.settings,
         interval=policy.interval,
+        excess=policy.excess,
         skipped=dict(workload.skipped) if workload is not None else {},
         examples=tuple(workload.examples) if workload is not None else (),
     )
+
+
+def _models(fs: Table) -> ModelParams:
+    """The fair-share models' parameters from a scenario's [fairshare] table."""
+    d = ModelParams()
+    dampening = float(fs.number("dampening", d.dampening, minimum=1e-6, maximum=1e6))
+    k5 = float(fs.number("k5", d.k5, minimum=1.0, maximum=1e6))
+    tolerance = float(fs.number("k6_tolerance", d.k6_tolerance, minimum=0.0, maximum=1.0))
+    cam = fs.table("cambridge")
+    unit = float(cam.number("unit", d.unit, minimum=1e-6, maximum=B.MAX_SECONDS))
+    limit = cam.number("price_limit", None, minimum=cambridge.MIN_PRICE, maximum=cambridge.MAX_PRICE)
+    deferral = float(cam.number("deferral", d.deferral, minimum=0.0, maximum=B.MAX_SECONDS))
+    half_life = float(cam.number("half_life", d.cambridge_half_life, minimum=B.MIN_INTERVAL,
+                                 maximum=B.MAX_SECONDS))
+    cam.finish()
+    return ModelParams(dampening=dampening, k5=k5, k6_tolerance=tolerance, cambridge_half_life=half_life,
+                       unit=unit, price_limit=float(limit) if limit is not None else None, deferral=deferral)

@@ -36,7 +36,7 @@ from osep.config.toml import Table, check_number, read_toml
 from osep.core.resources import Unit
 from osep.core.tree import ShareTree
 from osep.errors import ConfigError
-from osep.fairshare.hierarchy import Hierarchy
+from osep.fairshare.hierarchy import Hierarchy, of_shares
 
 MAX_USAGE = 1e18  # any unit: core-seconds of a large pool over decades stay below this
 
@@ -52,16 +52,10 @@ class SharesFile:
 
 def hierarchy_of(shares: Any, unit: Unit, path: Path | str) -> Hierarchy:
     """The account tree a policy's shares describe: a tree as it is, a flat policy as one level."""
-    if isinstance(shares, ShareTree):
-        raw = shares.raw()
-        return Hierarchy(shares.parents(), raw,
-                         frozenset(n for n, node in shares.nodes.items() if node.percent))
-    if unit is Unit.DOMINANT:
+    if not isinstance(shares, ShareTree) and unit is Unit.DOMINANT:
         raise ConfigError(path, "policy.unit", "the fair-share models need shares in one resource; "
                                                "\"dominant\" gives several")
-    amounts = shares.amounts(unit.value)
-    return Hierarchy(dict.fromkeys(amounts, ""), amounts,
-                     frozenset(amounts) if shares.percent else frozenset())
+    return of_shares(shares, unit.value)
 
 
 def _flatten(table: Table, data: Mapping[str, Any], prefix: str, out: list[tuple[str, Any]]) -> None:

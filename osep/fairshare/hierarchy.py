@@ -11,8 +11,11 @@ strings here (full dotted paths in osep's policy files, but nothing below splits
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
+
+from osep.core.tree import ShareTree
 
 ROOT = ""
 
@@ -118,6 +121,30 @@ class Hierarchy:
                 out[node] += amount
                 node = self.parents[node]
         return out
+
+
+def of_shares(shares: Any, resource: str, members: Iterable[str] = ()) -> Hierarchy:
+    """The account tree a policy's shares describe in ``resource``: a :class:`ShareTree` as it is; a
+    flat table, or a mapping of owners to amounts, as one level. Every name in ``members`` the policy
+    does not list is added as a leaf of no shares where the accountant would charge it (inside the
+    group it is placed in, for a tree; at the top level otherwise)."""
+    if isinstance(shares, ShareTree):
+        parents = shares.parents()
+        raw = shares.raw()
+        percent = {n for n, node in shares.nodes.items() if node.percent}
+        for name in members:
+            if name not in parents:
+                parents[name] = shares.place(name)
+                raw[name] = 0.0
+    else:
+        raw = dict(shares) if isinstance(shares, Mapping) else dict(shares.amounts(resource))
+        parents = dict.fromkeys(raw, ROOT)
+        percent = set(raw) if getattr(shares, "percent", False) else set()
+        for name in members:
+            if name not in parents:
+                parents[name] = ROOT
+                raw[name] = 0.0
+    return Hierarchy(parents, raw, frozenset(percent))
 
 
 def check_usage(tree: Hierarchy, usage: Mapping[str, float]) -> None:

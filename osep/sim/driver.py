@@ -13,6 +13,7 @@ from osep.core.model import JobId
 from osep.core.policy import PolicySettings
 from osep.enforce.actuator import Actuator, Limits
 from osep.enforce.loop import Enforcer
+from osep.sim import orderings
 from osep.sim.negotiator import negotiate
 from osep.sim.pool import SimulatedPool
 from osep.sim.specs import JobSpec, PoolSettings, SimResult, SlotSpec
@@ -23,8 +24,9 @@ class _Event(enum.IntEnum):
     FINISH = 0
     RELEASE = 1
     ARRIVE = 2
-    ENFORCE = 3
-    NEGOTIATE = 4
+    QUEUE = 3
+    ENFORCE = 4
+    NEGOTIATE = 5
 
 
 _LATER = {"finish": _Event.FINISH, "release": _Event.RELEASE}
@@ -39,14 +41,18 @@ def simulate(
     interval: float = 300.0,
     limits: Limits = Limits(),
     logger: Any = None,
+    tree: Any = None,
+    resource: str = "slots",
 ) -> SimResult:
     """Run the pool until every job has completed (or the horizon), enforcing ``policy`` every
     ``interval`` seconds if given.
 
     ``shares`` (resolved, in slots) feed the Fair-Share negotiator; the enforcement loop takes its own
-    from ``policy``.
+    from ``policy``. The seeds' models (``settings.order``) rank owners on ``tree`` (the policy's
+    shares, a flat table or an owner tree, in ``resource``; by default ``shares`` as one level).
     """
     pool = SimulatedPool(slots, settings)
+    jobs = list(jobs)
     queue: list[tuple[float, int, int, Any]] = []
     seq = 0
 
@@ -64,6 +70,11 @@ def simulate(
     for spec in jobs:
         schedule(spec.submit, _Event.ARRIVE, spec)
         total += 1
+    ordering = orderings.build(
+        settings.order, shares, tree if tree is not None else shares, resource,
+        {spec.owner for spec in jobs}, settings.models, settings.half_life, settings.initial_usage,
+        pool.capacity)
+    pool.on_leave = lambda spec, start, vacated: ordering.ended(spec, start, pool.now, vacated)
     enforcer = Enforcer(policy, Actuator(pool, limits), logger) if policy is not None else None
     if enforcer is not None:
         schedule(0.0, _Event.ENFORCE, None)
@@ -82,13 +93,22 @@ def simulate(
             job, run = data
             pool.release(job, run)
         elif kind == _Event.ARRIVE:
-            pool.arrive(data)
+            joins = ordering.admit(data, time, pool.idle, pool.running)
+            pool.arrive(data, queued=joins <= time)
+            if joins > time:
+                schedule(joins, _Event.QUEUE, data.id)
+        elif kind == _Event.QUEUE:
+            joins = ordering.admit(pool.jobs[data].spec, time, pool.idle, pool.running)
+            if joins > time:
+                schedule(joins, _Event.QUEUE, data)
+            else:
+                pool.enqueue(data)
         elif kind == _Event.ENFORCE:
             assert enforcer is not None
             enforcer.run_cycle(pool)
             schedule(time + interval, _Event.ENFORCE, None)
         else:
-            negotiate(pool, shares)
+            negotiate(pool, ordering)
             schedule(time + settings.negotiation_interval, _Event.NEGOTIATE, None)
         collect()
     return SimResult(
@@ -98,3 +118,4 @@ def simulate(
         cycles=enforcer.cycles if enforcer else 0,
         vacates=pool.vacates,
     )
+

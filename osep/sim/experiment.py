@@ -10,14 +10,16 @@ import structlog
 
 from osep.config.scenario import Scenario
 from osep.core.model import Snapshot
+from osep.core.plan import Target
 from osep.core.policy import PolicySettings
 from osep.core.resources import RESOURCES, Unit, Vec, held, measure
 from osep.core.tree import ShareTree
+from osep.errors import OsepError
 from osep.measure.documents import column, document
 from osep.measure.meter import Ideal, Metrics
 from osep.measure.records import Dominant, JobRecord, compute
 from osep.sim.driver import simulate
-from osep.sim.specs import Checkpointing, JobSpec, PoolSettings, SimResult
+from osep.sim.specs import Checkpointing, JobSpec, Order, PoolSettings, SimResult
 from osep.sim.variants import VARIANTS, Variant
 
 
@@ -37,6 +39,7 @@ class Outcome:
     records: tuple[JobRecord, ...] = ()
     dominant: Dominant | None = None  # PV in dominant shares (unit = "dominant")
     groups: Metrics | None = None  # an owner tree's top-level groups, measured as owners
+    negotiator: str = "fairshare"  # the simulated negotiator's order (osep.sim.orderings)
 
 
 def measured_in(settings: PolicySettings) -> str:
@@ -77,10 +80,11 @@ def dominant_measures(scenario: Scenario, settings: PolicySettings) -> Dominant 
 
 
 def pool_settings(scenario: Scenario, variant: Variant) -> PoolSettings:
-    """The scenario's pool with the variant's negotiator, and checkpointing only where it has it."""
+    """The scenario's pool with the variant's negotiator (for an enforcing one, the policy's
+    ``excess``), and checkpointing only where it has it."""
     return replace(
         scenario.pool,
-        order=variant.order,
+        order=scenario.excess if variant.enforce else variant.order,
         checkpointing=scenario.pool.checkpointing if variant.checkpoint else Checkpointing.NONE,
     )
 
@@ -95,26 +99,32 @@ def run_policy(
     """
     variant = VARIANTS[name]
     settings = policy if policy is not None else scenario.policy
+    if variant.enforce and settings.target is Target.FEASIBLE and scenario.excess is not Order.FAIRSHARE:
+        raise OsepError(f"{scenario.name}: with feasible targets osep itself shares what owners leave "
+                        f"unused; the policy's excess = \"{scenario.excess.value}\" needs owner targets")
     resource = measured_in(settings)
     capacity = capacity_in(scenario, resource)
     shares = settings.shares.resolve(capacity, resource)
     log = logger if logger is not None else structlog.get_logger("osep")
     interval = interval if interval is not None else scenario.interval
     jobs = placed(scenario.jobs, settings)
+    pool = pool_settings(scenario, variant)
     result = simulate(
         scenario.slots,
         jobs,
-        pool_settings(scenario, variant),
+        pool,
         shares,
         policy=settings if variant.enforce else None,
         interval=interval,
         logger=log.bind(policy=name, scenario=scenario.name),
+        tree=settings.shares,
+        resource=resource,
     )
     records = weighed(result.jobs, {j.id: j for j in jobs}, resource)
     dominant = dominant_measures(scenario, settings)
     return Outcome(variant, settings, interval, shares, result,
                    compute(records, capacity, shares, dominant, ideal(settings)), resource, capacity,
-                   records, dominant, group_metrics(records, capacity, settings))
+                   records, dominant, group_metrics(records, capacity, settings), pool.order.value)
 
 
 def group_metrics(records: tuple[JobRecord, ...], capacity: float, settings: PolicySettings
@@ -180,6 +190,7 @@ def outcome_column(out: Outcome, pool: Vec) -> dict[str, Any]:
             "max_vacates": out.policy.budget_for(pool),
             "interval": out.interval,
             "unit": out.policy.unit.value,
+            "excess": out.negotiator,
         }
     extra: dict[str, Any] = {}
     unfinished = sum(1 for r in out.result.jobs if r.finish is None)

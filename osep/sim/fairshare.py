@@ -51,6 +51,7 @@ class Accountant:
     def __init__(self, half_life: float, initial: Mapping[str, float]) -> None:
         self.half_life = half_life
         self.usage: dict[str, float] = dict(initial)
+        self.charged: dict[str, float] = {}  # slot-seconds held since the start, undecayed
         self._at = 0.0
 
     def accrue(self, now: float, occupied: Mapping[str, int]) -> None:
@@ -60,4 +61,7 @@ class Accountant:
             for owner in set(self.usage) | set(occupied):
                 self.usage[owner] = decayed(self.usage.get(owner, 0.0), occupied.get(owner, 0),
                                             elapsed, self.half_life)
+            for owner, held in occupied.items():
+                if held:
+                    self.charged[owner] = self.charged.get(owner, 0.0) + held * elapsed
             self._at = now

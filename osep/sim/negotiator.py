@@ -5,28 +5,26 @@ other free slot goes to the first owner in rank order that is not held to its al
 idle job that fits. Then each partitionable machine: room kept for an owner goes to it once the
 machine has that much unclaimed (:meth:`osep.core.reservations.ReservationBook.take_fitting`), and what
 is left goes, a job at a time, to the first owner in rank order with a job that fits it and its
-allowance. Ranks: first come first served (``fifo``: the owner whose oldest idle job is
-oldest) or the Fair-Share priority factor (``fairshare``, ranked once per cycle; HTCondor's
-negotiator divides a cycle into per-submitter portions instead).
+allowance. The rank order is the ordering's (:mod:`osep.sim.orderings`): first come first served
+is re-ranked for every slot, the fair-share models once per cycle (HTCondor's negotiator divides a
+cycle into per-submitter portions instead).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
-from osep.sim import fairshare
+from osep.sim.orderings import Ordering
 from osep.sim.pool import SimulatedPool
-from osep.sim.specs import Order
 
 
-def negotiate(pool: SimulatedPool, shares: Mapping[str, float]) -> None:
-    """One negotiation cycle at ``pool.now``. ``shares`` (resolved) feed the Fair-Share ranks."""
+def negotiate(pool: SimulatedPool, ordering: Ordering) -> None:
+    """One negotiation cycle at ``pool.now``."""
     pool.accountant.accrue(pool.now, pool.running)
     book = pool.book
-    ranked: list[str] = []
-    if pool.settings.order is Order.FAIRSHARE:
-        prio = fairshare.factors(pool.accountant.usage, shares)
-        ranked = sorted(pool.idle, key=lambda o: (-prio.get(o, 0.0), o))
+
+    def ranks() -> list[str]:
+        return ordering.rank(pool.now, pool.idle, pool.running, pool.accountant)
+
+    ranked = [] if ordering.per_slot else ranks()
     for slot in [s for s in pool.slots.values() if s.parent is None]:
         if slot.job is not None:
             continue
@@ -37,8 +35,8 @@ def negotiate(pool: SimulatedPool, shares: Mapping[str, float]) -> None:
                 pool.start(job, slot)
                 book.handed_over(kept)
                 continue
-        if pool.settings.order is Order.FIFO:
-            ranked = [o for _, o in sorted((q[0], o) for o, q in pool.idle.items() if q)]
+        if ordering.per_slot:
+            ranked = ranks()
         for candidate in ranked:
             # A static slot is charged whole, as SlotWeight (its cores) charges it.
             if not book.may_match(candidate, slot.spec.cpus):
@@ -57,8 +55,8 @@ def negotiate(pool: SimulatedPool, shares: Mapping[str, float]) -> None:
         placed = True
         while placed and machine.free[0] > 0:
             placed = False
-            if pool.settings.order is Order.FIFO:
-                ranked = [o for _, o in sorted((q[0], o) for o, q in pool.idle.items() if q)]
+            if ordering.per_slot:
+                ranked = ranks()
             for candidate in ranked:
                 if not book.may_match(candidate):
                     continue

@@ -24,7 +24,7 @@ from __future__ import annotations
 import heapq
 import math
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from osep.core.model import Job, JobId, JobState, Slot, Snapshot
 from osep.core.reservations import ReservationBook
@@ -126,6 +126,8 @@ class SimulatedPool:
         self.completed = 0
         self.running: dict[str, int] = defaultdict(int)  # owner -> slots its jobs occupy
         self.accountant = Accountant(settings.half_life, settings.initial_usage)
+        # Told of every run that ends: (job, its start, vacated), at self.now.
+        self.on_leave: Callable[[JobSpec, float, bool], None] | None = None
 
     # -- the Pool interface -------------------------------------------------------------------
 
@@ -192,12 +194,20 @@ class SimulatedPool:
             gpus=spec.gpus, disk=spec.disk,
         )
 
-    def arrive(self, spec: JobSpec) -> None:
+    def arrive(self, spec: JobSpec, queued: bool = True) -> None:
+        """``spec`` is submitted; it joins the queue the negotiator matches from now, or (not
+        ``queued``) when :meth:`enqueue` says. Either way it is an idle job of the pool's."""
         if spec.id in self.jobs:
             raise PoolError(f"duplicate job id {spec.id}")
         job = SimJob(spec, len(self.jobs))
         self.jobs[spec.id] = job
-        heapq.heappush(self.idle[spec.owner], (spec.submit, job.seq, spec.id))
+        if queued:
+            heapq.heappush(self.idle[spec.owner], (spec.submit, job.seq, spec.id))
+
+    def enqueue(self, job_id: JobId) -> None:
+        """A job submitted earlier joins the queue now, behind the jobs already in it."""
+        job = self.jobs[job_id]
+        heapq.heappush(self.idle[job.spec.owner], (self.now, job.seq, job_id))
 
     def start(self, job: SimJob, slot: SimSlot) -> None:
         self.accountant.accrue(self.now, self.running)
@@ -216,6 +226,8 @@ class SimulatedPool:
         assert slot is not None
         useful = job.gain if vacated else self.now - job.start
         job.runs.append(Run(slot.spec.name, job.start, self.now, vacated, useful, job.vacate_sent))
+        if self.on_leave is not None:
+            self.on_leave(job.spec, job.start, vacated)
         slot.job = None
         if slot.parent is not None:  # a dynamic slot goes back to its machine
             slot.parent.give_back(slot)

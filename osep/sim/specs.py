@@ -8,14 +8,33 @@ from dataclasses import dataclass, field
 
 from osep.core.model import JobId, Shape, Slot
 from osep.core.resources import Room
+from osep.fairshare import cambridge, share, slurm
 from osep.measure.records import JobRecord
 
 
 class Order(enum.Enum):
-    """How the simulated negotiator ranks idle jobs for a free slot."""
+    """How the simulated negotiator ranks idle jobs for a free slot (see :mod:`osep.sim.orderings`)."""
 
     FIFO = "fifo"
     FAIRSHARE = "fairshare"
+    SLURM = "slurm"
+    SHARE = "share"
+    GRID = "grid"
+    CAMBRIDGE = "cambridge"
+
+
+@dataclass(frozen=True, slots=True)
+class ModelParams:
+    """The seeds' fair-share models' parameters, as a scenario's [fairshare] table sets them; every
+    default is the source's, or (for Cambridge's units) the mapping :mod:`osep.sim.orderings` explains."""
+
+    dampening: float = slurm.DEFAULT_DAMPENING  # Slurm's FairShareDampeningFactor
+    k5: float = share.K5  # Share's edge-effect bound
+    k6_tolerance: float = share.K6_TOLERANCE  # Share's group adjustment threshold
+    cambridge_half_life: float = cambridge.HALF_LIFE  # U and V lose 10% a day
+    unit: float = 1.0  # Cambridge: slot-seconds per resource unit
+    price_limit: float | None = None  # Cambridge: a job's highest price (None: 1275/Re, 1 to 255)
+    deferral: float = 10800.0  # Cambridge: the turnround of a job not accepted at once (3 hours)
 
 
 class Checkpointing(enum.Enum):
@@ -70,6 +89,7 @@ class PoolSettings:
     reservation_timeout: float | None = None
     order: Order = Order.FIFO
     half_life: float = 86400.0
+    models: ModelParams = field(default_factory=ModelParams)
     initial_usage: Mapping[str, float] = field(default_factory=dict)
     checkpointing: Checkpointing = Checkpointing.NONE
     checkpoint_interval: float = 0.0

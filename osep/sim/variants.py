@@ -5,7 +5,13 @@ enforcement setting; all of them run on the same pool, workload and owner shares
 - ``fairshare``: matching ordered by the Fair-Share factor 2^(-U/S), no preemption;
 - ``osep``: the Fair-Share negotiator (as in a real HTCondor pool) plus the OSEP enforcement loop;
   vacated jobs start over;
-- ``osep-ckpt``: the same with checkpointing as the scenario's [checkpoint] table says.
+- ``osep-ckpt``: the same with checkpointing as the scenario's [checkpoint] table says;
+- ``slurm``, ``share``, ``grid``, ``cambridge``: the seeds' fair-share models as the negotiator's
+  order (:mod:`osep.sim.orderings`), on the policy's owner tree; no preemption.
+
+The enforcing variants run over the negotiator the policy's ``excess`` names (Fair-Share unless the
+policy file says otherwise): OSEP holds every owner to its share, and that model orders who gets
+what the owners leave unused (the paper's hybrid).
 """
 
 from __future__ import annotations
@@ -33,6 +39,16 @@ VARIANTS: dict[str, Variant] = {
         Variant("osep", "OSEP enforcement over a Fair-Share negotiator; no checkpointing",
                 Order.FAIRSHARE, True, False),
         Variant("osep-ckpt", "OSEP enforcement with checkpointing", Order.FAIRSHARE, True, True),
+        Variant("slurm", "Slurm's classic fair share orders matching; no preemption",
+                Order.SLURM, False, False),
+        Variant("share", "Kay and Lauder's Share orders matching; no preemption",
+                Order.SHARE, False, False),
+        Variant("grid", "Elmroth and Gardfjäll's Grid-wide fair share orders matching; no preemption",
+                Order.GRID, False, False),
+        Variant("cambridge", "Hazel's Cambridge unit prices defer jobs; first come, first served",
+                Order.CAMBRIDGE, False, False),
     )
 }
 NAMES: tuple[str, ...] = tuple(VARIANTS)
+# What a scenario runs when it does not say: the paper's comparison.
+DEFAULT_NAMES: tuple[str, ...] = ("none", "fairshare", "osep", "osep-ckpt")

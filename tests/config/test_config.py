@@ -147,6 +147,9 @@ def test_bundled_policy_example_is_valid():
         ('[policy]\ninterval = 1e-300\n[owners]\na = 1\n', "policy.interval", "at least 1"),
         ('[policy]\ninterval = 86401\n[owners]\na = 1\n', "policy.interval", "at most 86,400"),
         ('[policy]\ninterval = nan\n[owners]\na = 1\n', "policy.interval", "finite"),
+        ('[policy]\nexcess = "slurrm"\n[owners]\na = 1\n', "policy.excess", "expected one of"),
+        ('[policy]\nexcess = "slurm"\ntarget = "feasible"\n[owners]\na = 1\n', "policy.excess",
+         'needs target = "owner"'),
     ],
 )
 def test_bad_policy_names_file_key_and_reason(tmp_path, text, key, reason):
@@ -178,3 +181,11 @@ def test_unreadable_and_malformed_files(tmp_path):
         load_policy(tmp_path / "missing.toml")
     with pytest.raises(ConfigError, match="not valid TOML"):
         load_policy(write(tmp_path, "[owners\na = 1\n"))
+
+
+def test_excess_names_the_negotiator_osep_runs_over(tmp_path):
+    from osep.sim.specs import Order
+
+    assert load_policy(write(tmp_path, "[owners]\na = 1\n")).excess is Order.FAIRSHARE
+    loaded = load_policy(write(tmp_path, '[policy]\nexcess = "grid"\n[owners]\na = 1\n'))
+    assert loaded.excess is Order.GRID

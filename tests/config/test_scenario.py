@@ -129,6 +129,16 @@ def test_slot_groups(tmp_path):
         (lambda t: t + "[fairshare]\nhalf_life = 1e-300\n", "fairshare.half_life", "at least 1"),
         (lambda t: t + "[fairshare]\nusage = { a = 1e300 }\n", "fairshare.usage.a", "at most 1e+15"),
         (lambda t: t + "[fairshare]\nusage = { \"a\\nb\" = 1 }\n", 'fairshare.usage."a\\nb"', "printable"),
+        (lambda t: t + "[fairshare]\ndampening = 0\n", "fairshare.dampening", "at least"),
+        (lambda t: t + "[fairshare]\nk5 = 0.5\n", "fairshare.k5", "at least 1"),
+        (lambda t: t + "[fairshare]\nk6_tolerance = 2\n", "fairshare.k6_tolerance", "at most 1"),
+        (lambda t: t + "[fairshare.cambridge]\nprice_limit = 256\n", "fairshare.cambridge.price_limit",
+         "at most 255"),
+        (lambda t: t + "[fairshare.cambridge]\nunit = -1\n", "fairshare.cambridge.unit", "at least"),
+        (lambda t: t + "[fairshare.cambridge]\ndeferal = 60\n", "fairshare.cambridge.deferal",
+         "did you mean 'deferral'"),
+        (lambda t: t + "[policy]\nexcess = \"share\"\ntarget = \"feasible\"\n", "policy.excess",
+         "needs target"),
     ],
 )
 def test_bad_scenario(tmp_path, change, key, reason):
@@ -216,3 +226,15 @@ def test_the_lcg_scenario_stops_at_its_own_horizon_with_long_jobs_still_running(
     osep = doc["policies"]["osep"]
     assert 0 < osep["unfinished"] < 500
     assert len(osep["groups"]) == 10 and osep["vacates"] > 0
+
+
+def test_the_models_parameters_and_the_excess(tmp_path):
+    text = BASE + ("[policy]\nexcess = \"slurm\"\n[fairshare]\ndampening = 2\nk5 = 3\nk6_tolerance = 0.2\n"
+                   "[fairshare.cambridge]\nunit = 60\nprice_limit = 100\ndeferral = 3600\nhalf_life = 86400\n")
+    s = load_scenario(write(tmp_path, text))
+    m = s.pool.models
+    assert (m.dampening, m.k5, m.k6_tolerance) == (2.0, 3.0, 0.2)
+    assert (m.unit, m.price_limit, m.deferral, m.cambridge_half_life) == (60.0, 100.0, 3600.0, 86400.0)
+    assert s.excess.value == "slurm"
+    default = load_scenario(write(tmp_path, BASE)).pool.models
+    assert default.price_limit is None and default.deferral == 10_800

@@ -66,7 +66,7 @@ def test_simulate_overrides_change_the_run(runner):
                                               "-t", "120"]).output)
     assert feasible["policies"]["osep"]["settings"] == {
         "target": "feasible", "victim_order": "lost-work", "max_vacates": 5, "interval": 120.0,
-        "unit": "slots"}
+        "unit": "slots", "excess": "fairshare"}
 
 
 @pytest.mark.parametrize("suffix, magic", [(".png", b"\x89PNG"), (".svg", b"<?xml")])

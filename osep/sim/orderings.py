@@ -1,0 +1,232 @@
+"""How the simulated negotiator ranks owners: the one list of orderings, each behind one small face.
+
+An :class:`Ordering` answers three things for :mod:`osep.sim.negotiator` and the driver: which
+owners come first for a free slot (:meth:`Ordering.rank`), when a submitted job joins the queue
+(:meth:`Ordering.admit`; at once for all but Cambridge), and what a run that ended charges
+(:meth:`Ordering.ended`). The seeds' models keep their formulas in :mod:`osep.fairshare`; here they
+only get their state (usage kept by the pool's :class:`osep.sim.fairshare.Accountant`, or their own)
+and an order of owners:
+
+- ``fifo``: the owner whose oldest queued job is oldest first (re-ranked for every slot).
+- ``fairshare``: the flat Fair-Share factor ``2^(-U/S)`` over the owners' resolved shares (the
+  baseline of the paper), ranked once per negotiation cycle.
+- ``slurm``: Slurm's classic factor ``F = 2^(-UE/S/d)`` on the policy's account tree, usage decayed
+  with the scenario's half-life; highest ``F`` first.
+- ``share``: Kay and Lauder's user-level scheduler stepped at every negotiation cycle with the
+  charges since the last one (K6 cuts, decay, K5 guard), active users being the owners with queued
+  or running jobs; the owner whose next job's priority increment ``usage * (running + 1) /
+  m_share^2`` is lowest first (a job-level reading of its process priorities).
+- ``grid``: Elmroth and Gardfjäll's priority (the target-deviation tuple read as a base-200 number)
+  from active usage (finished plus running so far), decayed with the half-life; highest first.
+- ``cambridge``: Hazel's unit price decides when a job joins the queue, and the queue runs first
+  come first served ("the system always runs jobs from the head of the queue"). A job of ``Re``
+  resource units is priced ``P = (U + W + k*S) * Np / (100000*S - Np*Re)`` (at least 1). Within its
+  price limit (by default Hazel's ``1275 / Re``, 1 to 255; or the scenario's) it is accepted and
+  joins the queue at once (immediate turnround); otherwise it is priced again after the deferral
+  (the 3-hour second try), and again, until accepted or 58 days (the longest turnround) have passed,
+  when it goes at the highest price. With no forecast of demand by time of day, a later time is
+  cheaper only as ``U`` decays. On acceptance ``W`` gains ``Re * P``; a run that ends adds ``R * P`` to
+  ``U`` and ``R / (20*S)`` to ``V``, and a finished job takes its estimate back out of ``W``. ``U``
+  and ``V`` decay by 10% a day.
+
+Cambridge's units, mapped to a pool (the paper gives them for one machine; the mapping is osep's):
+a resource unit is ``unit`` slot-seconds (``unit = 1``: a core-second, as Hazel's units are roughly
+CPU seconds), ``Re`` is a job's cores times its run time (a perfect estimate), ``S`` each leaf's
+normalized share times the sum of the top level's numbers, and the dimensionless demand
+``Np = Nfull * load``, ``load`` being the slots running and wanted by queued jobs (the job priced
+among them) over the pool's slots. ``Nfull = ln(1/0.9) * 100000 * unit * sum(S) / (86400 * slots)``
+is the demand at which, by the paper's steady state (the sustainable rate of work is ``S / Np``
+times a constant), a project running exactly its share of the slots settles at price 1; at twice
+that load, at half its share. A project above that rate sees ``U`` and its price grow for days
+(10% a day is a slow decay): on scenarios of hours every price stays at 1 and the queue is FIFO.
+(With Hazel's own figures, about 200,000 shares on one machine and Re in CPU seconds, ``Nfull``
+comes out near 24,000: his term-time daytime ``N`` of 20,000 to 30,000.)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
+from typing import Any
+
+from osep.core.model import JobId
+from osep.fairshare import cambridge, grid, share, slurm
+from osep.fairshare.hierarchy import Hierarchy, of_shares
+from osep.sim import fairshare
+from osep.sim.specs import JobSpec, ModelParams, Order
+
+MAX_TURNROUND = 58 * 86400.0  # Hazel: the longest turnround given (a Cambridge term)
+
+# The few things an ordering reads of the pool (the simulated pool has them all).
+Idle = Mapping[str, list[tuple[float, int, JobId]]]
+
+
+class Ordering:
+    """FIFO, and the face of every other ordering."""
+
+    order = Order.FIFO
+    per_slot = True  # re-rank before every slot (the queue's head changes as jobs start)
+
+    def rank(self, now: float, idle: Idle, running: Mapping[str, int],
+             usage: fairshare.Accountant) -> list[str]:
+        return [o for _, o in sorted((q[0], o) for o, q in idle.items() if q)]
+
+    def admit(self, spec: JobSpec, now: float, idle: Idle, running: Mapping[str, int]) -> float:
+        """Whether ``spec`` (submitted, not yet in the queue) joins the queue the negotiator matches
+        from now (``now`` returned), or when to ask again."""
+        return now
+
+    def ended(self, spec: JobSpec, start: float, now: float, vacated: bool) -> None:
+        """A run of ``spec`` from ``start`` ended now (``vacated``: the job goes back to the queue)."""
+
+
+def _by_value(idle: Idle, value: Mapping[str, float], best_high: bool) -> list[str]:
+    """The owners with queued jobs, best ``value`` first (ties by name); any without one last."""
+    sign = -1.0 if best_high else 1.0
+    return sorted((o for o, q in idle.items() if q),
+                  key=lambda o: (sign * value[o] if o in value else math.inf, o))
+
+
+class FairShare(Ordering):
+    order = Order.FAIRSHARE
+    per_slot = False
+
+    def __init__(self, shares: Mapping[str, float]) -> None:
+        self.shares = shares
+
+    def rank(self, now: float, idle: Idle, running: Mapping[str, int],
+             usage: fairshare.Accountant) -> list[str]:
+        prio = fairshare.factors(usage.usage, self.shares)
+        return _by_value(idle, {o: prio.get(o, 0.0) for o in idle}, best_high=True)
+
+
+def _leaf_usage(tree: Hierarchy, usage: Mapping[str, float]) -> dict[str, float]:
+    return {o: u for o, u in usage.items() if tree.is_leaf(o)}
+
+
+class Slurm(Ordering):
+    order = Order.SLURM
+    per_slot = False
+
+    def __init__(self, tree: Hierarchy, params: ModelParams) -> None:
+        self.tree = tree
+        self.dampening = params.dampening
+
+    def rank(self, now: float, idle: Idle, running: Mapping[str, int],
+             usage: fairshare.Accountant) -> list[str]:
+        rows = slurm.classic(self.tree, _leaf_usage(self.tree, usage.usage), dampening=self.dampening)
+        return _by_value(idle, {o: r.factor for o, r in rows.items()}, best_high=True)
+
+
+class Share(Ordering):
+    order = Order.SHARE
+    per_slot = False
+
+    def __init__(self, tree: Hierarchy, params: ModelParams, half_life: float,
+                 initial: Mapping[str, float]) -> None:
+        self.tree = tree
+        self.params = params
+        self.state = share.ShareState(tree, half_life, _leaf_usage(tree, initial))
+        self.charged: dict[str, float] = {}
+
+    def rank(self, now: float, idle: Idle, running: Mapping[str, int],
+             usage: fairshare.Accountant) -> list[str]:
+        charges = {o: c - self.charged.get(o, 0.0) for o, c in usage.charged.items() if self.tree.is_leaf(o)}
+        self.charged = dict(usage.charged)
+        active = [o for o in self.tree.leaves() if running.get(o, 0) > 0 or idle.get(o)]
+        used = self.state.step(now, charges, active, self.params.k5, self.params.k6_tolerance)
+        m = share.m_shares(self.tree, active)
+        increment = {o: share.priority_increment(used.get(o, 0.0), running.get(o, 0) + 1, m[o])
+                     for o in active}
+        return _by_value(idle, increment, best_high=False)
+
+
+class Grid(Ordering):
+    order = Order.GRID
+    per_slot = False
+
+    def __init__(self, tree: Hierarchy) -> None:
+        self.tree = tree
+
+    def rank(self, now: float, idle: Idle, running: Mapping[str, int],
+             usage: fairshare.Accountant) -> list[str]:
+        rows = grid.report(self.tree, _leaf_usage(self.tree, usage.usage))
+        return _by_value(idle, {o: r.priority for o, r in rows.items()}, best_high=True)
+
+
+class Cambridge(Ordering):
+    order = Order.CAMBRIDGE
+    per_slot = True
+
+    def __init__(self, tree: Hierarchy, params: ModelParams, capacity: int,
+                 initial: Mapping[str, float]) -> None:
+        self.params = params
+        self.capacity = max(1, capacity)
+        shares = cambridge.project_shares(tree)
+        self.projects = {leaf: cambridge.Project(s, usage=initial.get(leaf, 0.0) / params.unit)
+                         for leaf, s in shares.items()}
+        total = sum(shares.values())
+        self.full = math.log(1 / 0.9) * cambridge.SCALE * params.unit * total / (cambridge.DAY * self.capacity)
+        self.priced: dict[JobId, tuple[float, float]] = {}  # job -> (unit price, charge added to W)
+        self.at = 0.0
+
+    def _decay(self, now: float) -> None:
+        elapsed = now - self.at
+        if elapsed > 0:
+            factor = fairshare.decayed(1.0, 0.0, elapsed, self.params.cambridge_half_life)
+            self.projects = {n: replace(p, usage=p.usage * factor, value=p.value * factor)
+                             for n, p in self.projects.items()}
+            self.at = now
+
+    def demand(self, idle: Idle, running: Mapping[str, int], extra: int = 0) -> float:
+        """``Np``: the slots running and wanted by queued jobs (and ``extra``) over the pool's, times
+        ``Nfull``."""
+        wanted = sum(running.values()) + sum(len(q) for q in idle.values()) + extra
+        return self.full * wanted / self.capacity
+
+    def admit(self, spec: JobSpec, now: float, idle: Idle, running: Mapping[str, int]) -> float:
+        self._decay(now)
+        project = self.projects.get(spec.owner, cambridge.Project(0.0))
+        estimate = spec.runtime * spec.cpus / self.params.unit
+        price = cambridge.unit_price(project, self.demand(idle, running, spec.cpus), estimate)
+        limit = (self.params.price_limit if self.params.price_limit is not None
+                 else cambridge.price_limit(estimate))
+        if not cambridge.accepted(price, limit):
+            if now - spec.submit + self.params.deferral <= MAX_TURNROUND:
+                return now + self.params.deferral
+            price = cambridge.MAX_PRICE  # at the longest turnround it goes anyway, at the top price
+        project, charge = cambridge.submit(project, price, estimate)
+        self.projects[spec.owner] = project
+        self.priced[spec.id] = (price, charge)
+        return now
+
+    def ended(self, spec: JobSpec, start: float, now: float, vacated: bool) -> None:
+        self._decay(now)
+        price, charge = self.priced[spec.id]
+        used = (now - start) * spec.cpus / self.params.unit
+        project = self.projects[spec.owner]
+        self.projects[spec.owner] = cambridge.terminate(project, used, price, 0.0 if vacated else charge)
+
+    def report(self) -> dict[str, cambridge.Project]:
+        """``S``, ``U``, ``W`` and ``V`` per project, as of the last event."""
+        return dict(self.projects)
+
+
+def build(order: Order, shares: Mapping[str, float], policy_shares: Any, resource: str,
+          owners: Iterable[str], params: ModelParams, half_life: float,
+          initial: Mapping[str, float], capacity: int) -> Ordering:
+    """The ordering ``order`` names, for jobs of ``owners``: ``shares`` (resolved, flat) feed the
+    Fair-Share baseline, ``policy_shares`` (a flat table or an owner tree) the seeds' models."""
+    if order is Order.FIFO:
+        return Ordering()
+    if order is Order.FAIRSHARE:
+        return FairShare(shares)
+    tree = of_shares(policy_shares, resource, [*owners, *initial])
+    makers: dict[Order, Callable[[], Ordering]] = {
+        Order.SLURM: lambda: Slurm(tree, params),
+        Order.SHARE: lambda: Share(tree, params, half_life, initial),
+        Order.GRID: lambda: Grid(tree),
+        Order.CAMBRIDGE: lambda: Cambridge(tree, params, capacity, initial),
+    }
+    return makers[order]()
