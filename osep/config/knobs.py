@@ -118,6 +118,7 @@ class RunSettings:
     interval: float
     limits: Limits
     live: LiveSettings
+    excess: str = "fairshare"  # the policy file's; a live pool's excess is its negotiator's
 
 
 def live_settings(daemon: DaemonSettings, retries: int = 3,
@@ -152,6 +153,7 @@ def run_settings(daemon: DaemonSettings, policy_file: PolicyFile) -> RunSettings
             min_run_time=daemon.min_run_time,
         ),
         live=live_settings(daemon, policy=policy),
+        excess=policy_file.excess.value,
     )
 
 

@@ -158,7 +158,16 @@ class Daemon:
         self.pool.reconfigure(loaded.live)
         self.log.info("reloaded", policy_file=str(loaded.daemon.policy_file),
                       interval=loaded.interval, dry_run=loaded.daemon.dry_run)
+        self._note_excess()
         return True
+
+    def _note_excess(self) -> None:
+        """A policy file's ``excess`` orders a simulated negotiator; say once per load that a live
+        pool's spare capacity goes as its own negotiator orders it."""
+        if self.loaded.excess != "fairshare":
+            self.log.warning("excess_not_live", excess=self.loaded.excess,
+                             meaning="what owners leave unused goes as HTCondor's negotiator orders it; "
+                                     "the policy's excess only changes simulations")
 
     def cycle(self) -> CycleReport | None:
         limits = self.loaded.limits
@@ -269,6 +278,7 @@ class Daemon:
     def run(self, once: bool = False) -> int:
         self.record.started(once=once, dry_run=self.loaded.daemon.dry_run,
                             interval=self.loaded.interval)
+        self._note_excess()
         quick = False
         try:
             while True:

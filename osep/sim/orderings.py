@@ -39,8 +39,6 @@ is the demand at which, by the paper's steady state (the sustainable rate of wor
 times a constant), a project running exactly its share of the slots settles at price 1; at twice
 that load, at half its share. A project above that rate sees ``U`` and its price grow for days
 (10% a day is a slow decay): on scenarios of hours every price stays at 1 and the queue is FIFO.
-(With Hazel's own figures, about 200,000 shares on one machine and Re in CPU seconds, ``Nfull``
-comes out near 24,000: his term-time daytime ``N`` of 20,000 to 30,000.)
 """
 
 from __future__ import annotations

@@ -300,3 +300,19 @@ def test_one_osep_per_pool_the_lease_in_the_collector(verbose_logs, ad, stands_a
     else:
         assert status == 0 and vacated and not aside
         assert [c[1] for c in pool.calls if c[0] == "publish"] == ["ok"]
+
+
+def test_a_policy_excess_is_noted_once_as_simulation_only(verbose_logs):
+    from osep.sim.specs import Order
+
+    hybrid = PolicyFile(POLICY.settings, interval=60, excess=Order.SLURM)
+    daemon, pool, _, _ = make(policy=hybrid)
+    with capture_logs() as logs:
+        assert daemon.run(once=True) == 0
+    notes = [e for e in logs if e["event"] == "excess_not_live"]
+    assert len(notes) == 1 and notes[0]["excess"] == "slurm"
+    assert [c[0] for c in pool.calls].count("vacate") == 2  # enforcement itself is unchanged
+    daemon, _, _, _ = make()
+    with capture_logs() as logs:
+        daemon.run(once=True)
+    assert not [e for e in logs if e["event"] == "excess_not_live"]
