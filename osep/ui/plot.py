@@ -1,5 +1,6 @@
 """Running slots per owner over time, real against ideal, one panel per policy (the paper's figures),
-for simulated runs (exact step curves) and for replays (binned series of any length).
+for simulated runs (exact step curves) and for replays (binned series of any length); and, for an
+owner tree, each top-level group's PV under every policy.
 
 matplotlib draws with its file-only Agg backend, so no display is ever needed.
 """
@@ -65,6 +66,43 @@ def draw(path: Path | str, title: str, outcomes: Mapping[str, Outcome]) -> None:
         fontsize=11, x=0.42,
     )
     fig.tight_layout(rect=(0, 0, 0.84, 0.97))
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def draw_groups(path: Path | str, title: str, outcomes: Mapping[str, Outcome]) -> None:
+    """One bar per policy for each top-level group of an owner tree: the group's PV, on a log scale
+    (the policies differ by orders of magnitude)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = [n for n, o in outcomes.items() if o.groups is not None]
+    if not names:
+        raise ValueError("no outcome has top-level groups to draw")
+    first = outcomes[names[0]].groups
+    assert first is not None
+    groups = [g.owner for g in first.owners]
+    width = 0.8 / len(names)
+    fig, ax = plt.subplots(figsize=(min(16.0, max(8.0, 1.2 * len(groups) + 3)), 5.0))
+    colours = [plt.get_cmap("tab20")(i) for i in range(20)]
+    for k, name in enumerate(names):
+        metrics = outcomes[name].groups
+        assert metrics is not None
+        by_group = {g.owner: g for g in metrics.owners}
+        xs = [i + (k - (len(names) - 1) / 2) * width for i in range(len(groups))]
+        # A PV of 0 cannot sit on a log axis: it is drawn as a stub at 1.
+        heights = [max(by_group[g].violation, 1.0) for g in groups]
+        ax.bar(xs, heights, width, label=name, color=colours[k % len(colours)])
+    ax.set_yscale("log")
+    ax.set_xticks(range(len(groups)), groups, rotation=30 if len(groups) > 6 else 0, fontsize=8)
+    ax.set_ylabel(f"PV ({AREA_SHORT[outcomes[names[0]].resource]}, log)")
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(fontsize=7, ncol=min(6, len(names)), loc="upper center", bbox_to_anchor=(0.5, -0.14),
+              frameon=False)
+    ax.set_title(title, fontsize=11, loc="left")
+    fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
 

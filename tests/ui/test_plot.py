@@ -49,3 +49,19 @@ def test_owners_are_ranked_by_slot_time_used():
     ranked = _ranked_owners([series])
     used = {o: sum(series.real[o]) for o in series.real}
     assert ranked == sorted(used, key=lambda o: (-used[o], o))
+
+
+def test_group_plot_draws_every_policy_for_an_owner_tree(tmp_path):
+    from pathlib import Path
+
+    from osep.config.scenario import load_scenario
+    from osep.sim.experiment import run_scenario
+    from osep.ui.plot import draw_groups
+
+    scenarios = Path(__file__).parents[2] / "config" / "scenarios"
+    outcomes = run_scenario(load_scenario(scenarios / "tree.toml"), ("none", "slurm", "osep"))
+    draw_groups(tmp_path / "groups.png", "tree", outcomes)
+    assert (tmp_path / "groups.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    flat = run_scenario(load_scenario(scenarios / "paper-job-size.toml"), ("none",))
+    with pytest.raises(ValueError, match="no outcome has top-level groups"):
+        draw_groups(tmp_path / "flat.png", "flat", flat)
