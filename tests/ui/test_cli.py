@@ -148,6 +148,18 @@ def test_replay_table_has_the_simulate_layout(runner):
     assert rows["A_US bob (2 slots)"][0] == "80.00%"
 
 
+def test_replay_what_if_runs_the_seeds_models(runner):
+    result = runner.invoke(cli, ["replay", *SHARE_BACK, "--format", "json", "--what-if", "slurm",
+                                 "--what-if", "share", "--what-if", "grid", "--what-if", "cambridge",
+                                 "--what-if", "fairshare"])
+    assert result.exit_code == 0, result.output
+    columns = json.loads(result.output)["policies"]
+    assert list(columns) == ["recorded", "slurm", "share", "grid", "cambridge", "fairshare"]
+    # On flat shares Slurm's classic factor orders as the Fair-Share baseline does.
+    assert columns["slurm"]["PV"] == columns["fairshare"]["PV"]
+    assert all(columns[n]["vacates"] == 0 for n in ("slurm", "share", "grid", "cambridge"))
+
+
 def test_replay_json_and_csv(runner):
     result = runner.invoke(cli, ["replay", *SHARE_BACK, "--format", "json"])
     assert result.exit_code == 0, result.output
