@@ -136,12 +136,12 @@ def read_event_log(path: Path, warn: Callable[[str], None]) -> Iterator[LogEvent
                 readable += 1
                 if found is None:
                     continue  # a known type replay has no use for
-                if isinstance(found, tuple):  # ad information: (job, owner or None, bad)
-                    job, owner, bad = found
+                if isinstance(found, tuple):  # ad information: (job, owner or None, account, bad)
+                    job, owner, account, bad = found
                     if bad:
                         damage.add(name, f"event {position}", BAD_OWNER)
                     elif owner is not None and held is not None and held.job == job:
-                        held = replace(held, owner=owner)
+                        held = replace(held, owner=owner, account=account)
                     continue
                 if held is not None:
                     yield held
@@ -213,9 +213,9 @@ def _records(handle: BinaryIO, block: int = BLOCK, limit: int = MAX_RECORD_BYTES
 
 
 def _event(text: bytes, year: int, name: str, position: int
-           ) -> LogEvent | tuple[JobId | None, str | None, bool] | str | None:
+           ) -> LogEvent | tuple[JobId | None, str | None, str | None, bool] | str | None:
     """One event's text (from its header line on): the event; for ad information, the job, the
-    owner it names and whether that was not a name; None for a known type replay does not use;
+    owner and accounting name it gives and whether they were not names; None for a known type replay does not use;
     or what is wrong with it."""
     line_end = text.find(b"\n")
     if line_end == -1:
@@ -287,22 +287,24 @@ def _slot(text: bytes, body: bytes) -> str | None:
 
 
 def _ad_information(header: re.Match[bytes], body: bytes
-                    ) -> tuple[JobId | None, str | None, bool]:
+                    ) -> tuple[JobId | None, str | None, str | None, bool]:
     """The job, the owner the event names (as :func:`osep.htcondor.ads.owner_of` finds it, taking
-    an AcctGroup alone as the group, since logs often record no AccountingGroup) and whether what
-    it names is not a name."""
+    an AcctGroup alone as the group, since logs often record no AccountingGroup), the whole
+    accounting name an owner tree places the job by (its AccountingGroup where logged, else that
+    owner), and whether what it names is not a name."""
     raw = {AD_ATTRS[m[1].lower()]: m[2] for m in AD_NAME.finditer(body)}
     if not raw:
-        return _job(header), None, False
+        return _job(header), None, None, False
     # A group that is not a string (undefined) is no group; an Owner that is not one is damage.
     values = {attr: text for attr, value in raw.items() if (text := _string(value)) is not None}
     try:
         owner = owner_of(values, group_alone=True)
     except KeyError:
-        return _job(header), None, "Owner" in raw
-    if not name_ok(owner):
-        return _job(header), None, True
-    return _job(header), owner, False
+        return _job(header), None, None, "Owner" in raw
+    account = values.get("AccountingGroup") or owner
+    if not name_ok(owner) or not name_ok(account):
+        return _job(header), None, None, True
+    return _job(header), owner, account, False
 
 
 def _string(raw: bytes | None) -> str | None:

@@ -34,6 +34,7 @@ class LogEvent:
     slot: str | None = None  # EXECUTE: where the run is
     checkpointed: bool = False  # EVICT: the job checkpointed before leaving the slot
     owner: str | None = None  # from the job's attributes, when the log carries them
+    account: str | None = None  # the whole accounting name (AccountingGroup), when logged
 
     @property
     def place(self) -> str:

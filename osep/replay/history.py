@@ -23,7 +23,9 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from osep.core.model import JobId
+from osep.core.tree import ShareTree
 from osep.measure.meter import Meter, Metrics, Series
+from osep.measure.trees import group_shares, top_group, tree_ideal
 from osep.replay.damage import Damage
 from osep.replay.events import EventKind, LogEvent
 
@@ -61,6 +63,7 @@ class Replay:
     osep_evictions: dict[str, int] = field(default_factory=dict)  # owner -> evictions osep asked for
     workload: list[RecordedJob] = field(default_factory=list)
     warnings: int = 0  # odd events counted
+    groups: Metrics | None = None  # an owner tree's top-level groups, measured as owners
 
 
 # At one instant, across logs: runs end before runs start (a slot freed and taken in the same second).
@@ -86,6 +89,7 @@ def replay(
     workload: bool = False,
     progress: Callable[[int, float], None] | None = None,
     every: int = 100_000,
+    tree: ShareTree | None = None,
 ) -> Replay:
     """Measure the history the ``events`` (in time order) describe.
 
@@ -93,10 +97,13 @@ def replay(
     times osep sent a vacate for the job (from the decision log). ``workload``: also keep every
     finished job's arrival and run time (memory then grows with the jobs, for what-if runs only).
     ``progress`` is called every ``every`` events with the count and the log time reached.
+    ``tree``: an owner tree; each job counts for the member its whole accounting name (or the owner
+    its log or file gives) places it as, the ideal is the tree's feasible share, and the top-level
+    groups are measured too.
     """
     owners = owners or {}
     pending = {job: list(times) for job, times in (signals or {}).items()}
-    meter = Meter(shares, capacity, curves=curves)
+    meter = _Meters(shares, capacity, curves, tree)
     osep_evictions: dict[str, int] = {}
     recorded: list[RecordedJob] = []
     finished: set[JobId] = set()  # the jobs in recorded
@@ -105,11 +112,9 @@ def replay(
     start: float | None = None
 
     def owner_for(event: LogEvent) -> str:
-        if event.owner:
-            return event.owner
-        owner = owners.get(event.source)
-        if owner:
-            return owner
+        name = event.account or event.owner or owners.get(event.source)
+        if name:
+            return tree.owner_of(name) if tree is not None else (event.owner or name)
         damage.add(event.source, event.place, NO_OWNER)
         return UNKNOWN_OWNER
 
@@ -178,7 +183,7 @@ def replay(
         ]
     return Replay(
         metrics=meter.result(),
-        series=meter.series(),
+        series=meter.main.series(),
         events=count,
         start=start,
         end=meter.now,
@@ -187,10 +192,82 @@ def replay(
         osep_evictions=osep_evictions,
         workload=recorded,
         warnings=warnings,
+        groups=meter.groups.result() if meter.groups is not None else None,
     )
 
 
-def _signal_for(pending: dict[JobId, list[float]], job: JobId, meter: Meter, t: float
+class _Meters:
+    """The owners' meter and, with an owner tree, its top-level groups' meter, fed the same events
+    (a job counts for its owner's group); questions go to the owners' meter."""
+
+    def __init__(self, shares: Mapping[str, float], capacity: int, curves: bool,
+                 tree: ShareTree | None) -> None:
+        self.main = Meter(shares, capacity, curves=curves, ideal=tree_ideal(tree))
+        self.groups: Meter | None = None
+        self.tree = tree
+        if tree is not None:
+            self.groups = Meter(group_shares(tree, capacity), capacity)
+
+    @property
+    def now(self) -> float | None:
+        return self.main.now
+
+    @property
+    def in_flight(self) -> int:
+        return self.main.in_flight
+
+    def owner_of(self, job: JobId) -> str | None:
+        return self.main.owner_of(job)
+
+    def running(self, job: JobId) -> bool:
+        return self.main.running(job)
+
+    def submitted(self, job: JobId) -> float:
+        return self.main.submitted(job)
+
+    def started(self, job: JobId) -> float | None:
+        return self.main.started(job)
+
+    def result(self) -> Metrics:
+        return self.main.result()
+
+    def submit(self, t: float, job: JobId, owner: str) -> None:
+        self.main.submit(t, job, owner)
+        if self.groups is not None and self.tree is not None:
+            self.groups.submit(t, job, top_group(self.tree, owner))
+
+    def start(self, t: float, job: JobId, slot: str) -> None:
+        self.main.start(t, job, slot)
+        if self.groups is not None:
+            self.groups.start(t, job, slot)
+
+    def signal(self, t: float, job: JobId) -> None:
+        self.main.signal(t, job)
+        if self.groups is not None:
+            self.groups.signal(t, job)
+
+    def end(self, t: float, job: JobId, *, evicted: bool, saved: float = 0.0) -> None:
+        self.main.end(t, job, evicted=evicted, saved=saved)
+        if self.groups is not None:
+            self.groups.end(t, job, evicted=evicted, saved=saved)
+
+    def finish(self, t: float, job: JobId) -> float:
+        if self.groups is not None:
+            self.groups.finish(t, job)
+        return self.main.finish(t, job)
+
+    def withdraw(self, t: float, job: JobId) -> None:
+        self.main.withdraw(t, job)
+        if self.groups is not None:
+            self.groups.withdraw(t, job)
+
+    def hold(self, t: float, job: JobId, held: bool) -> None:
+        self.main.hold(t, job, held)
+        if self.groups is not None:
+            self.groups.hold(t, job, held)
+
+
+def _signal_for(pending: dict[JobId, list[float]], job: JobId, meter: _Meters, t: float
                 ) -> float | None:
     """The vacate osep sent for this run, if any: the latest one after the run started."""
     times = pending.get(job)

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from osep.config.scenario import Scenario
 from osep.core.policy import PolicySettings
+from osep.core.tree import ShareTree
 from osep.enforce.decisionlog import read_decisions
 from osep.errors import OsepError
 from osep.measure.documents import column, document, iso
@@ -24,7 +25,7 @@ from osep.measure.records import feed
 from osep.replay.damage import MAX_SLOTS
 from osep.replay.history import Replay, merge, replay
 from osep.sim.experiment import Outcome, outcome_column, run_scenario, totals
-from osep.sim.specs import Checkpointing, JobSpec, PoolSettings, SlotSpec
+from osep.sim.specs import Checkpointing, JobSpec, Order, PoolSettings, SlotSpec
 
 RECORDED = "recorded"
 MAX_WHAT_IF_CYCLES = 1_000_000  # negotiation and enforcement cycles of one what-if run
@@ -87,9 +88,12 @@ def study(
     what_if: WhatIf = WhatIf(),
     curves: bool = False,
     progress: Callable[[int, float], None] | None = None,
+    excess: Order = Order.FAIRSHARE,
 ) -> Study:
     """Replay ``sources`` (``read_log`` turns a path into its events: :func:`osep.htcondor.
-    eventlog.read_event_log`) and run each what-if policy on the recorded workload."""
+    eventlog.read_event_log`) and run each what-if policy on the recorded workload (the enforcing
+    ones over the negotiator ``excess`` names). With an owner tree in ``policy``, jobs are placed in
+    it by their accounting names and its top-level groups are measured too."""
     log = read_decisions(decisions, warn) if decisions is not None else None
     capacity = slots if slots is not None else (log.capacity if log is not None else None)
     if capacity is None or capacity <= 0:
@@ -112,6 +116,7 @@ def study(
         curves=curves,
         workload=bool(what_if.policies),
         progress=progress,
+        tree=policy.shares if isinstance(policy.shares, ShareTree) else None,
     )
     if result.events == 0:
         raise OsepError(", ".join(str(s.path) for s in sources) + ": no job events in "
@@ -120,7 +125,7 @@ def study(
     what_ifs: dict[str, dict[str, Any]] = {}
     if what_if.policies:
         _check_what_if(sources, result, interval, capacity, what_if)
-        scenario = _scenario(sources, result, policy, interval, capacity, what_if)
+        scenario = replace(_scenario(sources, result, policy, interval, capacity, what_if), excess=excess)
         outcomes = run_scenario(scenario, what_if.policies, policy, interval)
         what_ifs = {n: outcome_column(o, totals(scenario)) for n, o in outcomes.items()}
     jobs = sum(o.jobs for o in result.metrics.owners)
@@ -144,6 +149,8 @@ def study(
         info["what_if"] = {"negotiation_interval": what_if.negotiation_interval,
                            "vacate_delay": what_if.vacate_delay}
     extra: dict[str, Any] = {"unfinished": result.unfinished}
+    if result.groups is not None:
+        extra["groups"] = column(result.groups, "top-level groups")["owners"]
     if log is not None:  # only the decision log tells osep's evictions from anybody else's
         extra["evicted_by_osep"] = sum(result.osep_evictions.values())
     columns = {RECORDED: column(result.metrics, "what the logs recorded", None, **extra)}

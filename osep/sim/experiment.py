@@ -18,6 +18,7 @@ from osep.errors import OsepError
 from osep.measure.documents import column, document
 from osep.measure.meter import Ideal, Metrics
 from osep.measure.records import Dominant, JobRecord, compute
+from osep.measure.trees import group_shares, top_group, tree_ideal
 from osep.sim.driver import simulate
 from osep.sim.specs import Checkpointing, JobSpec, Order, PoolSettings, SimResult
 from osep.sim.variants import VARIANTS, Variant
@@ -130,15 +131,13 @@ def run_policy(
 def group_metrics(records: tuple[JobRecord, ...], capacity: float, settings: PolicySettings
                   ) -> Metrics | None:
     """With an owner tree, the metrics of its top-level groups: each job counted for the group it is
-    in, each group's ideal its feasible share among the groups (the tree's first level, which is the
-    flat water-filling of the groups' shares and demand)."""
+    in, each group's ideal its feasible share among the groups."""
     tree = settings.shares
     if not isinstance(tree, ShareTree):
         return None
-    resolved = tree.resolve_nodes(capacity)
-    shares = {g: resolved[g] for g in tree.top}
-    top = {r.owner: tree.path(r.owner)[0] for r in records}
-    return compute(tuple(replace(r, owner=top[r.owner]) for r in records), capacity, shares)
+    top = {r.owner: top_group(tree, r.owner) for r in records}
+    return compute(tuple(replace(r, owner=top[r.owner]) for r in records), capacity,
+                   group_shares(tree, capacity))
 
 
 def placed(jobs: tuple[JobSpec, ...], settings: PolicySettings) -> tuple[JobSpec, ...]:
@@ -153,15 +152,7 @@ def placed(jobs: tuple[JobSpec, ...], settings: PolicySettings) -> tuple[JobSpec
 
 def ideal(settings: PolicySettings) -> Ideal | None:
     """An owner tree's feasible shares for the metrics (None: flat water-filling)."""
-    tree = settings.shares
-    if not isinstance(tree, ShareTree):
-        return None
-
-    def fill(demand: Mapping[str, float], capacity: float) -> Mapping[str, float]:
-        got = tree.entitlements(demand, capacity, feasible=True).entitled
-        return {o: got.get(o, 0.0) for o in set(demand) | set(tree.shares)}
-
-    return fill
+    return tree_ideal(settings.shares if isinstance(settings.shares, ShareTree) else None)
 
 
 def run_scenario(

@@ -530,10 +530,6 @@ def replay(logs: tuple[str, ...], policy_file: Path, decisions: Path | None, slo
 
     _check_plot(plot)
     loaded = load_policy(policy_file)
-    if isinstance(loaded.settings.shares, ShareTree):
-        raise OsepError(f"{escape(str(policy_file))}: replay takes flat owners; it does not place "
-                        "recorded jobs in an owner tree yet: simulate the tree with a scenario file "
-                        "instead")
     policy = with_overrides(loaded.settings, max_vacates=max_vacates)
     warn = Warnings()
     progress = progress_reporter()
@@ -549,6 +545,7 @@ def replay(logs: tuple[str, ...], policy_file: Path, decisions: Path | None, slo
             what_if=WhatIf(tuple(dict.fromkeys(what_if)), negotiation_interval, vacate_delay),
             curves=plot is not None,
             progress=progress,
+            excess=loaded.excess,
         )
     finally:
         if progress is not None:

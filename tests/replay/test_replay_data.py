@@ -463,3 +463,23 @@ def test_records_cover_the_file_whatever_the_block(parts, block, limit):
             assert len(text) <= limit and data[start:end].startswith(text)
             assert re.search(rb"\n\.\.\.\r?\n", b"\n" + text) is None  # no end line missed
             assert whole == (data[start + len(text):end].rstrip(b"\r\n") == b"...")
+
+
+def test_ad_information_gives_the_whole_accounting_name_for_an_owner_tree(tmp_path):
+    header = "000 (00{n}.000.000) 2026-11-22 07:00:00 Job submitted from host: <127.0.0.1:9618>\n...\n"
+    info = "028 (00{n}.000.000) 2026-11-22 07:00:00 Job ad information event triggered.\n{attrs}...\n"
+    cases = {
+        1: 'AccountingGroup = "group_physics.cms.alice"\nAcctGroup = "group_physics.cms"\nOwner = "alice"\n',
+        2: 'Owner = "bob"\n',  # no group logged: the owner is the whole name
+        3: 'AcctGroup = "group_chem"\nOwner = "carol"\n',  # a group alone
+        4: 'AccountingGroup = "' + "g" * 2000 + '"\nOwner = "dave"\n',  # too long a name: counted, ignored
+    }
+    path = tmp_path / "groups.log"
+    path.write_text("".join(header.format(n=n) + info.format(n=n, attrs=a) for n, a in cases.items()))
+    events, warnings = read(path)
+    got = {e.job.cluster: (e.owner, e.account) for e in events}
+    assert got[1] == ("group_physics.cms", "group_physics.cms.alice")
+    assert got[2] == ("bob", "bob")
+    assert got[3] == ("group_chem", "group_chem")
+    assert got[4] == (None, None)
+    assert len(warnings) == 1 and "not a name" in warnings[0]

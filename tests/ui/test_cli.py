@@ -160,6 +160,61 @@ def test_replay_what_if_runs_the_seeds_models(runner):
     assert all(columns[n]["vacates"] == 0 for n in ("slurm", "share", "grid", "cambridge"))
 
 
+GROUPED_TREE = """
+[owners.group_a]
+share = 2
+[owners.group_a.alice]
+share = "100%"
+[owners.group_b]
+share = 2
+[owners.group_b.bob]
+share = "50%"
+[owners.group_b.carol]
+share = "50%"
+"""
+
+
+def test_replay_places_recorded_jobs_in_an_owner_tree(runner, tmp_path):
+    """The share-back log with each job's AccountingGroup logged, under a tree where bob shares
+    group_b with carol, who submits nothing: isolation gives carol's half to bob alone, so alice and
+    bob are measured against 2 slots each, exactly as under the flat policy of the log (PV 52, worked
+    out by hand in tests/replay/test_replay_data.py). A flat policy of the same leaves (alice 2,
+    bob 1, carol 1) splits carol's slot between alice and bob instead."""
+    text = (DATA / "share-back.events.log").read_text()
+    for user, group in (("alice", "group_a"), ("bob", "group_b")):
+        text = text.replace(f'Owner = "{user}"\n', f'Owner = "{user}"\nAccountingGroup = "{group}.{user}"\n')
+    log = tmp_path / "grouped.log"
+    log.write_text(text)
+    tree = tmp_path / "tree.toml"
+    tree.write_text(GROUPED_TREE)
+    flat = tmp_path / "flat.toml"
+    flat.write_text('[owners]\n"group_a.alice" = 2\n"group_b.bob" = 1\n"group_b.carol" = 1\n')
+    args = ["replay", str(log), "--decisions", str(DATA / "share-back.decisions.jsonl"), "--format", "json"]
+
+    def recorded(policy):
+        result = runner.invoke(cli, [*args, "--policy", str(policy)])
+        assert result.exit_code == 0, result.output
+        return json.loads(result.output)["policies"]["recorded"]
+
+    grouped = recorded(tree)
+    assert grouped["PV"] == 52
+    owners = grouped["owners"]
+    assert set(owners) == {"group_a.alice", "group_b.bob", "group_b.carol"}
+    groups = grouped["groups"]
+    assert set(groups) == {"group_a", "group_b"}
+    assert (owners["group_a.alice"]["PV"], owners["group_b.bob"]["PV"]) == (42, 10)  # as alice, bob
+    assert groups["group_a"]["PV"] == owners["group_a.alice"]["PV"]
+    assert groups["group_b"]["PV"] == owners["group_b.bob"]["PV"]
+    assert recorded(flat)["PV"] == 61  # the flat leaves give alice 2.5 and bob 1.5
+    # A what-if run places the recorded jobs in the same tree.
+    result = runner.invoke(cli, [*args, "--policy", str(tree), "--what-if", "osep", "--what-if", "grid",
+                                 "-t", "2", "--negotiation-interval", "2"])
+    assert result.exit_code == 0, result.output
+    what_if = json.loads(result.output)["policies"]
+    assert set(what_if["osep"]["groups"]) == {"group_a", "group_b"}
+    assert what_if["grid"]["vacates"] == 0
+
+
 def test_replay_json_and_csv(runner):
     result = runner.invoke(cli, ["replay", *SHARE_BACK, "--format", "json"])
     assert result.exit_code == 0, result.output
@@ -246,11 +301,9 @@ def test_report_history_from_the_decision_log(runner):
     (["report", "--history", "--decisions", str(DATA)], "cannot read the decision log: not a regular file"),
     (["replay", "--policy", str(DATA / "share-back.policy.toml"), "--decisions", str(DATA),
       str(DATA / "share-back.events.log")], "cannot read the decision log: not a regular file"),
-    # Owner trees: --tree needs one, replay does not take one, shares takes a FILE or --from-pool.
+    # Owner trees: --tree needs one, shares takes a FILE or --from-pool.
     (["report", "--tree", "--policy", str(ROOT / "config" / "policy.toml")], "flat, not a tree"),
     (["report", "--tree", "--history", "--decisions", "x.jsonl"], "do not go with --history"),
-    (["replay", "--policy", str(ROOT / "config" / "tree.toml"), "--slots", "4",
-      str(DATA / "share-back.events.log")], "takes flat owners"),
     (["shares"], "give a FILE, or --from-pool"),
     (["shares", "--from-pool", str(ROOT / "config" / "slurm-classic-example.toml")],
      "do not go together"),
