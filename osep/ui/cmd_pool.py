@@ -1,0 +1,200 @@
+"""``osep run``, ``osep release`` and ``osep report``: the commands that talk to a live pool."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import click
+
+from osep import log
+from osep.config.bounds import MAX_INTERVAL, MAX_VACATES, MIN_INTERVAL
+from osep.config.knobs import KNOBS, Overrides, parse_knobs
+from osep.config.policy import load_policy
+from osep.config.toml import escape
+from osep.core.tree import ShareTree
+from osep.errors import ConfigError, OsepError
+from osep.ui.shell import Warnings, cli, fails_cleanly, format_option
+
+
+@cli.command()
+@click.option("--once", is_flag=True, help="Run one cycle and exit; the status says if it succeeded.")
+@click.option("--dry-run/--no-dry-run", default=None,
+              help="Decide and log everything, touch nothing. [knob OSEP_DRY_RUN]")
+@click.option("--pool", metavar="HOST[:PORT]", help="Collector to use. [knob OSEP_POOL]")
+@click.option("--policy-file", type=click.Path(path_type=Path),
+              help="Policy file (owners and shares). [knob OSEP_POLICY_FILE]")
+@click.option("-t", "--interval", type=click.FloatRange(min=MIN_INTERVAL, max=MAX_INTERVAL),
+              help="Seconds between cycles (t). [knob OSEP_INTERVAL]")
+@click.option("-p", "--max-vacates", type=click.IntRange(min=0, max=MAX_VACATES),
+              help="At most this many vacates per cycle (p). [knob OSEP_MAX_VACATES]")
+@click.option("--vacate-fast/--vacate-graceful", default=None,
+              help="Vacate without the job's soft-kill grace period. [knob OSEP_VACATE_FAST]")
+@click.option("--min-run-time", type=click.FloatRange(min=0),
+              help="Never vacate a job that has run less than this (s). [knob OSEP_MIN_RUN_TIME]")
+@click.option("--state-file", type=click.Path(path_type=Path),
+              help="What a run leaves for the next: the ceilings osep set, vacates in progress, "
+              "rooms kept. [knob OSEP_STATE_FILE]")
+@click.pass_context
+@fails_cleanly
+def run(ctx: click.Context, once: bool, dry_run: bool | None, pool: str | None,
+        policy_file: Path | None, interval: float | None, max_vacates: int | None,
+        vacate_fast: bool | None, min_run_time: float | None, state_file: Path | None) -> None:
+    """Enforce owner shares on a live HTCondor pool, every t seconds (or --once)."""
+    import structlog
+
+    from osep.config.knobs import KNOB_SOURCE, RunSettings, load_run_settings
+    from osep.enforce.daemon import Daemon
+    from osep.htcondor import live as condor
+
+    overrides = Overrides(
+        dry_run=dry_run, pool=pool, policy_file=policy_file, interval=interval,
+        max_vacates=max_vacates, vacate_fast=vacate_fast, min_run_time=min_run_time,
+        state_file=state_file,
+    )
+    first = True
+
+    def load() -> RunSettings:
+        nonlocal first
+        if not first:
+            condor.reload_config()
+        first = False
+        loaded = load_run_settings(condor.knobs(KNOBS), overrides)
+        if loaded.daemon.state_file is None and not loaded.daemon.dry_run:
+            # Every ceiling is recorded there before it is set, so that none is ever left behind.
+            raise ConfigError(KNOB_SOURCE, "OSEP_STATE_FILE",
+                              "osep run needs a state file to act (it records there every ceiling "
+                              "before setting it): set OSEP_STATE_FILE, pass --state-file, or --dry-run")
+        return loaded
+
+    loaded = load()
+    settings = loaded.daemon
+    given = ctx.obj or {}
+    stream = given.get("stream")
+    if stream is None and settings.log is not None:
+        try:
+            stream = ctx.with_resource(settings.log.open("a", encoding="utf-8"))
+        except OSError as exc:
+            raise OsepError(f"cannot open the log {settings.log}: {exc.strerror}") from None
+    level = given["log_level"] if given.get("log_level_given") else settings.log_level
+    log.configure(level, stream)
+    try:
+        live = condor.LivePool(loaded.live)  # takes the state file's lock and reads it
+    except OsepError as exc:  # a damaged state file, or another osep: in the log as well
+        structlog.get_logger("osep").error("not_started", problem=str(exc))
+        raise
+    try:
+        daemon = Daemon(load, live, initial=loaded)
+        daemon.install_signal_handlers()
+        status = daemon.run(once=once)
+    finally:
+        live.close()
+    sys.exit(status)
+
+
+@cli.command()
+@click.option("--pool", metavar="HOST[:PORT]", help="Collector to use. [knob OSEP_POOL]")
+@click.option("--state-file", type=click.Path(path_type=Path),
+              help="Where osep records the ceilings it set. [knob OSEP_STATE_FILE]")
+@fails_cleanly
+def release(pool: str | None, state_file: Path | None) -> None:
+    """Lift every negotiator ceiling osep set and has not lifted (after the last `run --once`)."""
+    from osep.config.knobs import live_settings
+    from osep.htcondor import live as condor
+
+    settings = parse_knobs(condor.knobs(KNOBS), Overrides(pool=pool, state_file=state_file))
+    if settings.state_file is None:
+        raise OsepError("no state file: set OSEP_STATE_FILE or pass --state-file")
+    live = condor.LivePool(live_settings(settings))  # takes the state file's lock and reads it
+    try:
+        before = live.ceilings.by_negotiator()
+        failure = None
+        try:
+            live.release()
+        except OsepError as exc:
+            failure = exc
+        after = live.ceilings.by_negotiator()
+        left = live.ceilings.left
+    finally:
+        live.close()
+    if not before:
+        click.echo("no ceiling set by osep")
+    for negotiator, ceilings in sorted(before.items()):
+        for submitter, value in sorted(ceilings.items()):
+            if submitter in left:
+                click.echo(f"left the ceiling of {submitter} at {left[submitter]}: no longer the {value} "
+                           "osep set")
+            elif submitter not in after.get(negotiator, {}):
+                click.echo(f"lifted the ceiling of {submitter} (was {value})")
+    if after:
+        kept = [f"{s} (through {n or 'a negotiator of an earlier version'})"
+                for n, ceilings in sorted(after.items()) for s in sorted(ceilings)]
+        more = f" and {len(kept) - 5} more" if len(kept) > 5 else ""
+        why = f"{failure}" if failure is not None else "set through a negotiator other than this pool's"
+        raise OsepError(f"{settings.state_file}: not lifted ({why}): {', '.join(kept[:5])}{more}; "
+                        "they stay on record there")
+
+
+@cli.command()
+@click.option("--pool", metavar="HOST[:PORT]", help="Collector to ask. [knob OSEP_POOL]")
+@click.option("--policy", "policy_file", type=click.Path(path_type=Path),
+              help="Policy file (owners and shares). [knob OSEP_POLICY_FILE]")
+@click.option("--sort", type=click.Choice(["owner", "gap", "running"]), default="owner",
+              show_default=True, help="Order of the owners (gap: most over their target first).")
+@click.option("--tree", is_flag=True,
+              help="One row per group and owner of the policy's owner tree, indented by level.")
+@click.option("--history", is_flag=True,
+              help="Report what the loop did (from its decision log) instead of the pool now.")
+@click.option("--decisions", type=click.Path(path_type=Path),
+              help="The decision log for --history. [knob OSEP_LOG]")
+@click.option("--since", metavar="TIME", help="--history from this time (ISO 8601, UTC unless "
+              "it says otherwise, or seconds since the epoch).")
+@click.option("--until", metavar="TIME", help="--history up to this time (not included).")
+@format_option
+@fails_cleanly
+def report(pool: str | None, policy_file: Path | None, sort: str, tree: bool, history: bool,
+           decisions: Path | None, since: str | None, until: str | None, fmt: str) -> None:
+    """Who is over and under their share now, and what the next cycle would vacate (read-only; any
+    user with READ access to the pool can run it). With --history: what the loop did, to whom and
+    why, between two times."""
+    from osep.config.knobs import live_settings
+    from osep.htcondor import live as condor
+    from osep.ui import render
+    from osep.ui.reports import history_report, parse_time, pool_report
+
+    if not history and (decisions or since or until):
+        raise click.UsageError("--decisions, --since and --until go with --history")
+    if history and (pool or policy_file or tree):
+        raise click.UsageError("--pool, --policy and --tree do not go with --history")
+    settings = parse_knobs(condor.knobs(KNOBS),
+                           Overrides(pool=pool, policy_file=policy_file, log=decisions))
+    if history:
+        from osep.enforce.decisionlog import read_decisions
+
+        if settings.log is None:
+            raise OsepError("no decision log: pass --decisions FILE or set OSEP_LOG")
+        window = []
+        for name, text in (("--since", since), ("--until", until)):
+            try:
+                window.append(parse_time(text) if text is not None else None)
+            except (ValueError, OverflowError):
+                raise OsepError(f"{name}: not a time from 1970 to 2100 (ISO 8601 or seconds since "
+                                f"the epoch): {escape(text or '')}") from None
+        warn = Warnings()
+        log = read_decisions(settings.log, warn, since=window[0], until=window[1])
+        warn.close()
+        doc = history_report(log, window[0], window[1])
+        click.echo(render.HISTORY_RENDERERS[fmt](doc), nl=False)
+        return
+    if settings.policy_file is None:
+        raise OsepError("no policy file: pass --policy FILE or set OSEP_POLICY_FILE")
+    policy = load_policy(settings.policy_file).settings
+    if tree and not isinstance(policy.shares, ShareTree):
+        raise OsepError(f"{escape(str(settings.policy_file))}: the policy's owners are flat, not a "
+                        "tree: --tree has nothing to show")
+    # Read-only: one attempt per query, and the daemon's state file is none of its business.
+    live = condor.LivePool(replace(live_settings(settings, retries=1, policy=policy), state_file=None))
+    doc = pool_report(live.snapshot(), policy, sort)
+    renderers = render.TREE_RENDERERS if tree else render.REPORT_RENDERERS
+    click.echo(renderers[fmt](doc), nl=False)

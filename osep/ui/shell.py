@@ -1,0 +1,144 @@
+"""The ``osep`` command's group and what its commands share: one-line errors, the output-format
+option, warnings and progress on stderr. The command modules (:mod:`osep.ui.cmd_study`,
+:mod:`osep.ui.cmd_pool`, :mod:`osep.ui.cmd_files`) register on :data:`cli`; :mod:`osep.ui.cli` is the
+entry point."""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, NoReturn, TypeVar, cast
+
+import click
+
+from osep import __version__, log
+from osep.config.knobs import parse_knobs
+from osep.config.toml import escape
+from osep.errors import ConfigError, OsepError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+FORMATS = ("table", "json", "csv")
+
+
+
+def fail(exc: OsepError) -> NoReturn:
+    """One line on stderr, whatever a file or a knob put in the message (control characters and
+    terminal escapes are shown escaped), and exit status 2."""
+    click.echo(f"osep: error: {escape(str(exc))}", err=True)
+    sys.exit(2)
+
+
+def fails_cleanly(func: F) -> F:
+    """Turn osep's own errors into one line on stderr and exit status 2."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except OsepError as exc:
+            fail(exc)
+
+    return cast(F, wrapper)
+
+
+def format_option(func: F) -> F:
+    return click.option(
+        "--format",
+        "fmt",
+        type=click.Choice(FORMATS),
+        default="table",
+        show_default=True,
+        help="Output format.",
+    )(func)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option(
+    "--log-level",
+    type=click.Choice(log.LEVELS),
+    default="warning",
+    show_default=True,
+    help="Least severe structured log event to write (info: every decision and action). "
+         "[env OSEP_LOG_LEVEL]",
+)
+@click.option(
+    "--log-file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Append JSON log lines here instead of standard error.",
+)
+@click.version_option(__version__, prog_name="osep")
+@click.pass_context
+def cli(ctx: click.Context, log_level: str, log_file: Path | None) -> None:
+    """Owner-Share Enforcement Policy (OSEP) for HTCondor pools."""
+    source = ctx.get_parameter_source("log_level")
+    given = source is not None and source.name != "DEFAULT"
+    env = os.environ.get("OSEP_LOG_LEVEL", "")
+    if not given and env:
+        try:
+            log_level = parse_knobs({"OSEP_LOG_LEVEL": env}).log_level
+        except ConfigError as exc:
+            fail(ConfigError("environment", "OSEP_LOG_LEVEL", exc.reason))
+        given = True
+    stream = None
+    if log_file is not None:
+        try:
+            stream = ctx.with_resource(log_file.open("a", encoding="utf-8"))
+        except OSError as exc:
+            raise click.BadParameter(f"cannot open {log_file}: {exc.strerror}",
+                                     param_hint="--log-file") from None
+    # Kept for subcommands whose own configuration (knobs) may name a log or a level.
+    ctx.obj = {
+        "stream": stream,
+        "log_level": log_level,
+        "log_level_given": given,
+    }
+    log.configure(log_level, stream)
+
+
+class Warnings:
+    """Prints warnings about the logs read on stderr: the first ``limit`` in full, then a count, so
+    that a badly damaged log cannot flood the terminal."""
+
+    def __init__(self, limit: int = 20) -> None:
+        self.limit = limit
+        self.count = 0
+
+    def __call__(self, text: str) -> None:
+        self.count += 1
+        if self.count <= self.limit:
+            click.echo(f"osep: warning: {text}", err=True)
+
+    def close(self) -> None:
+        if self.count > self.limit:
+            click.echo(f"osep: warning: {self.count - self.limit} more warnings not shown",
+                       err=True)
+
+
+def progress_reporter() -> Callable[[int, float], None] | None:
+    """A progress line on a terminal, nothing when stderr is a file or a pipe."""
+    if not sys.stderr.isatty():
+        return None
+    import datetime
+
+    def report(events: int, when: float) -> None:
+        stamp = datetime.datetime.fromtimestamp(when, datetime.UTC)
+        click.echo(f"\r{events:,} events, log time {stamp:%Y-%m-%d %H:%M} UTC", err=True, nl=False)
+
+    return report
+
+
+def check_plot(plot: Path | None) -> None:
+    if plot is not None and plot.suffix.lower() not in (".png", ".svg"):
+        raise click.BadParameter("the plot is written as .png or .svg", param_hint="--plot")
+
+
+def skipped(scenario: Any) -> None:
+    """One line on stderr for what a scenario's workload log left out."""
+    if scenario.skipped:
+        counts = ", ".join(f"{n} {reason}" for reason, n in sorted(scenario.skipped.items()))
+        click.echo(f"{escape(scenario.path)}: workload lines left out: {counts} "
+                   f"(e.g. {'; '.join(scenario.examples)})", err=True)
