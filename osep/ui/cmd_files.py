@@ -32,6 +32,7 @@ def validate(files: tuple[Path, ...]) -> None:
             click.echo(
                 f"{escape(str(path))}: scenario {scenario.name!r}: {scenario.capacity} slots, "
                 f"{len(scenario.jobs)} jobs, policies {', '.join(scenario.policies)}"
+                + (f" (osep over {scenario.excess.value})" if scenario.excess.value != "fairshare" else "")
             )
         elif "usage" in data:
             from osep.config.sharesfile import load_shares_file
@@ -42,7 +43,8 @@ def validate(files: tuple[Path, ...]) -> None:
                        f"{len(tree.leaves())} leaves, {tree.depth()} levels, usage for "
                        f"{len(loaded.usage)} of the leaves, unit {loaded.unit}")
         else:
-            settings = load_policy(path).settings
+            policy = load_policy(path)
+            settings = policy.settings
             shares = settings.shares
             owners = len(shares.shares)
             if isinstance(shares, ShareTree):
@@ -56,7 +58,9 @@ def validate(files: tuple[Path, ...]) -> None:
                 summary = f"{owners} owners, {totals or 'nothing'} in all"
             click.echo(f"{escape(str(path))}: policy: {summary}, unit "
                        f"{settings.unit.value}, target {settings.target.value}, victims by "
-                       f"{settings.victim_order.value}")
+                       f"{settings.victim_order.value}"
+                       + (f", excess ordered by {policy.excess.value} (simulations)"
+                          if policy.excess.value != "fairshare" else ""))
 
 
 @cli.command()

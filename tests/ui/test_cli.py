@@ -148,6 +148,14 @@ def test_replay_table_has_the_simulate_layout(runner):
     assert rows["A_US bob (2 slots)"][0] == "80.00%"
 
 
+def test_validate_names_the_excess_model(runner, tmp_path):
+    policy = tmp_path / "hybrid.toml"
+    policy.write_text('[policy]\nexcess = "share"\n[owners]\na = 1\n')
+    result = runner.invoke(cli, ["validate", str(policy)])
+    assert result.exit_code == 0, result.output
+    assert result.output.rstrip().endswith("victims by wallclock, excess ordered by share (simulations)")
+
+
 def test_replay_what_if_runs_the_seeds_models(runner):
     result = runner.invoke(cli, ["replay", *SHARE_BACK, "--format", "json", "--what-if", "slurm",
                                  "--what-if", "share", "--what-if", "grid", "--what-if", "cambridge",
