@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import classad2
@@ -118,14 +118,25 @@ class AdTally:
         return bool(self.defaulted or self.rejected)
 
 
+# What a literal holds that evaluating it gives back unchanged: reading such an attribute is one call
+# into the bindings instead of three (a job ad is mostly literals; 100,000 ads a cycle in a large pool).
+_PLAIN = frozenset((int, float, str))
+
+
 def evaluate(ad: Ad, attr: str) -> Any:
     """The attribute as the negotiator sees it: evaluated in the ad's own context (a stock submit
     file writes RequestMemory as an expression). Missing: undefined."""
     evaluator = getattr(ad, "eval", None)
     if evaluator is None:  # an event log's event, or a plain mapping: values are literal
         return ad.get(attr, classad2.Value.Undefined)
-    if attr not in ad:
+    try:
+        # The attribute as stored: a literal's value (an int, a float, a string are exactly what
+        # evaluating the literal gives), anything else an expression or a value to evaluate.
+        stored = ad[attr]
+    except KeyError:
         return classad2.Value.Undefined
+    if type(stored) in _PLAIN:
+        return stored
     try:
         return evaluator(attr)
     except (classad2.ClassAdException, KeyError, ValueError, TypeError):
@@ -219,11 +230,13 @@ def to_job(schedd: str, ad: Ad, tally: AdTally | None = None, pool: str = "",
             value = None  # in the future: wrong, and a job must not gain by it
         if value is None:
             if raw is not classad2.Value.Undefined or attr not in QUIET_DEFAULTS:
-                tally.default(attr, where, raw)
+                tally.default(attr, where(), raw)
             return DEFAULTS[attr]
         return value
 
-    where = f"{schedd}#{_show(evaluate(ad, 'ClusterId'))}.{_show(evaluate(ad, 'ProcId'))}"
+    def where() -> str:  # the job, for a line about it (most ads need none)
+        return f"{schedd}#{_show(evaluate(ad, 'ClusterId'))}.{_show(evaluate(ad, 'ProcId'))}"
+
     try:
         job_id = JobId(schedd, int(required("ClusterId")), int(required("ProcId")), pool)
         universe = _number(evaluate(ad, "JobUniverse"))
@@ -259,16 +272,87 @@ def to_job(schedd: str, ad: Ad, tally: AdTally | None = None, pool: str = "",
             if start is not None and start > latest:
                 start = None
             if start is None:
-                tally.default("JobCurrentStartDate", where, raw_start)
+                tally.default("JobCurrentStartDate", where(), raw_start)
             last = optional("LastCkptTime")
             ckpt = last if last > 0 else None
     except KeyError as exc:
-        raise BadAd(f"{where}: {exc.args[0] if exc.args else exc} is missing") from None
+        raise BadAd(f"{where()}: {exc.args[0] if exc.args else exc} is missing") from None
     except BadAd as exc:
-        raise BadAd(f"{where}: {exc}") from None
+        raise BadAd(f"{where()}: {exc}") from None
     job = Job(job_id, owner, state, submit, slot=slot, start_time=start, checkpoint_time=ckpt,
               cpus=cpus, memory=memory, gpus=gpus, disk=disk, vacatable=status in VACATABLE)
     return JobAd(job, submitter)
+
+
+# Text in an ad (its expressions, lower-cased) that makes its translation depend on more than what
+# its attributes say, or on its ProcId: eval() can name any attribute, and random(), time() and
+# CurrentTime differ from one evaluation to the next. Such an ad is never read for another.
+UNIQUE = ("procid", "eval(", "random(", "time(", "currenttime")
+_JOB_FIELDS = tuple(f.name for f in fields(Job))
+assert _JOB_FIELDS[0] == "id", "JobReader builds a job from its id and the template's other fields"
+
+
+class JobReader:
+    """:func:`to_job` for the ads one schedd query returns, with the same results, faster on the
+    queue of a large pool: there most ads are the idle procs of a few submissions, equal but for
+    their ``ProcId``. An idle job's ad whose translation counted nothing in the tally (no default,
+    no rejection) becomes the template; each following ad equal to it but for its ``ProcId``
+    (ClassAd equality, in the bindings: every attribute, expressions as written) is the same job
+    under its own number, and is not translated again. An ad whose expressions name ``ProcId`` or
+    use what ``UNIQUE`` lists is never a template, and any other ad is translated in full."""
+
+    def __init__(self, schedd: str, tally: AdTally | None = None, pool: str = "",
+                 naming: Callable[[str], str] | None = None) -> None:
+        self.schedd = schedd
+        self.tally = tally if tally is not None else AdTally()
+        self.pool = pool
+        self.naming = naming
+        self.reused = 0  # ads read from the template
+        self._template: Any = None  # a copy of the template's ad, its ProcId set to each ad's in turn
+        self._cluster = 0
+        self._rest: tuple[Any, ...] = ()  # the template job's fields after its id
+        self._submitter = ""
+
+    def read(self, ad: Ad) -> JobAd | None:
+        """As :func:`to_job` (None for a job that occupies no execute slot; :class:`BadAd` for an
+        ad that cannot be read)."""
+        template = self._template
+        if template is not None:
+            try:
+                proc = ad["ProcId"]
+            except KeyError:
+                proc = None
+            if type(proc) is int and 0 <= proc <= LARGEST:
+                template["ProcId"] = proc
+                if ad == template:
+                    self.reused += 1
+                    job = Job(JobId(self.schedd, self._cluster, proc, self.pool), *self._rest)
+                    return JobAd(job, self._submitter)
+        tally = self.tally
+        before = (sum(tally.defaulted.values()), tally.rejected, tally.off_slots)
+        entry = to_job(self.schedd, ad, tally, self.pool, self.naming)
+        if (entry is not None and entry.job.state is JobState.IDLE and type(ad) is classad2.ClassAd
+                and before == (sum(tally.defaulted.values()), tally.rejected, tally.off_slots)):
+            self._keep(ad, entry)
+        return entry
+
+    def _keep(self, ad: Any, entry: JobAd) -> None:
+        """Make ``ad`` the template, if it can be one."""
+        text = repr(ad)
+        lowered = text.lower()
+        if lowered.count("procid") != 1 or any(word in lowered for word in UNIQUE[1:]):
+            return
+        try:
+            copy = classad2.ClassAd(text)
+        except Exception:  # noqa: BLE001 - the edge: an ad the bindings print but cannot read back
+            return
+        if copy != ad:  # read back as it was: only then does equality with it mean anything
+            return
+        job = entry.job
+        self._template = copy
+        self._cluster = job.id.cluster
+        self._rest = tuple(getattr(job, name) for name in _JOB_FIELDS[1:])
+        self._submitter = entry.submitter
 
 
 def parent_name(name: str, parent_id: Any) -> str | None:

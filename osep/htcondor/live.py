@@ -48,6 +48,7 @@ from osep.htcondor.ads import (
     AdTally,
     BadAd,
     JobAd,
+    JobReader,
     OsepAd,
     check_complete,
     integer,
@@ -60,6 +61,7 @@ from osep.htcondor.ceilings import NO_CEILING, Ceilings
 from osep.htcondor.groups import PoolView
 from osep.htcondor.settings import LiveSettings
 from osep.htcondor.state import MAX_ENTRIES, SavedState, StateError, StateFile
+from osep.timing import QUERY, TRANSLATE, Phases
 
 T = TypeVar("T")
 
@@ -263,33 +265,54 @@ class LivePool:
     # -- reading the pool -----------------------------------------------------------------------
 
     def snapshot(self) -> Snapshot:
+        return self.timed_snapshot(Phases())
+
+    def timed_snapshot(self, phases: Phases) -> Snapshot:
+        """The snapshot, its time spent in ``phases``: querying (per daemon) and translating.
+
+        The bindings return a schedd's whole answer at once (``Schedd.query`` has no streaming
+        form in htcondor2), so each schedd's ads are translated right after its query and let go
+        one by one as they are read: at most one schedd's ads are held at a time, beside the jobs
+        already read."""
         collector = self._collector()
-        schedds = self.call("locating schedds",
-                            lambda: collector.locateAll(htcondor.DaemonType.Schedd))
-        slot_ads = self.call(
-            "querying slots",
-            lambda: collector.query(htcondor.AdTypes.Startd, projection=SLOT_ATTRS),
-        )
-        job_ads: list[tuple[str, Any]] = []
+        with phases.timing(QUERY, "collector"):
+            schedds = self.call("locating schedds",
+                                lambda: collector.locateAll(htcondor.DaemonType.Schedd))
+            slot_ads = self.call(
+                "querying slots",
+                lambda: collector.query(htcondor.AdTypes.Startd, projection=SLOT_ATTRS),
+            )
+        jobs: list[Job] = []
         located: dict[str, Any] = {}
+        tally = AdTally()
+        with phases.timing(TRANSLATE):
+            accounts = Accounts(weights=slot_weights(slot_ads))
+        server_time: int | None = None
         for schedd_ad in schedds:
             name = str(schedd_ad.get("Name", "schedd"))
             located[name] = schedd_ad
-            job_ads.extend((name, ad) for ad in self._query_jobs(name, schedd_ad))
-        now = self.clock()
-        for _, ad in job_ads:
-            server_time = integer(ad.get("ServerTime"))
-            if server_time is not None:
-                now = float(server_time)
-                break
-        jobs: list[Job] = []
-        accounts = Accounts(weights=slot_weights(slot_ads))
-        tally = AdTally()
-        for schedd_name, ad in job_ads:
-            entry = self._translate(schedd_name, ad, tally)
-            if entry is not None:
-                jobs.append(entry.job)
-                accounts.add(entry)
+            with phases.timing(QUERY, f"schedd {name}"):
+                ads = self._query_jobs(name, schedd_ad)
+            with phases.timing(TRANSLATE):
+                reader = JobReader(name, tally, naming=self.settings.naming)
+                ads.reverse()  # read from the end of the list, so that each ad read is let go
+                while ads:
+                    ad = ads.pop()
+                    if server_time is None:
+                        server_time = integer(ad.get("ServerTime"))
+                    entry = self._translate(reader, ad)
+                    if entry is not None:
+                        jobs.append(entry.job)
+                        accounts.add(entry)
+        with phases.timing(TRANSLATE):
+            now = float(server_time) if server_time is not None else self.clock()
+            snapshot = self._settle(jobs, slot_ads, located, len(schedds), accounts, tally, now)
+        return snapshot
+
+    def _settle(self, jobs: list[Job], slot_ads: list[Any], located: dict[str, Any], schedds: int,
+                accounts: Accounts, tally: AdTally, now: float) -> Snapshot:
+        """The snapshot of the jobs read, on the slots the ads describe; what the pool keeps
+        (vacates in progress, reservations, recent vacates) brought up to ``now``."""
         slots: list[Slot] = []
         for item in to_slots(slot_ads):
             if isinstance(item, BadAd):
@@ -300,7 +323,7 @@ class LivePool:
             # One line per cycle, however many ads were odd: a pool has 100,000 jobs.
             self.log.warning("odd_ads", rejected=tally.rejected, defaulted=tally.defaulted,
                              examples=tally.examples)
-        check_complete(slot_ads, jobs, len(schedds))
+        check_complete(slot_ads, jobs, schedds)
         self.now = now
         self._schedds = located
         for job_id, seconds in self.vacates.settle(jobs, now):
@@ -326,13 +349,14 @@ class LivePool:
         )
         return ads
 
-    def _translate(self, schedd: str, ad: Any, tally: AdTally) -> JobAd | None:
+    def _translate(self, reader: JobReader, ad: Any) -> JobAd | None:
         """One job ad, as this pool sees it (a job it is vacating is VACATING). A bad ad is counted
-        in ``tally`` and skipped, never fatal; None too for a job that occupies no execute slot."""
+        in the reader's tally and skipped, never fatal; None too for a job that occupies no execute
+        slot."""
         try:
-            entry = to_job(schedd, ad, tally, naming=self.settings.naming)
+            entry = reader.read(ad)
         except BadAd as exc:
-            tally.reject(str(exc))
+            reader.tally.reject(str(exc))
             return None
         return self._as_seen(entry) if entry is not None else None
 

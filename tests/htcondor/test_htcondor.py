@@ -18,6 +18,7 @@ from osep.htcondor.ads import (
     Accounts,
     AdTally,
     BadAd,
+    JobReader,
     check_complete,
     owner_of,
     to_job,
@@ -301,7 +302,7 @@ def test_a_bad_job_ad_is_counted_and_skipped(missing):
         to_job("s", ad(**attrs))
     pool = LivePool(LiveSettings(pool="127.0.0.1:1"))
     tally = AdTally()
-    assert pool._translate("s", ad(**attrs), tally) is None
+    assert pool._translate(JobReader("s", tally), ad(**attrs)) is None
     assert tally.rejected == 1 and tally.examples[0].startswith(f"s#7.3: {missing} is ")
 
 
