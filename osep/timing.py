@@ -20,7 +20,8 @@ from typing import Any
 Clock = Callable[[], float]
 
 QUERY, TRANSLATE, DECIDE, ACT, STATE = "query", "translate", "decide", "act", "state"
-PHASES = (QUERY, TRANSLATE, DECIDE, ACT, STATE)
+SNAPSHOT = "snapshot"  # the whole snapshot, from a pool that does not split it into the two above
+PHASES = (QUERY, TRANSLATE, SNAPSHOT, DECIDE, ACT, STATE)
 OWN = (TRANSLATE, DECIDE, ACT, STATE)  # osep's own work; the rest is waiting on HTCondor
 DIGITS = 4  # seconds are logged to 0.1 ms
 

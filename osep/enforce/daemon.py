@@ -55,6 +55,7 @@ from osep.enforce.loop import CycleReport, Enforcer
 from osep.errors import OsepError, PoolError
 from osep.htcondor.ads import OsepAd
 from osep.htcondor.settings import LiveSettings
+from osep.timing import PHASES, QUERY, STATE, Clocks, Phases
 
 # An OSEP ad not heard from for this many of its intervals, and STALE_GRACE seconds more, belongs to
 # an osep that is gone (its lease has lapsed).
@@ -95,14 +96,16 @@ class Daemon:
         initial: RunSettings | None = None,
         wall: Callable[[], float] | None = None,
         instance: str | None = None,
+        cpu: Callable[[], float] = time.process_time,
     ) -> None:
         self._load = load
         self.loaded = initial if initial is not None else load()
         self.pool = pool
         self.log = logger if logger is not None else structlog.get_logger("osep")
         self.record = Recorder(self.log)
+        # Each cycle is timed on ``clock`` (wall) and ``cpu`` (this process's CPU): see osep.timing.
         self.enforcer = Enforcer(self.loaded.policy, Actuator(pool, self.loaded.limits, pool.recent),
-                                 self.log)
+                                 self.log, Clocks(clock, cpu))
         self._wake = threading.Event()
         self._wait = wait if wait is not None else self._sleep
         self._clock = clock
@@ -171,20 +174,23 @@ class Daemon:
 
     def cycle(self) -> CycleReport | None:
         limits = self.loaded.limits
-        self.rival = None if limits.dry_run else self._rival()
+        phases = Phases(self.enforcer.clocks)
+        self.rival = None if limits.dry_run else self._rival(phases)
         problem = self.rival
         if problem is not None:
             self.log.error("another_osep", problem=problem,
                            consequence="this cycle sends no vacate and sets no ceiling")
         else:
-            problem = None if limits.dry_run else self.pool.keep_state()
+            if not limits.dry_run:
+                with phases.timing(STATE):
+                    problem = self.pool.keep_state()
             if problem is not None:
                 self.log.error("state_unwritable", problem=problem,
                                consequence="this cycle sends no vacate and sets no ceiling")
         actuator = self.enforcer.actuator
         actuator.limits = replace(limits, dry_run=True) if problem is not None else limits
         try:
-            report = self.enforcer.run_cycle(self.pool)
+            report = self.enforcer.run_cycle(self.pool, phases)
         except PoolError as exc:
             self.last_ok = False
             self.record.cycle_failed(self.enforcer.cycles, str(exc))
@@ -203,14 +209,15 @@ class Daemon:
             self._lift()
         return report
 
-    def _rival(self) -> str | None:
+    def _rival(self, phases: Phases) -> str | None:
         """Another osep that holds the lease on this pool: one that started before this one, is not
         a dry run, and was heard from lately. Who, in a line; None if there is none (or the
         collector cannot say: then the cycle fails on its own)."""
         if not self.loaded.daemon.publish:
             return None
         try:
-            ads = self.pool.others()
+            with phases.timing(QUERY, "collector"):
+                ads = self.pool.others()
         except PoolError:
             return None
         now = self._wall()
@@ -255,6 +262,11 @@ class Daemon:
             attrs["OSEPLastCycleTime"] = int(plan.time)
             attrs["OSEPCapacity"] = plan.capacity
             attrs["OSEPLastVacates"] = report.vacated
+            # Where the last cycle's time went, in wall seconds: OSEPLastCycleSeconds, and
+            # OSEPLastQuerySeconds, OSEPLastTranslateSeconds... for its phases (see osep.timing).
+            for phase in ("cycle", *PHASES):
+                if phase in report.seconds:
+                    attrs[f"OSEPLast{phase.capitalize()}Seconds"] = report.seconds[phase]
             attrs["OSEPOwners"] = [
                 {"Name": v.owner, "Share": v.share, "Target": v.target, "Feasible": v.feasible,
                  "Running": v.running, "Idle": v.idle, "Reserved": v.reserved, "Gap": v.gap}

@@ -1,19 +1,42 @@
 """One enforcement cycle: snapshot, decide, act, log. The daemon calls it on a timer against the live
-pool; the simulator calls it on virtual time against the simulated pool. Same code, different pool."""
+pool; the simulator calls it on virtual time against the simulated pool. Same code, different pool.
+
+Given clocks (the daemon's), each cycle's ``cycle`` event says where its time went (see
+:mod:`osep.timing`); a pool with ``timed_snapshot`` (the live one) splits its snapshot into queries and
+translation. The simulator's cycles are not timed: their time is virtual, and their logs stay the same
+from run to run."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
 
 import structlog
 
+from osep.core.model import Snapshot
 from osep.core.plan import Claim, Plan, Vacate
 from osep.core.policy import PolicySettings, decide
 from osep.core.pool import Pool
 from osep.enforce.actuator import ActionResult, Actuator, Limits
 from osep.enforce.decisionlog import Outcome, Recorder
 from osep.measure.sampled import SampledMetrics
+from osep.timing import ACT, DECIDE, SNAPSHOT, Clocks, Phases
+
+
+@runtime_checkable
+class TimedPool(Protocol):
+    """A pool that says where its snapshot's time went: its queries (per daemon) and translating
+    their answers."""
+
+    def timed_snapshot(self, phases: Phases) -> Snapshot: ...
+
+
+def _zero() -> float:
+    return 0.0
+
+
+UNTIMED = Clocks(_zero, _zero)  # the clocks of a cycle that is not timed
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,6 +44,8 @@ class CycleReport:
     cycle: int
     plan: Plan
     results: tuple[ActionResult, ...]
+    # Wall seconds per phase, and the whole cycle ("cycle"); empty when the cycle was not timed.
+    seconds: Mapping[str, float] = field(default_factory=dict)
 
     @property
     def sent(self) -> list[Vacate]:
@@ -41,8 +66,10 @@ class CycleReport:
 class Enforcer:
     """Runs cycles of the policy against one pool through one actuator."""
 
-    def __init__(self, settings: PolicySettings, actuator: Actuator, logger: Any = None) -> None:
+    def __init__(self, settings: PolicySettings, actuator: Actuator, logger: Any = None,
+                 clocks: Clocks | None = None) -> None:
         self.settings = settings
+        self.clocks = clocks  # None: cycles are not timed
         self.actuator = actuator
         self.record = Recorder(logger if logger is not None else structlog.get_logger("osep"))
         self.cycles = 0
@@ -54,19 +81,34 @@ class Enforcer:
         self.settings = settings
         self.actuator.limits = limits
 
-    def run_cycle(self, pool: Pool) -> CycleReport:
+    def run_cycle(self, pool: Pool, phases: Phases | None = None) -> CycleReport:
+        """One cycle. ``phases``: where the caller's part of the cycle went already (the daemon's
+        lease and state file); a timed cycle makes its own if none is given."""
         self.cycles += 1
-        snapshot = pool.snapshot()
-        plan = decide(snapshot, self.settings)
+        timed = phases is not None or self.clocks is not None
+        if phases is None:
+            phases = Phases(self.clocks if self.clocks is not None else UNTIMED)
+        if isinstance(pool, TimedPool):
+            snapshot = pool.timed_snapshot(phases)
+        else:
+            with phases.timing(SNAPSHOT):
+                snapshot = pool.snapshot()
+        with phases.timing(DECIDE):
+            plan = decide(snapshot, self.settings)
         record = self.record.bind(cycle=self.cycles, time=plan.time)
-        for view in plan.owners:
-            if (view.gap > 0 and view.idle > view.reserved) or view.gap <= -1:
-                record.owner(view)
-        planned: tuple[Vacate | Claim, ...] = (*plan.vacates, *plan.claims)
-        for action in planned:
-            record.decision(action)
-        results = tuple(self.actuator.apply(plan, record))
-        report = CycleReport(cycle=self.cycles, plan=plan, results=results)
-        self.metrics.add(plan, report.sent)
-        record.cycle(plan, report.vacated, report.skipped, self.metrics.fields())
+        with phases.timing(ACT):
+            for view in plan.owners:
+                if (view.gap > 0 and view.idle > view.reserved) or view.gap <= -1:
+                    record.owner(view)
+            planned: tuple[Vacate | Claim, ...] = (*plan.vacates, *plan.claims)
+            for action in planned:
+                record.decision(action)
+            results = tuple(self.actuator.apply(plan, record))
+        sent = [r.action for r in results if isinstance(r.action, Vacate) and r.outcome is Outcome.DONE]
+        self.metrics.add(plan, sent)
+        timing = phases.fields() if timed else {}
+        report = CycleReport(cycle=self.cycles, plan=plan, results=results,
+                             seconds=timing.get("seconds", {}))
+        (record.bind(**timing) if timing else record).cycle(plan, report.vacated, report.skipped,
+                                                            self.metrics.fields())
         return report

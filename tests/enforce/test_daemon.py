@@ -53,6 +53,7 @@ class FakeLive:
 
     def publish(self, attrs):
         self.calls.append(("publish", attrs["OSEPState"], attrs.get("OSEPLastVacates")))
+        self.published = attrs
 
     def withdraw(self):
         self.calls.append(("withdraw",))
@@ -183,6 +184,40 @@ def test_a_fault_of_osep_s_own_fails_one_cycle_not_the_daemon(verbose_logs):
     assert any(e["event"] == "internal_error" and e.get("exc_info") for e in logs)
     assert daemon.enforcer.cycles == 2 and daemon.last_ok is True  # the next cycle went through
     assert pool.calls[-2:] == [("release",), ("withdraw",)]
+
+
+class Ticking:
+    """A clock that moves ``step`` seconds every time it is read."""
+
+    def __init__(self, step: float) -> None:
+        self.now, self.step = 0.0, step
+
+    def __call__(self) -> float:
+        self.now += self.step
+        return self.now
+
+
+def test_each_cycle_says_where_its_time_went(verbose_logs):
+    """The cycle event has the seconds of each phase (the lease's query, the state file, the
+    snapshot, the decision, acting), which add up to the cycle's with what is left over; the ad
+    publishes them."""
+    pool = FakeLive()
+    loaded = run_settings(DaemonSettings(), POLICY)
+    daemon = Daemon(lambda: loaded, pool, wait=lambda s: None, clock=Ticking(1.0), cpu=Ticking(0.25))
+    with capture_logs() as logs:
+        assert daemon.run(once=True) == 0
+    cycle = next(e for e in logs if e["event"] == "cycle")
+    seconds, cpu = cycle["seconds"], cycle["cpu_seconds"]
+    assert set(seconds) == {"query", "state", "snapshot", "decide", "act", "other", "cycle"}
+    assert all(v > 0 for k, v in seconds.items() if k != "other")
+    assert sum(v for k, v in seconds.items() if k != "cycle") == pytest.approx(seconds["cycle"])
+    assert sum(v for k, v in cpu.items() if k != "cycle") == pytest.approx(cpu["cycle"])
+    assert seconds["snapshot"] == 1.0 and cpu["snapshot"] == 0.25  # one tick of each clock
+    assert cycle["query_seconds"] == {"collector": seconds["query"]}  # the lease: the OSEP ads
+    published = pool.published
+    assert published["OSEPLastCycleSeconds"] == seconds["cycle"]
+    assert published["OSEPLastDecideSeconds"] == seconds["decide"]
+    assert "OSEPLastTranslateSeconds" not in published  # this pool does not split its snapshot
 
 
 def hup(daemon):

@@ -9,6 +9,7 @@ from pathlib import Path
 import classad2
 import pytest
 
+from fakecondor import FakeCondor
 from osep.core.model import Job, JobId, JobState, Slot, Snapshot
 from osep.core.policy import PolicySettings, decide
 from osep.core.shares import ShareTable
@@ -26,6 +27,7 @@ from osep.htcondor.ads import (
 )
 from osep.htcondor.live import LivePool, Vacates
 from osep.htcondor.settings import LiveSettings
+from osep.timing import Clocks, Phases
 
 
 def ad(**attrs) -> classad2.ClassAd:
@@ -394,3 +396,23 @@ share = 1
     # bob's jobs in group_physics.cms count for the member bob; the charge is unchanged
     assert owners["40.0"] == ("group_physics.cms.bob", "group_physics.cms.bob@vm")
     assert owners["37.0"][0] == "alice"
+
+
+def test_the_live_snapshot_says_where_its_time_went(monkeypatch):
+    """Queries per daemon (the collector, each schedd) and translation, on the clocks given; the
+    snapshot is the one an untimed call gives."""
+    fake = FakeCondor()
+    fake.run("alice", 3)
+    fake.idle("bob", 5)
+    fake.queues["schedd2@cm"] = [ad(ClusterId=1, ProcId=k, Owner="carol", User="carol@site", JobStatus=1,
+                                    JobUniverse=5, QDate=1, RequestCpus=1) for k in range(4)]
+    fake.install(monkeypatch)
+    ticks = iter(range(10_000))
+    phases = Phases(Clocks(lambda: float(next(ticks)), lambda: 0.0))
+    pool = LivePool(LiveSettings(pool="cm.fake"), clock=lambda: 10_000.0)
+    timed = pool.timed_snapshot(phases)
+    assert timed == pool.snapshot() and len(timed.jobs) == 12
+    fields = phases.fields()
+    assert set(fields["query_seconds"]) == {"collector", "schedd schedd@cm", "schedd schedd2@cm"}
+    assert set(fields["seconds"]) == {"query", "translate", "other", "cycle"}
+    assert fields["seconds"]["query"] == sum(fields["query_seconds"].values())
