@@ -274,8 +274,8 @@ class LivePool:
         form in htcondor2), so each schedd's ads are translated right after its query and let go
         one by one as they are read: at most one schedd's ads are held at a time, beside the jobs
         already read."""
-        collector = self._collector()
         with phases.timing(QUERY, "collector"):
+            collector = self._collector()
             schedds = self.call("locating schedds",
                                 lambda: collector.locateAll(htcondor.DaemonType.Schedd))
             slot_ads = self.call(

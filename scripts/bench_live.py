@@ -1,0 +1,182 @@
+#!/usr/bin/env python3
+"""The live cycle at scale, on the real test pool (scripts/testpool.py): where a cycle's time goes
+with 100,000 queued jobs.
+
+Starts the test pool with two schedds (20 one-core slots; the schedds told to accept submissions of
+that size: MAX_JOBS_PER_SUBMISSION and MAX_JOBS_PER_OWNER, whose defaults are 20,000 and 100,000),
+fills the slots with running jobs of two owners, queues ``--idle`` idle jobs in the first schedd from
+three owners with stock submit files (``queue N`` of a short sleep, no request lines, so RequestMemory
+and RequestDisk are the expressions condor_submit writes), and ``--second`` in the second schedd. Then
+runs ``--cycles`` enforcement cycles of the daemon's own loop (LivePool and Enforcer, dry run) and
+prints, per phase, the median wall and CPU seconds, the queries per daemon, and osep's own share of
+the cycle: translate + decide + act (what the policy's issue counts as osep's work; the rest is
+HTCondor's queries). The pool is stopped at the end, whatever happens.
+
+    sudo scripts/bench_live.py [--idle 100000] [--second 2000] [--cycles 5]
+
+Needs root (the test pool is a chroot). ``decide`` is the policy as it is, on the snapshot the cycle
+reads.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from testpool import PoolError, TestPool  # noqa: E402
+
+LIMITS = "MAX_JOBS_PER_SUBMISSION = 1000000\nMAX_JOBS_PER_OWNER = 1000000\n"
+SLOTS = 20
+# Who queues what in the first schedd (shares of --idle) and the second (of --second).
+FIRST = {"carol": 0.5, "alice": 0.25, "bob": 0.25}
+SECOND = {"carol": 0.5, "alice": 0.5}
+SHARES = {"alice": 1, "bob": 1, "carol": 2}
+OWN = ("translate", "decide", "act")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--idle", type=int, default=100_000, help="idle jobs in the first schedd")
+    parser.add_argument("--second", type=int, default=2_000, help="idle jobs in the second schedd")
+    parser.add_argument("--cycles", type=int, default=5)
+    args = parser.parse_args()
+    if os.geteuid() != 0:
+        print("bench_live: needs root (the test pool is a chroot)", file=sys.stderr)
+        return 1
+    began = time.monotonic()
+    pool = TestPool()
+    try:
+        return bench(pool, args.idle, args.second, args.cycles, began)
+    except PoolError as exc:
+        print(f"bench_live: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        pool.stop()
+
+
+def bench(pool: TestPool, idle: int, second: int, cycles: int, began: float) -> int:
+    pool.start("static", SLOTS, extra_config=LIMITS, schedds=2)
+    os.environ.update(pool.env())
+    other = next(n for n in pool.schedd_names() if n.startswith("schedd2@"))
+    for owner in ("alice", "bob"):
+        pool.submit(owner, SLOTS // 2, seconds=36_000, stock=True)
+    wait_running(pool, SLOTS)
+    submitted = time.monotonic()
+    for owner, part in FIRST.items():
+        pool.submit(owner, round(idle * part), seconds=60, stock=True)
+    took = time.monotonic() - submitted
+    print(f"queued {idle:,} idle jobs in the first schedd in {took:.0f} s "
+          f"({idle / took:,.0f} jobs/s, condor_submit of stock submit files)")
+    submitted = time.monotonic()
+    for owner, part in SECOND.items():
+        pool.submit(owner, round(second * part), seconds=60, stock=True, schedd=other)
+    print(f"queued {second:,} in the second schedd in {time.monotonic() - submitted:.0f} s")
+    return measure(cycles, idle + second)
+
+
+def wait_running(pool: TestPool, count: int, timeout: float = 120.0) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        out = pool.condor(["condor_q", "-global", "-allusers", "-constraint", "JobStatus == 2", "-af", "ClusterId"])
+        if len(out.split()) >= count:
+            return
+        if time.monotonic() > deadline:
+            raise PoolError(f"the {count} running jobs did not start in {timeout:.0f} s")
+        time.sleep(1)
+
+
+def measure(cycles: int, queued: int) -> int:
+    # The bindings read the pool's address and token from the environment set above.
+    from osep import log
+    from osep.core.policy import PolicySettings
+    from osep.core.shares import ShareTable
+    from osep.enforce.actuator import Actuator, Limits
+    from osep.enforce.loop import Enforcer
+    from osep.htcondor.live import LivePool
+    from osep.htcondor.settings import LiveSettings
+    from osep.timing import Clocks, Phases
+
+    with tempfile.TemporaryDirectory() as work:
+        logfile = (Path(work) / "osep.log").open("w", encoding="utf-8")
+        log.configure("info", logfile)  # the daemon's own logging, part of the cycle's cost
+        live = LivePool(LiveSettings(pool="127.0.0.1:9618"))
+        clocks = Clocks()
+        enforcer = Enforcer(PolicySettings(ShareTable(SHARES)), Actuator(live, Limits(dry_run=True)),
+                            clocks=clocks)
+        rows: list[dict[str, dict[str, float]]] = []
+        for k in range(cycles):
+            phases = Phases(clocks)
+            report = enforcer.run_cycle(live, phases)
+            fields = phases.fields()
+            rows.append(fields)
+            jobs = sum(v.running + v.idle for v in report.plan.owners)
+            print(f"cycle {k + 1}: {fields['seconds']['cycle']:.2f} s wall, "
+                  f"{fields['cpu_seconds']['cycle']:.2f} s CPU, {jobs:,} jobs read, "
+                  f"{len(report.plan.vacates)} vacates planned (dry run)", flush=True)
+        logfile.close()
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    report_table(rows, queued)
+    print(f"peak memory of this process (pool start, submissions and {cycles} cycles): {peak:.0f} MiB")
+    compare_translation()
+    return 0
+
+
+def compare_translation() -> None:
+    """The first schedd's answer translated ad by ad (to_job) and by the reader the cycle uses
+    (JobReader), CPU seconds, best of three, the same ads in the same run."""
+    import htcondor2
+
+    from osep.htcondor.ads import JOB_ATTRS, JOB_CONSTRAINT, JobReader, to_job
+
+    located = htcondor2.Collector("127.0.0.1:9618").locateAll(htcondor2.DaemonType.Schedd)
+    first = next(a for a in located if not str(a.get("Name", "")).startswith("schedd2@"))
+    ads = htcondor2.Schedd(first).query(constraint=JOB_CONSTRAINT, projection=JOB_ATTRS)
+    name = str(first["Name"])
+    each, reader = [], []
+    for _ in range(3):
+        began = time.process_time()
+        by_ad = [to_job(name, ad) for ad in ads]
+        each.append(time.process_time() - began)
+        began = time.process_time()
+        read = JobReader(name)
+        by_reader = [read.read(ad) for ad in ads]
+        reader.append(time.process_time() - began)
+        if by_reader != by_ad:
+            raise SystemExit("bench_live: the reader gave other jobs than to_job: a bug")
+    print(f"translating the first schedd's {len(ads):,} ads: ad by ad {min(each):.2f} s CPU "
+          f"({min(each) / len(ads) * 1e6:.1f} us/ad), the reader {min(reader):.2f} s "
+          f"({min(reader) / len(ads) * 1e6:.1f} us/ad; {read.reused:,} read from a template), same jobs")
+
+
+def median(rows: list[dict[str, dict[str, float]]], kind: str, key: str) -> float:
+    return statistics.median(r[kind].get(key, 0.0) for r in rows)
+
+
+def report_table(rows: list[dict[str, dict[str, float]]], queued: int) -> None:
+    print(f"\nmedian of {len(rows)} cycles, {queued:,} queued jobs + {SLOTS} running, 2 schedds:")
+    print(f"{'phase':<22}{'wall s':>10}{'CPU s':>10}")
+    for phase in ("query", "translate", "decide", "act", "other", "cycle"):
+        print(f"{phase:<22}{median(rows, 'seconds', phase):>10.3f}{median(rows, 'cpu_seconds', phase):>10.3f}")
+    for daemon in rows[0]["query_seconds"]:
+        print(f"  query {daemon:<14}{median(rows, 'query_seconds', daemon):>10.3f}")
+    own = [sum(r["seconds"].get(p, 0.0) for p in OWN) / r["seconds"]["cycle"] for r in rows]
+    queries = [r["seconds"]["query"] / r["seconds"]["cycle"] for r in rows]
+    own_cpu = [sum(r["cpu_seconds"].get(p, 0.0) for p in OWN) / r["seconds"]["cycle"] for r in rows]
+    print(f"osep's own work (translate + decide + act), share of the cycle's wall time: "
+          f"median {statistics.median(own):.1%} (range {min(own):.1%} to {max(own):.1%}); "
+          f"its CPU seconds: {statistics.median(own_cpu):.1%} of the cycle")
+    print(f"HTCondor's queries, share of the cycle's wall time: median {statistics.median(queries):.1%}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
