@@ -88,7 +88,7 @@ class Enforcer:
         timed = phases is not None or self.clocks is not None
         if phases is None:
             phases = Phases(self.clocks if self.clocks is not None else UNTIMED)
-        if isinstance(pool, TimedPool):
+        if timed and isinstance(pool, TimedPool):
             snapshot = pool.timed_snapshot(phases)
         else:
             with phases.timing(SNAPSHOT):

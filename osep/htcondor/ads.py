@@ -292,14 +292,29 @@ _JOB_FIELDS = tuple(f.name for f in fields(Job))
 assert _JOB_FIELDS[0] == "id", "JobReader builds a job from its id and the template's other fields"
 
 
+TEMPLATES = 1024  # clusters a reader keeps a template for at once (the oldest made goes first)
+
+
+@dataclass(slots=True)
+class _Template:
+    ad: Any  # a copy of the template's ad, its ProcId set to each compared ad's in turn
+    rest: tuple[Any, ...]  # the template job's fields after its id
+    submitter: str
+    misses: int = 0  # translated ads of its cluster that it did not match, since it was made
+
+
 class JobReader:
     """:func:`to_job` for the ads one schedd query returns, with the same results, faster on the
-    queue of a large pool: there most ads are the idle procs of a few submissions, equal but for
-    their ``ProcId``. An idle job's ad whose translation counted nothing in the tally (no default,
-    no rejection) becomes the template; each following ad equal to it but for its ``ProcId``
-    (ClassAd equality, in the bindings: every attribute, expressions as written) is the same job
-    under its own number, and is not translated again. An ad whose expressions name ``ProcId`` or
-    use what ``UNIQUE`` lists is never a template, and any other ad is translated in full."""
+    queue of a large pool: there most ads are the idle procs of a few submissions (clusters), equal
+    but for their ``ProcId``, and the schedd lists them in no particular order.
+
+    Per cluster, the ad of an idle job whose translation counted nothing in the tally (no default,
+    no rejection) becomes the template, from the cluster's second such ad on (a cluster of one job
+    costs nothing more), and again after two that did not match it; each ad of the cluster equal to
+    it but for its ``ProcId`` (ClassAd equality, in the bindings: every attribute, expressions as
+    written) is the same job under its own number, and is not translated again. An ad whose
+    expressions name ``ProcId`` or use what ``UNIQUE`` lists is never a template, and any other ad
+    is translated in full."""
 
     def __init__(self, schedd: str, tally: AdTally | None = None, pool: str = "",
                  naming: Callable[[str], str] | None = None) -> None:
@@ -307,52 +322,76 @@ class JobReader:
         self.tally = tally if tally is not None else AdTally()
         self.pool = pool
         self.naming = naming
-        self.reused = 0  # ads read from the template
-        self._template: Any = None  # a copy of the template's ad, its ProcId set to each ad's in turn
-        self._cluster = 0
-        self._rest: tuple[Any, ...] = ()  # the template job's fields after its id
-        self._submitter = ""
+        self.reused = 0  # ads read from a template
+        self._templates: dict[int, _Template] = {}  # cluster -> its template
+        self._seen: set[int] = set()  # clusters with an ad that could have been a template
+        self._refused: set[int] = set()  # clusters whose ads cannot be templates
 
     def read(self, ad: Ad) -> JobAd | None:
         """As :func:`to_job` (None for a job that occupies no execute slot; :class:`BadAd` for an
         ad that cannot be read)."""
-        template = self._template
-        if template is not None:
-            try:
-                proc = ad["ProcId"]
-            except KeyError:
-                proc = None
-            if type(proc) is int and 0 <= proc <= LARGEST:
-                template["ProcId"] = proc
-                if ad == template:
-                    self.reused += 1
-                    job = Job(JobId(self.schedd, self._cluster, proc, self.pool), *self._rest)
-                    return JobAd(job, self._submitter)
+        job = self.repeat(ad)
+        if job is not None:
+            return JobAd(job, self._templates[job.id.cluster].submitter)
+        return self.translate(ad)
+
+    def repeat(self, ad: Ad) -> Job | None:
+        """The job, if ``ad`` is its cluster's template but for its ``ProcId``: an idle job whose
+        owner and submitter are those of the template's. Else None (:meth:`translate` reads it)."""
+        try:
+            cluster, proc = ad["ClusterId"], ad["ProcId"]
+        except KeyError:
+            return None
+        if type(cluster) is not int or type(proc) is not int or not 0 <= proc <= LARGEST:
+            return None
+        template = self._templates.get(cluster)
+        if template is None:
+            return None
+        template.ad["ProcId"] = proc
+        if ad != template.ad:
+            return None
+        self.reused += 1
+        return Job(JobId(self.schedd, cluster, proc, self.pool), *template.rest)
+
+    def translate(self, ad: Ad) -> JobAd | None:
+        """``ad`` translated in full (as :func:`to_job`); it may become its cluster's template."""
         tally = self.tally
         before = (sum(tally.defaulted.values()), tally.rejected, tally.off_slots)
         entry = to_job(self.schedd, ad, tally, self.pool, self.naming)
         if (entry is not None and entry.job.state is JobState.IDLE and type(ad) is classad2.ClassAd
                 and before == (sum(tally.defaulted.values()), tally.rejected, tally.off_slots)):
-            self._keep(ad, entry)
+            cluster = entry.job.id.cluster
+            template = self._templates.get(cluster)
+            if template is not None:
+                template.misses += 1
+                if template.misses >= 2:
+                    self._keep(cluster, ad, entry)
+            elif cluster in self._seen and cluster not in self._refused:
+                self._keep(cluster, ad, entry)
+            else:
+                self._seen.add(cluster)
         return entry
 
-    def _keep(self, ad: Any, entry: JobAd) -> None:
-        """Make ``ad`` the template, if it can be one."""
+    def _keep(self, cluster: int, ad: Any, entry: JobAd) -> None:
+        """Make ``ad`` its cluster's template, if it can be one."""
         text = repr(ad)
         lowered = text.lower()
-        if lowered.count("procid") != 1 or any(word in lowered for word in UNIQUE[1:]):
+        copy = None
+        if lowered.count("procid") == 1 and not any(word in lowered for word in UNIQUE[1:]):
+            try:
+                copy = classad2.ClassAd(text)
+            except Exception:  # noqa: BLE001 - the edge: an ad the bindings print but cannot read back
+                copy = None
+        # Read back as it was: only then does equality with the copy mean equality with the ad.
+        if copy is None or copy != ad:
+            self._refused.add(cluster)
+            self._templates.pop(cluster, None)
             return
-        try:
-            copy = classad2.ClassAd(text)
-        except Exception:  # noqa: BLE001 - the edge: an ad the bindings print but cannot read back
-            return
-        if copy != ad:  # read back as it was: only then does equality with it mean anything
-            return
+        if cluster not in self._templates and len(self._templates) >= TEMPLATES:
+            del self._templates[next(iter(self._templates))]
         job = entry.job
-        self._template = copy
-        self._cluster = job.id.cluster
-        self._rest = tuple(getattr(job, name) for name in _JOB_FIELDS[1:])
-        self._submitter = entry.submitter
+        self._templates[cluster] = _Template(
+            copy, tuple(getattr(job, name) for name in _JOB_FIELDS[1:]), entry.submitter)
 
 
 def parent_name(name: str, parent_id: Any) -> str | None:
@@ -468,6 +507,11 @@ class Accounts:
             self.placed[job.id] = (job.owner, submitter, weight, job.start_time)
         elif job.state is JobState.IDLE:
             self.idle[job.owner] = self.idle.get(job.owner, 0) + 1
+
+    def again(self, job: Job) -> None:
+        """One more idle job like one added already (same owner, same submitter): a job a
+        :class:`JobReader` read from its cluster's template."""
+        self.idle[job.owner] += 1
 
     def vacated(self, job_id: JobId) -> float | None:
         """The job was vacated: it no longer counts as running for its owner, nor as busy cores.

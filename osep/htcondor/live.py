@@ -300,6 +300,11 @@ class LivePool:
                     ad = ads.pop()
                     if server_time is None:
                         server_time = integer(ad.get("ServerTime"))
+                    job = reader.repeat(ad)  # most of a large queue: an idle job like one read
+                    if job is not None:
+                        jobs.append(job)
+                        accounts.again(job)
+                        continue
                     entry = self._translate(reader, ad)
                     if entry is not None:
                         jobs.append(entry.job)
@@ -354,7 +359,7 @@ class LivePool:
         in the reader's tally and skipped, never fatal; None too for a job that occupies no execute
         slot."""
         try:
-            entry = reader.read(ad)
+            entry = reader.translate(ad)
         except BadAd as exc:
             reader.tally.reject(str(exc))
             return None

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from osep.htcondor import ads as reading
 from osep.htcondor.ads import AdTally, BadAd, JobReader, to_job
 
 E = classad2.ExprTree
@@ -52,10 +53,16 @@ def both(ads: list[classad2.ClassAd]) -> tuple[list[Any], AdTally, list[Any], Ad
 
 
 @pytest.mark.parametrize(("name", "ads", "reused"), [
-    ("a stock submission of 100 idle procs", [job_ad(k) for k in range(100)], 99),
+    # A cluster's template is its second ad that could be one: a cluster of one job costs nothing more.
+    ("a stock submission of 100 idle procs", [job_ad(k) for k in range(100)], 98),
     ("two submissions, one after the other",
-     [job_ad(k) for k in range(5)] + [job_ad(k, cluster=6, owner="bob") for k in range(5)], 8),
+     [job_ad(k) for k in range(5)] + [job_ad(k, cluster=6, owner="bob") for k in range(5)], 6),
+    ("three submissions, their procs interleaved as a schedd lists them",
+     [job_ad(k, cluster=c, owner=o) for k in range(10) for c, o in ((1, "a"), (2, "b"), (3, "a"))], 24),
+    ("clusters of one job", [job_ad(0, cluster=c) for c in range(1, 20)], 0),
     ("a proc changed with condor_qedit", [job_ad(0), job_ad(1), job_ad(2, RequestCpus=4), job_ad(3)], 1),
+    ("a template made again after two ads it did not match",
+     [job_ad(k, RequestCpus=4) for k in range(2)] + [job_ad(k) for k in range(2, 10)], 6),
     ("running procs are never templates",
      [job_ad(k, JobStatus=2, RemoteHost=f"slot{k}@a", JobCurrentStartDate=NOW - 10) for k in range(4)], 0),
     ("an expression naming ProcId", [job_ad(k, RequestMemory=E("100 + ProcId")) for k in range(4)], 0),
@@ -63,12 +70,14 @@ def both(ads: list[classad2.ClassAd]) -> tuple[list[Any], AdTally, list[Any], Ad
     ("eval() may name it too", [job_ad(k, RequestMemory=E('eval(strcat("Proc", "Id"))')) for k in range(4)], 0),
     ("time() too", [job_ad(k, QDate=E("time() - 5")) for k in range(4)], 0),
     ("a defaulted request is counted for every ad", [job_ad(k, RequestCpus=E("undefined")) for k in range(4)], 0),
-    ("a ProcId that cannot be read", [job_ad(0), job_ad(-1), job_ad(2**31), job_ad(2), job_ad(1.0)], 1),
-    ("no ProcId at all", [job_ad(0), job_ad(0, ProcId=None), job_ad(1)], 1),
+    ("a ProcId that cannot be read",
+     [job_ad(0), job_ad(1), job_ad(-1), job_ad(2**31), job_ad(2), job_ad(1.0), job_ad(E("3"))], 2),
+    ("no ProcId at all", [job_ad(0), job_ad(1), job_ad(0, ProcId=None), job_ad(2)], 1),
+    ("a ClusterId that is not a plain number", [job_ad(k, cluster=5.0) for k in range(4)], 0),
     ("a scheduler-universe job", [job_ad(k, JobUniverse=7) for k in range(3)], 0),
     ("an owner that only differs in case", [job_ad(0), job_ad(1, Owner="Alice"), job_ad(2)], 0),
     ("an accounting group", [job_ad(k, AccountingGroup="group_x.alice", AcctGroup="group_x")
-                             for k in range(3)], 2),
+                             for k in range(3)], 1),
 ])
 def test_the_reader_gives_what_to_job_gives(name, ads, reused):
     expected, tally, got, got_tally, reader = both(ads)
@@ -88,9 +97,10 @@ def test_random_is_evaluated_for_every_ad():
 
 def test_a_hit_is_the_same_job_under_its_own_number():
     reader = JobReader("schedd@a", pool="p")
-    first = reader.read(job_ad(0))
+    reader.read(job_ad(0))
+    reader.read(job_ad(1))
     second = reader.read(job_ad(7))
-    assert first is not None and second is not None and reader.reused == 1
+    assert second is not None and reader.reused == 1
     assert second.job.id.local == "5.7" and second.job.id.pool == "p"
     assert second == to_job("schedd@a", job_ad(7), pool="p")
 
@@ -101,7 +111,17 @@ def test_a_template_is_not_the_callers_ad():
     reader = JobReader("schedd@a")
     for ad in ads:
         reader.read(ad)
-    assert [ad["ProcId"] for ad in ads] == [0, 1, 2] and reader.reused == 2
+    assert [ad["ProcId"] for ad in ads] == [0, 1, 2] and reader.reused == 1
+
+
+def test_the_templates_kept_are_bounded(monkeypatch):
+    """Past TEMPLATES clusters, the oldest template goes: its cluster's ads are translated in full
+    again (and the results stay the same)."""
+    monkeypatch.setattr(reading, "TEMPLATES", 2)
+    queue = [job_ad(k, cluster=c) for k in range(6) for c in (1, 2, 3)]
+    expected, tally, got, got_tally, reader = both(queue)
+    assert got == expected and got_tally == tally
+    assert reader.reused < 12 and len(reader._templates) == 2
 
 
 VALUES: list[Any] = [
