@@ -28,6 +28,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -81,7 +82,7 @@ def bench(pool: TestPool, idle: int, second: int, cycles: int, began: float) -> 
     for owner, part in SECOND.items():
         pool.submit(owner, round(second * part), seconds=60, stock=True, schedd=other)
     print(f"queued {second:,} in the second schedd in {time.monotonic() - submitted:.0f} s")
-    return measure(cycles, idle + second)
+    return measure(cycles, idle + second, schedd_pids(pool))
 
 
 def wait_running(pool: TestPool, count: int, timeout: float = 120.0) -> None:
@@ -95,7 +96,31 @@ def wait_running(pool: TestPool, count: int, timeout: float = 120.0) -> None:
         time.sleep(1)
 
 
-def measure(cycles: int, queued: int) -> int:
+def schedd_pids(pool: TestPool) -> dict[str, int]:
+    """The test pool's condor_schedd processes: "first" and "second" (``-local-name schedd2``)."""
+    root = str(pool.root.resolve())
+    out: dict[str, int] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if os.readlink(entry / "root") != root:
+                continue
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if argv and argv[0].endswith(b"condor_schedd"):
+            out["second" if b"schedd2" in argv else "first"] = int(entry.name)
+    return out
+
+
+def cpu_of(pid: int) -> float:
+    """CPU seconds of a process and of its children it has reaped (a schedd may fork a query)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return sum(int(v) for v in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+
+
+def measure(cycles: int, queued: int, pids: dict[str, int]) -> int:
     # The bindings read the pool's address and token from the environment set above.
     from osep import log
     from osep.core.policy import PolicySettings
@@ -113,11 +138,26 @@ def measure(cycles: int, queued: int) -> int:
         clocks = Clocks()
         enforcer = Enforcer(PolicySettings(ShareTable(SHARES)), Actuator(live, Limits(dry_run=True)),
                             clocks=clocks)
+        # What each schedd's query cost the schedd itself, in CPU (its process, and any it forked).
+        served: dict[str, float] = {}
+        query_jobs = live._query_jobs
+
+        def sampled(name: str, schedd_ad: Any) -> list[Any]:
+            pid = pids["second" if name.startswith("schedd2@") else "first"]
+            before = cpu_of(pid)
+            try:
+                return query_jobs(name, schedd_ad)
+            finally:
+                served[f"schedd {name}"] = cpu_of(pid) - before
+
+        live._query_jobs = sampled  # type: ignore[method-assign]
         rows: list[dict[str, dict[str, float]]] = []
         for k in range(cycles):
             phases = Phases(clocks)
+            served.clear()
             report = enforcer.run_cycle(live, phases)
             fields = phases.fields()
+            fields["schedd_cpu"] = dict(served)
             rows.append(fields)
             jobs = sum(v.running + v.idle for v in report.plan.owners)
             print(f"cycle {k + 1}: {fields['seconds']['cycle']:.2f} s wall, "
@@ -176,6 +216,16 @@ def report_table(rows: list[dict[str, dict[str, float]]], queued: int) -> None:
           f"median {statistics.median(own):.1%} (range {min(own):.1%} to {max(own):.1%}); "
           f"its CPU seconds: {statistics.median(own_cpu):.1%} of the cycle")
     print(f"HTCondor's queries, share of the cycle's wall time: median {statistics.median(queries):.1%}")
+    for daemon in rows[0]["schedd_cpu"]:
+        print(f"  CPU of the {daemon} process serving its query: "
+              f"median {median(rows, 'schedd_cpu', daemon):.3f} s")
+    # In CPU seconds, which the machine's load does not inflate: osep's own work against all the
+    # CPU the cycle took (osep's process, and the schedds serving its queries). On a machine of its
+    # own, where nothing waits for a core, this is about the wall-time share.
+    share = [sum(r["cpu_seconds"].get(p, 0.0) for p in OWN)
+             / (r["cpu_seconds"]["cycle"] + sum(r["schedd_cpu"].values())) for r in rows]
+    print(f"osep's own work, share of the CPU the cycle took (osep and the schedds): median "
+          f"{statistics.median(share):.1%} (range {min(share):.1%} to {max(share):.1%})")
 
 
 if __name__ == "__main__":
