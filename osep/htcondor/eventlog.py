@@ -71,10 +71,8 @@ CHECKPOINT = re.compile(rb"\t\((-?\d{1,10})\) ")  # an evict event's first body 
 AD_NAME = re.compile(rb"^(Owner|AcctGroup|AccountingGroup) = (.*)$", re.MULTILINE | re.IGNORECASE)
 AD_ATTRS = {b"owner": "Owner", b"acctgroup": "AcctGroup", b"accountinggroup": "AccountingGroup"}
 STRING = re.compile(rb'"([^"\\]*)"')  # a ClassAd string with nothing escaped: what names are
-SYNC = b"\n..."  # the start of the line that ends an event ("...", then "\n" or "\r\n")
-TAIL = len(SYNC) + 2  # bytes at the end of what is read that may hold the start of that line
-BLOCK = 64 << 10  # bytes read at a time by _records
-BLOCK_FAST = 256 << 10  # bytes read at a time (each log being merged holds about this much)
+TAIL = 6  # bytes at the end of what is read that may hold the start of a "\n...\r\n" line
+BLOCK = 256 << 10  # bytes read at a time (each log being merged holds about this much)
 
 # Damage, as counted (see osep.replay.damage): fixed texts; the place says which event.
 UNREADABLE = "not a readable event (its first line is not an event header), skipped"
@@ -87,7 +85,8 @@ BAD_OWNER = "job ad information with an Owner or AcctGroup that is not a name, i
 BAD_SLOT = "execute event with a slot that is not a name, skipped"
 
 
-def read_event_log(path: Path, warn: Callable[[str], None]) -> Iterator[LogEvent]:
+def read_event_log(path: Path, warn: Callable[[str], None], *, block: int = BLOCK,
+                   limit: int = MAX_RECORD_BYTES) -> Iterator[LogEvent]:
     """The events of one HTCondor job event log, in file order.
 
     A log written with ``EVENT_LOG_JOB_AD_INFORMATION_ATTRS`` (or the submit command
@@ -107,7 +106,7 @@ def read_event_log(path: Path, warn: Callable[[str], None]) -> Iterator[LogEvent
     except OSError as exc:
         raise LogError(f"{name}: cannot read the event log: {exc.strerror or exc}") from None
     with handle:
-        for found in _events(handle, name, damage, count):
+        for found in _events(handle, name, damage, count, block, limit):
             if not isinstance(found, LogEvent):  # ad information: (job, owner, account)
                 job, owner, account = found
                 if held is not None and held.job == job:
@@ -138,7 +137,7 @@ COMMON = re.compile(
     rb"(?: ([^\r\n]*))?((?:\n(?!\d{3} \()[^\r\n]*)*)"
 )
 # Where an event ends: the newline before a "..." line (its own newline is not taken, so that a
-# "..." line right after another still ends an empty event, as _records has it).
+# "..." line right after another still ends an empty event).
 SPLIT = re.compile(rb"\n\.\.\.(?=\r?\n)")
 SPLIT_TAKES = 4  # the bytes a match of SPLIT stands for
 MINUTES = 1 << 16  # minutes (and job ids, slot names) remembered, at most
@@ -149,7 +148,7 @@ _new = tuple.__new__  # a LogEvent without its Python-level constructor
 
 
 def _events(handle: BinaryIO, name: str, damage: Damage, count: _Count,
-            block: int = BLOCK_FAST, limit: int = MAX_RECORD_BYTES
+            block: int = BLOCK, limit: int = MAX_RECORD_BYTES
             ) -> Iterator[LogEvent | tuple[JobId | None, str, str]]:
     """The file's events and ad information, read a block at a time: the block is cut into events
     at C speed (SPLIT) and each event in the common form is read with one match (COMMON); any
@@ -339,64 +338,6 @@ def _record(text: bytes, start: int, end: int, whole: bool, name: str, year: int
                 yield job, owner, account
             continue
         yield found
-
-
-def _records(handle: BinaryIO, block: int = BLOCK, limit: int = MAX_RECORD_BYTES
-             ) -> Iterator[tuple[int, int, bytes | None, bool]]:
-    """(start, end, text, whole) of each event in the file, in order: its bytes up to the ``...``
-    line that ends it (not included); ``text`` is None for one longer than ``limit``, which is
-    read past rather than kept. The text after the last ``...`` line, if any, comes last with
-    ``whole`` false. Holds one event and a ``block`` at most; every byte is looked at once."""
-    buffer = bytearray(b"\n")  # a newline before the file, so that every event begins after one
-    base = -1  # file offset of buffer[0]
-    pos = 1  # where the current event begins, in buffer
-    seek = 0  # where to look for the line that ends it: what is before was looked at
-    too_long_from: int | None = None  # file offset of an event being read past
-    eof = False
-    while True:
-        at = buffer.find(SYNC, seek)
-        while at != -1:
-            after = at + len(SYNC)
-            if after + 2 > len(buffer) and not eof:
-                break  # the end of the line is not read yet
-            if buffer[after:after + 1] == b"\n":
-                end = after + 1
-            elif buffer[after:after + 2] == b"\r\n":
-                end = after + 2
-            elif after == len(buffer):  # "..." ends the file
-                end = after
-            else:  # "...." or "...text": not the end of the event
-                at = buffer.find(SYNC, at + 1)
-                continue
-            if too_long_from is not None:
-                yield too_long_from, base + end, None, True
-                too_long_from = None
-            elif at + 1 - pos > limit:
-                yield base + pos, base + end, None, True
-            else:
-                yield base + pos, base + end, bytes(buffer[pos:at + 1]), True
-            pos = end
-            at = buffer.find(SYNC, pos - 1)
-        if eof:
-            break
-        # Whatever ends the event begins in the last TAIL bytes at the earliest: before them, it
-        # is more than limit long already, and nothing before them needs looking at again.
-        seek = max(pos - 1, len(buffer) - TAIL)
-        if too_long_from is None and len(buffer) - pos > limit + TAIL:
-            too_long_from = base + pos
-        # Drop what is done with; of an event being read past, all but those last bytes.
-        keep = pos - 1 if too_long_from is None else seek
-        del buffer[:keep]
-        base, pos, seek = base + keep, max(pos - keep, 1), seek - keep
-        data = handle.read(block)
-        if data:
-            buffer += data
-        else:
-            eof = True
-    if too_long_from is not None or len(buffer) - pos > limit:
-        yield too_long_from if too_long_from is not None else base + pos, base + len(buffer), None, True
-    elif len(buffer) > pos:
-        yield base + pos, base + len(buffer), bytes(buffer[pos:]), False
 
 
 def _event(text: bytes, year: int, name: str, position: int
