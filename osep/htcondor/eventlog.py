@@ -72,7 +72,7 @@ AD_NAME = re.compile(rb"^(Owner|AcctGroup|AccountingGroup) = (.*)$", re.MULTILIN
 AD_ATTRS = {b"owner": "Owner", b"acctgroup": "AcctGroup", b"accountinggroup": "AccountingGroup"}
 STRING = re.compile(rb'"([^"\\]*)"')  # a ClassAd string with nothing escaped: what names are
 TAIL = 6  # bytes at the end of what is read that may hold the start of a "\n...\r\n" line
-BLOCK = 256 << 10  # bytes read at a time (each log being merged holds about this much)
+BLOCK = 64 << 10  # bytes read at a time (each log being merged holds about this much)
 
 # Damage, as counted (see osep.replay.damage): fixed texts; the place says which event.
 UNREADABLE = "not a readable event (its first line is not an event header), skipped"
@@ -140,7 +140,8 @@ COMMON = re.compile(
 # "..." line right after another still ends an empty event).
 SPLIT = re.compile(rb"\n\.\.\.(?=\r?\n)")
 SPLIT_TAKES = 4  # the bytes a match of SPLIT stands for
-MINUTES = 1 << 16  # minutes (and job ids, slot names) remembered, at most
+MINUTES = 1 << 16  # minutes remembered, at most
+SLOTS = 1 << 12  # slot names remembered per log, at most
 # The local time of each minute met, per time zone, shared by the logs being merged.
 _MINUTES: dict[tuple[object, ...], dict[bytes, float | None]] = {}
 SKIPPED = KNOWN_EVENT_TYPES - set(EVENT_KINDS) - {AD_INFORMATION}
@@ -156,7 +157,6 @@ def _events(handle: BinaryIO, name: str, damage: Damage, count: _Count,
     counted the same way. Holds a block, its events and at most ``limit`` of one event."""
     year = time.localtime().tm_year
     minutes = _MINUTES.setdefault((time.timezone, time.altzone, *time.tzname), {})
-    jobs: dict[tuple[int, int], JobId] = {}
     slots: dict[tuple[bytes | None, bytes], str] = {}
     pending = b"\n"  # the newline before the next event, and what of it is read
     offset = -1  # of pending[0] in the file
@@ -214,10 +214,9 @@ def _events(handle: BinaryIO, name: str, damage: Damage, count: _Count,
                     base = minutes.get(minute, -1.0)  # -1: not seen yet
                     if base == -1.0:
                         base = minutes[minute] = _minute(minute)
-                    key = (int(cluster), int(proc))
-                    job = jobs.get(key)
-                    if job is None and key[0] <= MAX_JOB_NUMBER and key[1] <= MAX_JOB_NUMBER:
-                        job = jobs[key] = JobId("", key[0], key[1])
+                    job = None
+                    if int(cluster) <= MAX_JOB_NUMBER and int(proc) <= MAX_JOB_NUMBER:
+                        job = JobId("", int(cluster), int(proc))
                     slot: str | None = None
                     checkpointed = False
                     if kind is execute:
@@ -226,7 +225,7 @@ def _events(handle: BinaryIO, name: str, damage: Damage, count: _Count,
                         slot = slots.get((rest, line))
                         if slot is None:
                             slot = _slot(rest or b"", body[1:] + b"\n" if body else b"")
-                            if slot is not None and len(slots) < MINUTES:
+                            if slot is not None and len(slots) < SLOTS:
                                 slots[(rest, line)] = slot
                     elif kind is evict:
                         flag = CHECKPOINT.match(body, 1) if body else None
@@ -276,8 +275,6 @@ def _events(handle: BinaryIO, name: str, damage: Damage, count: _Count,
             pending = last[-TAIL:]
         if len(minutes) > MINUTES:
             minutes.clear()
-        if len(jobs) > MINUTES:
-            jobs.clear()
         if len(_MINUTES) > 16:
             _MINUTES.clear()
 
