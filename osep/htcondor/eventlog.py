@@ -140,8 +140,8 @@ COMMON = re.compile(
 # "..." line right after another still ends an empty event).
 SPLIT = re.compile(rb"\n\.\.\.(?=\r?\n)")
 SPLIT_TAKES = 4  # the bytes a match of SPLIT stands for
-MINUTES = 1 << 16  # minutes remembered, at most
-SLOTS = 1 << 12  # slot names remembered per log, at most
+MINUTES = 1 << 12  # minutes remembered, at most (the logs merged move through time together)
+SLOTS = 1 << 10  # slot names remembered per log, at most
 # The local time of each minute met, per time zone, shared by the logs being merged.
 _MINUTES: dict[tuple[object, ...], dict[bytes, float | None]] = {}
 SKIPPED = KNOWN_EVENT_TYPES - set(EVENT_KINDS) - {AD_INFORMATION}
