@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
 """How fast `osep replay` reads large HTCondor event logs, and how much memory it needs.
 
-    scripts/bench_replay.py [--jobs 10000 100000 1000000] [--owners 28] [--slots 2000] [--keep DIR]
+    scripts/bench_replay.py [--jobs 10000 100000 1000000] [--owners 28] [--slots 2000] [--runs 3]
+                            [--keep DIR]
 
 For each size it generates a synthetic but well-formed history (Poisson arrivals in daily waves over
 the owners, log-normal run times, first-come-first-served on a fixed pool, 2% of runs evicted and run
 again) as one HTCondor event log per owner, in the format the schedd writes (the bindings' own parser reads it),
 plus a decision log naming the evictions as osep's. It then runs `osep replay` on it in a child
-process and prints the wall time, events per second and the child's peak resident memory. Peak
-memory should stay flat as the log grows: replay keeps the jobs in flight, not the events.
+process and prints the child's own CPU time (user + system: the machine is shared, so wall time says
+little), events per CPU second and its peak resident memory, the median of ``--runs`` runs. Peak
+memory should stay flat as the log grows: replay keeps the jobs in flight, not the events. With
+``--keep DIR`` the logs are written to DIR/JOBS and used again when they are already there.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import json
 import math
 import random
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -109,23 +113,23 @@ sys.argv = ["osep", *sys.argv[1:]]
 try:
     runpy.run_module("osep", run_name="__main__")
 finally:
-    print("peak_kib", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    print("peak_kib", usage.ru_maxrss, "cpu_s", usage.ru_utime + usage.ru_stime, file=sys.stderr)
 """
 
 
 def replay(out: Path, owners: int) -> tuple[float, float, str]:
-    """Run osep replay in a child; returns (seconds, its peak RSS in MiB, a summary)."""
+    """Run osep replay in a child; returns (its CPU seconds, its peak RSS in MiB, a summary)."""
     logs = [f"vo{k:02d}={out / f'vo{k:02d}.log'}" for k in range(owners)]
-    start = time.monotonic()
     done = subprocess.run(
         [sys.executable, "-c", MEASURED, "replay", *logs, "--policy", str(out / "policy.toml"),
          "--decisions", str(out / "decisions.jsonl"), "--format", "json"],
         capture_output=True, text=True, check=False, env={"TZ": "UTC", "PATH": "/usr/bin:/bin"},
     )
-    seconds = time.monotonic() - start
     if done.returncode != 0:
         raise SystemExit(f"osep replay failed:\n{done.stderr}")
-    peak = int(done.stderr.split("peak_kib")[-1].split()[0])
+    figures = done.stderr.split("peak_kib")[-1].split()
+    peak, seconds = int(figures[0]), float(figures[2])
     doc = json.loads(done.stdout)
     rec = doc["policies"]["recorded"]
     summary = (f"PV {rec['PV']:.3g}, LC {rec['LC']:.3g}, PC {rec['PC']:.3g} slot-s, "
@@ -138,7 +142,9 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
     parser.add_argument("--owners", type=int, default=28)
     parser.add_argument("--slots", type=int, default=2000)
-    parser.add_argument("--keep", type=Path, help="Write the logs here and keep them.")
+    parser.add_argument("--runs", type=int, default=3, help="Replays per size (the median is shown).")
+    parser.add_argument("--keep", type=Path,
+                        help="Write the logs here and keep them (or use those already there).")
     parser.add_argument("--generate-into", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.generate_into is not None:
@@ -147,7 +153,7 @@ def main() -> int:
         events, size = generate(args.generate_into, args.jobs[0], args.owners, args.slots)
         print(events, size)
         return 0
-    print(f"{'jobs':>9} {'events':>10} {'log MiB':>8} {'generate s':>10} {'replay s':>9} "
+    print(f"{'jobs':>9} {'events':>10} {'log MiB':>8} {'generate s':>10} {'replay CPU s':>12} "
           f"{'events/s':>9} {'peak MiB':>9}  result")
     for jobs in sorted(args.jobs):
         out = Path(tempfile.mkdtemp(prefix="osep-bench-")) if args.keep is None else \
@@ -155,16 +161,25 @@ def main() -> int:
         out.mkdir(parents=True, exist_ok=True)
         try:
             started = time.monotonic()
-            made = subprocess.run(
-                [sys.executable, __file__, "--generate-into", str(out), "--jobs", str(jobs),
-                 "--owners", str(args.owners), "--slots", str(args.slots)],
-                capture_output=True, text=True, check=True,
-            )
-            events, size = (int(x) for x in made.stdout.split())
-            generated = time.monotonic() - started
-            seconds, peak, summary = replay(out, args.owners)
+            made_file = out / "made.txt"
+            if args.keep is not None and made_file.exists():
+                made_text, generated = made_file.read_text(), 0.0
+            else:
+                made_text = subprocess.run(
+                    [sys.executable, __file__, "--generate-into", str(out), "--jobs", str(jobs),
+                     "--owners", str(args.owners), "--slots", str(args.slots)],
+                    capture_output=True, text=True, check=True,
+                ).stdout
+                made_file.write_text(made_text)
+                generated = time.monotonic() - started
+            events, size = (int(x) for x in made_text.split())
+            runs = sorted(replay(out, args.owners) for _ in range(max(1, args.runs)))
+            seconds, _, summary = runs[len(runs) // 2]
+            peak = statistics.median(r[1] for r in runs)
+            spread = f" ({runs[0][0]:.1f} to {runs[-1][0]:.1f})" if len(runs) > 1 else ""
             print(f"{jobs:>9,} {events:>10,} {size / 2**20:>8.0f} {generated:>10.1f} "
-                  f"{seconds:>9.1f} {events / seconds:>9,.0f} {peak:>9.0f}  {summary}", flush=True)
+                  f"{seconds:>12.1f} {events / seconds:>9,.0f} {peak:>9.0f}  {summary}{spread}",
+                  flush=True)
         finally:
             if args.keep is None:
                 shutil.rmtree(out, ignore_errors=True)

@@ -20,7 +20,8 @@ import datetime
 import re
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import replace
+from dataclasses import dataclass
+from itertools import accumulate
 from pathlib import Path
 from typing import BinaryIO
 
@@ -70,8 +71,7 @@ CHECKPOINT = re.compile(rb"\t\((-?\d{1,10})\) ")  # an evict event's first body 
 AD_NAME = re.compile(rb"^(Owner|AcctGroup|AccountingGroup) = (.*)$", re.MULTILINE | re.IGNORECASE)
 AD_ATTRS = {b"owner": "Owner", b"acctgroup": "AcctGroup", b"accountinggroup": "AccountingGroup"}
 STRING = re.compile(rb'"([^"\\]*)"')  # a ClassAd string with nothing escaped: what names are
-SYNC = b"\n..."  # the start of the line that ends an event ("...", then "\n" or "\r\n")
-TAIL = len(SYNC) + 2  # bytes at the end of what is read that may hold the start of that line
+TAIL = 6  # bytes at the end of what is read that may hold the start of a "\n...\r\n" line
 BLOCK = 64 << 10  # bytes read at a time (each log being merged holds about this much)
 
 # Damage, as counted (see osep.replay.damage): fixed texts; the place says which event.
@@ -85,7 +85,8 @@ BAD_OWNER = "job ad information with an Owner or AcctGroup that is not a name, i
 BAD_SLOT = "execute event with a slot that is not a name, skipped"
 
 
-def read_event_log(path: Path, warn: Callable[[str], None]) -> Iterator[LogEvent]:
+def read_event_log(path: Path, warn: Callable[[str], None], *, block: int = BLOCK,
+                   limit: int = MAX_RECORD_BYTES) -> Iterator[LogEvent]:
     """The events of one HTCondor job event log, in file order.
 
     A log written with ``EVENT_LOG_JOB_AD_INFORMATION_ATTRS`` (or the submit command
@@ -98,118 +99,242 @@ def read_event_log(path: Path, warn: Callable[[str], None]) -> Iterator[LogEvent
     name = str(path)
     regular_file(path, "event log")
     damage = Damage(warn)
-    year = time.localtime().tm_year
-    position = readable = 0  # events met, readable or not; readable ones
+    count = _Count()
     held: LogEvent | None = None  # the last event, until we know no ad information follows it
     try:
         handle = path.open("rb")
     except OSError as exc:
         raise LogError(f"{name}: cannot read the event log: {exc.strerror or exc}") from None
     with handle:
-        for start, end, text, whole in _records(handle):
-            if text is None:
-                damage.add(name, f"bytes {start} to {end}", TOO_LONG)
+        for found in _events(handle, name, damage, count, block, limit):
+            if not isinstance(found, LogEvent):  # ad information: (job, owner, account)
+                job, owner, account = found
+                if held is not None and held.job == job:
+                    held = held._replace(owner=owner, account=account)
                 continue
-            heads = [m.start() for m in HEADER_START.finditer(text)]
-            if not heads:
-                stripped = text.lstrip()
-                if stripped:  # the start of a header cut off, or no event at all
-                    cut = not whole and stripped[:1].isdigit() and len(stripped) < 40
-                    damage.add(name, f"bytes {start} to {end}", CUT_OFF if cut else NOT_EVENTS)
-                continue
-            if heads[0] > 0 and text[: heads[0]].strip():
-                damage.add(name, f"bytes {start} to {start + heads[0]}", NOT_EVENTS)
-            # Several headers: the "..." lines between those events are lost; each is read.
-            for head, tail in zip(heads, [*heads[1:], None], strict=True):
-                if tail is None and not whole:
-                    damage.add(name, f"bytes {start + head} to {end}", CUT_OFF)
-                    break
-                position += 1
-                if tail is not None:
-                    damage.add(name, f"event {position}", NO_SYNC)
-                found = _event(text[head:tail], year, name, position)
-                if isinstance(found, str):
-                    where = (f"event {position} (type {int(text[head:head + 3])})"
-                             if found == UNKNOWN_TYPE else f"event {position}, byte {start + head}")
-                    damage.add(name, where, found)
-                    continue
-                readable += 1
-                if found is None:
-                    continue  # a known type replay has no use for
-                if isinstance(found, tuple):  # ad information: (job, owner or None, account, bad)
-                    job, owner, account, bad = found
-                    if bad:
-                        damage.add(name, f"event {position}", BAD_OWNER)
-                    elif owner is not None and held is not None and held.job == job:
-                        held = replace(held, owner=owner, account=account)
-                    continue
-                if held is not None:
-                    yield held
-                held = found
+            if held is not None:
+                yield held
+            held = found
     if held is not None:
         yield held
-    if readable == 0 and damage.total:
+    if count.readable == 0 and damage.total:
         where, problem = damage.first(name) or ("byte 0", "")
         raise LogError(f"{name}: {where}: not an HTCondor job event log ({brief(problem)})")
     damage.report()
 
 
-def _records(handle: BinaryIO, block: int = BLOCK, limit: int = MAX_RECORD_BYTES
-             ) -> Iterator[tuple[int, int, bytes | None, bool]]:
-    """(start, end, text, whole) of each event in the file, in order: its bytes up to the ``...``
-    line that ends it (not included); ``text`` is None for one longer than ``limit``, which is
-    read past rather than kept. The text after the last ``...`` line, if any, comes last with
-    ``whole`` false. Holds one event and a ``block`` at most; every byte is looked at once."""
-    buffer = bytearray(b"\n")  # a newline before the file, so that every event begins after one
-    base = -1  # file offset of buffer[0]
-    pos = 1  # where the current event begins, in buffer
-    seek = 0  # where to look for the line that ends it: what is before was looked at
-    too_long_from: int | None = None  # file offset of an event being read past
+@dataclass(slots=True)
+class _Count:
+    position: int = 0  # events met, readable or not
+    readable: int = 0
+
+
+# An event as the schedd writes it most of the time, after the newline that ends the line before it:
+# an ISO date, whole seconds, "\n" line ends and no line of its body that could be taken for a
+# header. Whatever else is read by the careful path (_record), which this one must agree with.
+COMMON = re.compile(
+    rb"\n(\d{3}) \((\d{1,10})\.(\d{1,10})\.\d{1,10}\) (\d{4}-\d\d-\d\d \d\d:\d\d):([0-5]\d)"
+    rb"(?: ([^\r\n]*))?((?:\n(?!\d{3} \()[^\r\n]*)*)"
+)
+# Where an event ends: the newline before a "..." line (its own newline is not taken, so that a
+# "..." line right after another still ends an empty event).
+SPLIT = re.compile(rb"\n\.\.\.(?=\r?\n)")
+SPLIT_TAKES = 4  # the bytes a match of SPLIT stands for
+MINUTES = 1 << 12  # minutes remembered, at most (the logs merged move through time together)
+SLOTS = 1 << 10  # slot names remembered per log, at most
+# The local time of each minute met, per time zone, shared by the logs being merged.
+_MINUTES: dict[tuple[object, ...], dict[bytes, float | None]] = {}
+SKIPPED = KNOWN_EVENT_TYPES - set(EVENT_KINDS) - {AD_INFORMATION}
+_new = tuple.__new__  # a LogEvent without its Python-level constructor
+
+
+def _events(handle: BinaryIO, name: str, damage: Damage, count: _Count,
+            block: int = BLOCK, limit: int = MAX_RECORD_BYTES
+            ) -> Iterator[LogEvent | tuple[JobId | None, str, str]]:
+    """The file's events and ad information, read a block at a time: the block is cut into events
+    at C speed (SPLIT) and each event in the common form is read with one match (COMMON); any
+    other goes through :func:`_record`, as every event did before, so that damage is found and
+    counted the same way. Holds a block, its events and at most ``limit`` of one event."""
+    year = time.localtime().tm_year
+    minutes = _MINUTES.setdefault((time.timezone, time.altzone, *time.tzname), {})
+    slots: dict[tuple[bytes | None, bytes], str] = {}
+    pending = b"\n"  # the newline before the next event, and what of it is read
+    offset = -1  # of pending[0] in the file
+    skipping: int | None = None  # the start of an event too long to keep, being read past
     eof = False
-    while True:
-        at = buffer.find(SYNC, seek)
-        while at != -1:
-            after = at + len(SYNC)
-            if after + 2 > len(buffer) and not eof:
-                break  # the end of the line is not read yet
-            if buffer[after:after + 1] == b"\n":
-                end = after + 1
-            elif buffer[after:after + 2] == b"\r\n":
-                end = after + 2
-            elif after == len(buffer):  # "..." ends the file
-                end = after
-            else:  # "...." or "...text": not the end of the event
-                at = buffer.find(SYNC, at + 1)
-                continue
-            if too_long_from is not None:
-                yield too_long_from, base + end, None, True
-                too_long_from = None
-            elif at + 1 - pos > limit:
-                yield base + pos, base + end, None, True
-            else:
-                yield base + pos, base + end, bytes(buffer[pos:at + 1]), True
-            pos = end
-            at = buffer.find(SYNC, pos - 1)
-        if eof:
-            break
-        # Whatever ends the event begins in the last TAIL bytes at the earliest: before them, it
-        # is more than limit long already, and nothing before them needs looking at again.
-        seek = max(pos - 1, len(buffer) - TAIL)
-        if too_long_from is None and len(buffer) - pos > limit + TAIL:
-            too_long_from = base + pos
-        # Drop what is done with; of an event being read past, all but those last bytes.
-        keep = pos - 1 if too_long_from is None else seek
-        del buffer[:keep]
-        base, pos, seek = base + keep, max(pos - keep, 1), seek - keep
+    while not eof:
         data = handle.read(block)
-        if data:
-            buffer += data
+        eof = not data
+        if skipping is not None:
+            pending += data
+            sync = SPLIT.search(pending)
+            if sync is None and eof and pending.endswith(b"\n..."):
+                found_end = len(pending)
+            elif sync is None:
+                if eof:
+                    damage.add(name, f"bytes {skipping} to {offset + len(pending)}", TOO_LONG)
+                    return
+                offset += max(0, len(pending) - TAIL)
+                pending = pending[-TAIL:]
+                continue
+            else:
+                found_end = sync.start() + SPLIT_TAKES
+            damage.add(name, f"bytes {skipping} to {offset + found_end + _newline(pending, found_end)}",
+                       TOO_LONG)
+            skipping = None
+            offset += found_end
+            pending = pending[found_end:]
+            data = b""
+        region = pending + data if data else pending
+        parts = SPLIT.split(region)
+        last = parts.pop()
+        if eof and last.endswith(b"\n...") and len(last) > 3:  # "..." ends the file
+            parts.append(last[:-SPLIT_TAKES])
+            last = b"\n"
+            tail_sync = True
         else:
-            eof = True
-    if too_long_from is not None or len(buffer) - pos > limit:
-        yield too_long_from if too_long_from is not None else base + pos, base + len(buffer), None, True
-    elif len(buffer) > pos:
-        yield base + pos, base + len(buffer), bytes(buffer[pos:]), False
+            tail_sync = False
+        # Where each part begins in the file, worked out (at C speed) when the careful path
+        # needs it.
+        starts: list[int] | None = None
+        position, readable = count.position, count.readable
+        fullmatch, kinds, execute, evict = COMMON.fullmatch, EVENT_KINDS, EventKind.EXECUTE, \
+            EventKind.EVICT
+        for index, part in enumerate(parts):
+            common = fullmatch(part) if len(part) <= limit else None
+            if common is not None:
+                number, cluster, proc, minute, second, rest, body = common.groups()
+                kind = kinds.get(int(number))
+                if kind is None:
+                    if int(number) in SKIPPED:  # a known type replay has no use for
+                        position += 1
+                        readable += 1
+                        continue
+                else:
+                    base = minutes.get(minute, -1.0)  # -1: not seen yet
+                    if base == -1.0:
+                        base = minutes[minute] = _minute(minute)
+                    job = None
+                    if int(cluster) <= MAX_JOB_NUMBER and int(proc) <= MAX_JOB_NUMBER:
+                        job = JobId("", int(cluster), int(proc))
+                    slot: str | None = None
+                    checkpointed = False
+                    if kind is execute:
+                        cut = body.find(b"\n", 1)
+                        line = body if cut < 0 else body[:cut]  # the careful path reads no more
+                        slot = slots.get((rest, line))
+                        if slot is None:
+                            slot = _slot(rest or b"", body[1:] + b"\n" if body else b"")
+                            if slot is not None and len(slots) < SLOTS:
+                                slots[(rest, line)] = slot
+                    elif kind is evict:
+                        flag = CHECKPOINT.match(body, 1) if body else None
+                        checkpointed = flag is not None and int(flag[1]) != 0
+                    if base is not None and job is not None and (slot is not None or
+                                                                  kind is not execute):
+                        position += 1
+                        readable += 1
+                        yield _new(LogEvent, (kind, job, base + int(second), name, position, slot,
+                                              checkpointed, None, None))
+                        continue
+            # The careful path: where the event begins and ends (after the newline of its "..."
+            # line), and what it gives.
+            count.position, count.readable = position, readable
+            if starts is None:
+                starts = list(accumulate(map(len, parts), initial=0))
+            at = offset + starts[index] + SPLIT_TAKES * index
+            strip = 2 if part[:1] == b"\r" else 1
+            size = len(part)
+            following = parts[index + 1] if index + 1 < len(parts) else last
+            end = at + size + SPLIT_TAKES
+            if not (tail_sync and index == len(parts) - 1):
+                end += 2 if following[:1] == b"\r" else 1
+            start = at + strip
+            if size - strip + 1 > limit:
+                damage.add(name, f"bytes {start} to {end}", TOO_LONG)
+            else:
+                yield from _record(part[strip:] + b"\n", start, end, True, name, year, damage,
+                                   count)
+            position, readable = count.position, count.readable
+        count.position, count.readable = position, readable
+        at = offset + sum(map(len, parts)) + SPLIT_TAKES * len(parts)
+        offset = at
+        pending = last
+        if eof:
+            text = last[2 if last[:1] == b"\r" else 1:]
+            if text:
+                start = offset + len(last) - len(text)
+                if len(text) > limit:
+                    damage.add(name, f"bytes {start} to {offset + len(last)}", TOO_LONG)
+                else:
+                    yield from _record(text, start, offset + len(last), False, name, year,
+                                       damage, count)
+        elif len(last) > limit + TAIL:
+            skipping = offset + (2 if last[:1] == b"\r" else 1)
+            offset += len(last) - TAIL
+            pending = last[-TAIL:]
+        if len(minutes) > MINUTES:
+            minutes.clear()
+        if len(_MINUTES) > 16:
+            _MINUTES.clear()
+
+
+def _newline(data: bytes, at: int) -> int:
+    """The length of the line end at ``at`` (none at the end of the file)."""
+    return 2 if data[at:at + 1] == b"\r" else (1 if at < len(data) else 0)
+
+
+def _minute(text: bytes) -> float | None:
+    """Seconds since the epoch at the start of a minute given as local "YYYY-MM-DD HH:MM", or None
+    when it is not a time within the bounds (its seconds are added to it: no clock is changed
+    within a minute)."""
+    try:
+        when = datetime.datetime(int(text[0:4]), int(text[5:7]), int(text[8:10]),
+                                 int(text[11:13]), int(text[14:16])).timestamp()
+    except (ValueError, OverflowError, OSError):
+        return None
+    return when if log_time(when) is not None and log_time(when + 59) is not None else None
+
+
+def _record(text: bytes, start: int, end: int, whole: bool, name: str, year: int, damage: Damage,
+            count: _Count) -> Iterator[LogEvent | tuple[JobId | None, str, str]]:
+    """One event's text the careful way (the text up to its "..." line; ``whole`` false for the
+    text after the last one): what it gives, with anything wrong counted in ``damage``."""
+    heads = [m.start() for m in HEADER_START.finditer(text)]
+    if not heads:
+        stripped = text.lstrip()
+        if stripped:  # the start of a header cut off, or no event at all
+            cut = not whole and stripped[:1].isdigit() and len(stripped) < 40
+            damage.add(name, f"bytes {start} to {end}", CUT_OFF if cut else NOT_EVENTS)
+        return
+    if heads[0] > 0 and text[: heads[0]].strip():
+        damage.add(name, f"bytes {start} to {start + heads[0]}", NOT_EVENTS)
+    # Several headers: the "..." lines between those events are lost; each is read.
+    for head, tail in zip(heads, [*heads[1:], None], strict=True):
+        if tail is None and not whole:
+            damage.add(name, f"bytes {start + head} to {end}", CUT_OFF)
+            return
+        count.position += 1
+        position = count.position
+        if tail is not None:
+            damage.add(name, f"event {position}", NO_SYNC)
+        found = _event(text[head:tail], year, name, position)
+        if isinstance(found, str):
+            where = (f"event {position} (type {int(text[head:head + 3])})"
+                     if found == UNKNOWN_TYPE else f"event {position}, byte {start + head}")
+            damage.add(name, where, found)
+            continue
+        count.readable += 1
+        if found is None:
+            continue  # a known type replay has no use for
+        if not isinstance(found, LogEvent):  # ad information: (job, owner or None, account, bad)
+            job, owner, account, bad = found
+            if bad:
+                damage.add(name, f"event {position}", BAD_OWNER)
+            elif owner is not None and account is not None:
+                yield job, owner, account
+            continue
+        yield found
 
 
 def _event(text: bytes, year: int, name: str, position: int

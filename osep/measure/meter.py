@@ -32,11 +32,12 @@ for one second adds 1). LC and PC stay in the jobs' weights (cores).
 
 from __future__ import annotations
 
+import math
+from bisect import bisect_left, insort
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 
 from osep.core.resources import ZERO, Measure, Vec, minus, plus
-from osep.core.shares import feasible_shares
 from osep.errors import OsepError
 
 MAX_BINS = 2048
@@ -104,6 +105,7 @@ class MeterError(OsepError):
 @dataclass(slots=True)
 class _Job:
     owner: str
+    stats: _Owner
     submit: float
     counted: bool = True  # part of demand (not held)
     slot: str | None = None
@@ -116,6 +118,8 @@ class _Job:
 
 @dataclass(slots=True)
 class _Owner:
+    name: str
+    share: float = 0.0  # a_i, for the flat water-filling
     running: float = 0.0
     demand: float = 0.0
     jobs: int = 0
@@ -127,6 +131,19 @@ class _Owner:
     saved_work: float = 0.0
     holding: Vec = ZERO  # per resource, for dominant measures
     wanting: Vec = ZERO
+    # The piece being integrated (see Meter._settle): since when; SuR_i and SuI_i over it (for the
+    # series); the shortfall rate, plus the water level if ``linear``; the level's area at ``since``.
+    since: float = 0.0
+    real: float = 0.0
+    ideal: float = 0.0
+    rate: float = 0.0
+    linear: bool = False
+    area: float = 0.0
+    # What this owner adds to the water-filling's books: min(a_i, d_i), and its keys in the sorted
+    # lists (d_i - a_i among the needs, r_i - a_i among the marks), None when not there.
+    base: float = 0.0
+    need: float | None = None
+    mark: float | None = None
 
 
 @dataclass(slots=True)
@@ -194,6 +211,8 @@ class _Bins:
 
 Ideal = Callable[[Mapping[str, float], float], Mapping[str, float]]
 
+RESYNC = 4096  # changes of demand between exact recountings of the water-filling's running sums
+
 
 class Meter:
     """Accrues PV, LC, PC and satisfaction from job events given in time order.
@@ -202,6 +221,16 @@ class Meter:
     are in (slots by default; :meth:`osep.core.shares.ShareTable.resolve`). Events with
     the same time may come in any order; an event earlier than the last one is an error, since the
     areas already integrated cannot be taken back.
+
+    The work per event does not grow with the owners. Each owner's SuR_i and SuI_i are integrated
+    in pieces that end only when they change: its own events, or, for the feasible share, the water
+    level. With the flat water-filling fes_i = min(d_i, a_i + L) for one level L (0 when the shares
+    take the whole pool, infinite when every demand is met), so an owner's shortfall
+    max(0, fes_i - r_i) is a constant (0, or d_i - r_i) or a_i - r_i + L, as L is below r_i - a_i,
+    above d_i - a_i, or between. L is kept from the hungry owners' needs d_i - a_i, sorted; a change
+    of L touches only the owners with a bound between its old and new value, and the owners in
+    the middle case accrue the level's own running area (``_area``). The results are the
+    straightforward recomputation's (tests/measure keeps it as an oracle) up to rounding.
     """
 
     def __init__(self, shares: Mapping[str, float], capacity: float, *, curves: bool = False,
@@ -215,13 +244,29 @@ class Meter:
         self.shares = dict(shares)
         self._ideal = ideal
         self.dominant = dominant
+        self._flat = ideal is None and dominant is None
         self.origin = origin  # makespan is measured from here; default: the first event
         self.capacity = capacity
         self.now: float | None = None
         self._jobs: dict[Hashable, _Job] = {}
-        self._owners: dict[str, _Owner] = {o: _Owner() for o in self.shares}
-        self._fes: dict[str, float] = {}
-        self._fes_stale = True
+        self._owners: dict[str, _Owner] = {}
+        # Owners whose state changed at ``now``, settled when time moves on; whether demand did.
+        self._dirty: dict[str, _Owner] = {}
+        self._demand_changed = False
+        # The flat water-filling: L, the area under it since the first event, sum(min(a_i, d_i)),
+        # the hungry owners' (d_i - a_i, owner) sorted with the first ``_p`` summing to ``_sum``,
+        # and (r_i - a_i, owner) of the owners with r_i < d_i and r_i >= a_i.
+        self._level = math.inf
+        self._area = 0.0
+        self._base = 0.0
+        self._needs: list[tuple[float, str]] = []
+        self._p = 0
+        self._sum = 0.0
+        self._marks: list[tuple[float, str]] = []
+        self._changes = 0
+        self._fes: dict[str, float] = {}  # an ``ideal``'s feasible shares
+        for name in self.shares:
+            self._owner(name)
         # slot -> end of the evicted run that freed it, and that run's weight
         self._vacated_at: dict[str, tuple[float, float]] = {}
         self._occupant: dict[str, Hashable] = {}  # slot -> the job running there
@@ -239,59 +284,195 @@ class Meter:
 
     def advance(self, t: float) -> None:
         """Integrate the current state up to ``t``."""
-        if self.now is None:
+        now = self.now
+        if t == now:
+            return
+        if now is None:
             self.now = t
             if self.origin is None:
                 self.origin = t
             if self._curves:
                 self._bins = _Bins(start=t)
+            for stats in self._owners.values():
+                stats.since = t
             return
-        if t < self.now:
-            raise MeterError(f"event at {t} comes after one at {self.now}: time ran backwards")
-        if t == self.now:
-            return
-        self._refresh()
+        if t < now:
+            raise MeterError(f"event at {t} comes after one at {now}: time ran backwards")
+        if self._dirty:
+            self._commit()
         if self._steps is not None:
             self._steps.append(self._point())
-        dt = t - self.now
-        for owner, stats in self._owners.items():
-            real, ideal = self._real_ideal(owner, stats)
-            short = ideal - real
-            if short > 0:
-                stats.violation += short * dt
-            if self._bins is not None:
-                self._bins.add(owner, self.now, t, real, ideal)
+        if self._level != math.inf:
+            self._area += self._level * (t - now)
         self.now = t
 
-    def _real_ideal(self, owner: str, stats: _Owner) -> tuple[float, float]:
+    def _commit(self) -> None:
+        """Settle what the events at ``now`` changed: the owners they touched and, when demand
+        changed, the feasible shares."""
+        dirty, self._dirty = self._dirty, {}
+        touched: list[_Owner] = list(dirty.values())
+        if self._demand_changed:
+            self._demand_changed = False
+            if self._flat:
+                for stats in touched:
+                    self._book(stats)
+                old, new = self._level, self._fill()
+                if new != old:
+                    low, high = min(old, new), max(old, new)
+                    touched.extend(self._owners[o] for o in self._between(self._needs, low, high,
+                                                                         self._curves))
+                    touched.extend(self._owners[o] for o in self._between(self._marks, low, high))
+            elif self._ideal is not None:
+                demand = {o: s.demand for o, s in self._owners.items() if s.demand}
+                fes = dict(self._ideal(demand, self.capacity))
+                old_fes, self._fes = self._fes, fes
+                touched.extend(s for o, s in self._owners.items()
+                               if fes.get(o, 0.0) != old_fes.get(o, 0.0))
+        for stats in touched:
+            self._settle(stats)
+
+    @staticmethod
+    def _between(keys: list[tuple[float, str]], low: float, high: float, above: bool = False
+                 ) -> list[str]:
+        """The owners whose key is from ``low`` to ``high`` (with ``above``: or higher)."""
+        first = bisect_left(keys, (low,))
+        last = len(keys) if above or high == math.inf else bisect_left(
+            keys, (math.nextafter(high, math.inf),))
+        return [o for _, o in keys[first:last]]
+
+    def _book(self, stats: _Owner) -> None:
+        """Bring the water-filling's books up to date with this owner's demand."""
+        base = min(stats.share, stats.demand)
+        if base != stats.base:
+            self._base += base - stats.base
+            stats.base = base
+        need = stats.demand - stats.share if stats.demand > stats.share else None
+        if need == stats.need:
+            return
+        needs = self._needs
+        if stats.need is not None:
+            at = bisect_left(needs, (stats.need, stats.name))
+            del needs[at]
+            if at < self._p:
+                self._p -= 1
+                self._sum -= stats.need
+        stats.need = need
+        if need is not None:
+            at = bisect_left(needs, (need, stats.name))
+            needs.insert(at, (need, stats.name))
+            if at < self._p:
+                self._p += 1
+                self._sum += need
+        self._changes += 1
+        if self._changes % RESYNC == 0:  # what adding and taking away has rounded, recounted
+            self._base = math.fsum(s.base for s in self._owners.values())
+            self._sum = math.fsum(n for n, _ in needs[:self._p])
+            # The level's area is only ever differenced: start it again from 0, so that it stays
+            # small beside what it is taken from.
+            for other in self._owners.values():
+                if other.linear:
+                    self._flush(other)
+                other.area = 0.0
+            self._area = 0.0
+
+    def _fill(self) -> float:
+        """The water level L for the current demand: fes_i = min(d_i, a_i + L) (what
+        :func:`osep.core.shares.feasible_shares` gives)."""
+        left = self.capacity - self._base
+        if left <= 0:
+            self._level = 0.0
+            return 0.0
+        needs, p, total = self._needs, self._p, self._sum
+        m = len(needs)
+        # The first p needs are met below the level, the rest are at it; move p from where the
+        # last change of demand left it (by one or two, mostly).
+        while p > 0:
+            level = (left - total) / (m - p) if p < m else (math.inf if total <= left else -1.0)
+            if needs[p - 1][0] <= level:
+                break
+            p -= 1
+            total -= needs[p][0]
+        while p < m and needs[p][0] <= (left - total) / (m - p):
+            total += needs[p][0]
+            p += 1
+        self._p, self._sum = p, total
+        self._level = (left - total) / (m - p) if p < m else math.inf
+        return self._level
+
+    def _flush(self, stats: _Owner) -> None:
+        """Integrate the owner's current piece up to now."""
+        assert self.now is not None
+        span = self.now - stats.since
+        if span > 0:
+            short = stats.rate * span
+            if stats.linear:
+                short += self._area - stats.area
+            if short > 0:
+                stats.violation += short
+            if self._bins is not None:
+                self._bins.add(stats.name, stats.since, self.now, stats.real, stats.ideal)
+        stats.since = self.now
+        stats.area = self._area
+
+    def _settle(self, stats: _Owner) -> None:
+        """End the owner's piece and start one with its state now (the feasible shares fresh)."""
+        self._flush(stats)
+        if not self._flat:
+            real, ideal = self._real_ideal(stats)
+            stats.real, stats.ideal, stats.rate, stats.linear = real, ideal, max(0.0, ideal - real), False
+            return
+        share, real, demand, level = stats.share, stats.running, stats.demand, self._level
+        mark = real - share if real < demand and real >= share else None
+        if mark != stats.mark:
+            marks = self._marks
+            if stats.mark is not None:
+                del marks[bisect_left(marks, (stats.mark, stats.name))]
+            if mark is not None:
+                insort(marks, (mark, stats.name))
+            stats.mark = mark
+        stats.real, stats.linear = real, False
+        if level >= demand - share:
+            stats.ideal, stats.rate = demand, max(0.0, demand - real)
+        else:
+            stats.ideal = share + level
+            if real >= demand or level <= real - share:
+                stats.rate = 0.0
+            else:
+                stats.rate, stats.linear = share - real, True
+
+    def _real_ideal(self, stats: _Owner) -> tuple[float, float]:
         """SuR_i and SuI_i now (the feasible shares must be fresh)."""
         if self.dominant is None:
-            return stats.running, self._fes.get(owner, 0.0)
+            if self._flat:
+                return stats.running, min(stats.demand, stats.share + self._level)
+            return stats.running, self._fes.get(stats.name, 0.0)
         measures, other = self.dominant
-        measure = measures.get(owner)
+        measure = measures.get(stats.name)
         if measure is None:
             return other(stats.holding), 0.0
         return measure(stats.holding), min(1.0, measure(stats.wanting))
 
-    def _refresh(self) -> None:
-        if self._fes_stale:
-            demand = {o: s.demand for o, s in self._owners.items() if s.demand}
-            if self._ideal is not None:
-                self._fes = dict(self._ideal(demand, self.capacity))
-            else:
-                self._fes = feasible_shares(self.shares, demand, self.capacity)
-            self._fes_stale = False
-
     def _point(self) -> tuple[float, dict[str, float], dict[str, float]]:
         """Now, what each owner runs, and its ideal (the feasible shares must be fresh)."""
         assert self.now is not None
-        pairs = {o: self._real_ideal(o, s) for o, s in self._owners.items()}
+        pairs = {o: self._real_ideal(s) for o, s in self._owners.items()}
         return (self.now, {o: r for o, (r, _) in pairs.items()}, {o: i for o, (_, i) in pairs.items()})
+
+    def _settled(self) -> None:
+        """Every owner's areas up to now."""
+        if self.now is None:
+            return
+        if self._dirty:
+            self._commit()
+        for stats in self._owners.values():
+            self._flush(stats)
 
     def _owner(self, name: str) -> _Owner:
         stats = self._owners.get(name)
         if stats is None:
-            stats = self._owners[name] = _Owner()
+            stats = self._owners[name] = _Owner(name, self.shares.get(name, 0.0))
+            stats.since = self.now if self.now is not None else 0.0
+            stats.area = self._area
         return stats
 
     def _job(self, job: Hashable) -> _Job:
@@ -308,12 +489,14 @@ class Meter:
         if job in self._jobs:
             raise MeterError(f"job {job} submitted twice")
         self.advance(t)
-        self._jobs[job] = _Job(owner, t, weight=weight, amount=amount)
         stats = self._owner(owner)
+        self._jobs[job] = _Job(owner, stats, t, weight=weight, amount=amount)
         stats.jobs += 1
         stats.demand += weight
-        stats.wanting = plus(stats.wanting, amount)
-        self._fes_stale = True
+        if self.dominant is not None:
+            stats.wanting = plus(stats.wanting, amount)
+        self._dirty[owner] = stats
+        self._demand_changed = True
 
     def start(self, t: float, job: Hashable, slot: str) -> None:
         state = self._job(job)
@@ -321,9 +504,11 @@ class Meter:
             raise MeterError(f"job {job} started on {slot} while running on {state.slot}")
         self.advance(t)
         state.slot, state.start, state.signal = slot, t, None
-        stats = self._owner(state.owner)
+        stats = state.stats
         stats.running += state.weight
-        stats.holding = plus(stats.holding, state.amount)
+        if self.dominant is not None:
+            stats.holding = plus(stats.holding, state.amount)
+        self._dirty[state.owner] = stats
         self._occupant[slot] = job
         freed = self._vacated_at.pop(slot, None)
         if freed is not None:
@@ -342,10 +527,12 @@ class Meter:
         if state.start is None:
             return
         self.advance(t)
-        stats = self._owner(state.owner)
+        stats = state.stats
         weight = state.weight
         stats.running -= weight
-        stats.holding = minus(stats.holding, state.amount)
+        if self.dominant is not None:
+            stats.holding = minus(stats.holding, state.amount)
+        self._dirty[state.owner] = stats
         if evicted:
             signal = state.signal if state.signal is not None else t
             worked = max(0.0, signal - state.start)
@@ -377,7 +564,7 @@ class Meter:
             self.advance(t)
         if runtime is None:
             runtime = state.saved + (t - last_start if last_start is not None else 0.0)
-        stats = self._owner(state.owner)
+        stats = state.stats
         stats.finished += 1
         elapsed = t - state.submit
         stats.us_sum += 100.0 if elapsed <= 0 else min(100.0, 100.0 * runtime / elapsed)
@@ -401,17 +588,21 @@ class Meter:
             return
         self.advance(t)
         state.counted = not held
-        stats = self._owner(state.owner)
+        stats = state.stats
         stats.demand += -state.weight if held else state.weight
-        stats.wanting = (minus if held else plus)(stats.wanting, state.amount)
-        self._fes_stale = True
+        if self.dominant is not None:
+            stats.wanting = (minus if held else plus)(stats.wanting, state.amount)
+        self._dirty[state.owner] = stats
+        self._demand_changed = True
 
     def _leave(self, job: Hashable, state: _Job) -> None:
         if state.counted:
-            stats = self._owner(state.owner)
+            stats = state.stats
             stats.demand -= state.weight
-            stats.wanting = minus(stats.wanting, state.amount)
-            self._fes_stale = True
+            if self.dominant is not None:
+                stats.wanting = minus(stats.wanting, state.amount)
+            self._dirty[state.owner] = stats
+            self._demand_changed = True
         del self._jobs[job]
 
     # -- results ---------------------------------------------------------------------------------
@@ -437,6 +628,7 @@ class Meter:
         return state is not None and state.start is not None
 
     def result(self) -> Metrics:
+        self._settled()
         owners = tuple(
             OwnerMetrics(
                 owner=o,
@@ -470,7 +662,7 @@ class Meter:
             raise ValueError("this meter keeps no step curves")
         points = list(self._steps)
         if self.now is not None:  # the state after the last event holds from then on
-            self._refresh()
+            self._settled()
             points.append(self._point())
         names = sorted(self._owners)
         return Curves(
@@ -482,4 +674,5 @@ class Meter:
     def series(self) -> Series | None:
         if self._bins is None:
             return None
+        self._settled()
         return self._bins.series(sorted(self._owners))

@@ -8,7 +8,7 @@ HTCondor.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from osep.core.model import JobId
 
@@ -24,8 +24,9 @@ class EventKind(enum.Enum):
     RUN_FAILED = "run_failed"  # the run ended abnormally (shadow exception, lost reconnect)
 
 
-@dataclass(frozen=True, slots=True)
-class LogEvent:
+class LogEvent(NamedTuple):
+    """A named tuple: a log of millions is read into as many of these, and a tuple is made fastest."""
+
     kind: EventKind
     job: JobId  # as the log names it: no schedd
     time: float  # seconds since the epoch

