@@ -37,8 +37,10 @@ Layout (every key is checked; unknown keys are errors)::
 
     [workload]                  # optional: jobs from a log in the Standard Workload Format
     swf = "../traces/NASA-iPSC-1993-3.1-cln.swf.gz"   # relative to this file; .gz or plain
-    owners = "user"             # or "group", "group.user": who owns each job (user<N>, group<N>,
-                                # or group<G>.user<N>, a member of its group for an owner tree)
+    owners = "user"             # or "group", "queue", "partition", "group.user": who owns each job
+                                # (user<N>, ..., or group<G>.user<N>, a member of its group for an
+                                # owner tree); what is left out: osep.sim.swf
+    # csv = "jobs.csv"          # or a CSV job list instead of a log (osep.config.joblist)
     since = 0                   # submit times in [since, until) only, counted from since
     until = 604800
     limit = 5000                # at most this many jobs
