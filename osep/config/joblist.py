@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from osep.config import bounds as B
 from osep.config.toml import bound_text, check_name, show
 from osep.core.model import JobId
-from osep.errors import ConfigError
+from osep.errors import ConfigError, OsepError
 from osep.files import NotRegular, regular
 from osep.sim.specs import JobSpec
 from osep.sim.swf import Workload
@@ -33,6 +33,14 @@ REQUIRED = ("owner", "submit", "runtime")
 OPTIONAL = {"cpus": (1, B.MAX_SLOT_CPUS), "memory": (0, B.MAX_SLOT_MEMORY), "gpus": (0, B.MAX_SLOT_GPUS),
             "disk": (0, B.MAX_SLOT_DISK)}
 COLUMNS = (*REQUIRED, *OPTIONAL)
+
+
+class JobListError(OsepError):
+    """A job list that cannot be read at all (missing, not a file, too large): the scenario names it."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(reason)
 
 
 class _Bounded(io.RawIOBase):
@@ -48,8 +56,7 @@ class _Bounded(io.RawIOBase):
         data = os.read(self.fd, len(buffer))
         self.left -= len(data)
         if self.left < 0:
-            raise ConfigError(self.path, None, f"larger than {B.MAX_JOB_LIST_BYTES:,} bytes: split the "
-                                               "job list or give a limit")
+            raise JobListError(f"larger than {B.MAX_JOB_LIST_BYTES:,} bytes: split the job list")
         buffer[:len(data)] = data
         return len(data)
 
@@ -62,12 +69,11 @@ def read_job_list(path: Path, since: float = 0.0, until: float | None = None,
         regular(path)  # before opening: a FIFO is not even opened
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0))
     except FileNotFoundError:
-        raise ConfigError(path, None, "no such file") from None
+        raise JobListError("no such file") from None
     except NotRegular as exc:
-        raise ConfigError(path, None, "is a directory, not a file" if exc.directory
-                          else "not a regular file") from None
+        raise JobListError("is a directory, not a file" if exc.directory else "not a regular file") from None
     except (OSError, ValueError) as exc:
-        raise ConfigError(path, None, f"cannot read: {getattr(exc, 'strerror', None) or exc}") from None
+        raise JobListError(f"cannot read: {getattr(exc, 'strerror', None) or exc}") from None
     raw = _Bounded(fd, path, B.MAX_JOB_LIST_BYTES)
     text = io.TextIOWrapper(io.BufferedReader(raw, 1 << 16), encoding="utf-8", newline="",
                             errors="surrogateescape")  # a byte that is not UTF-8 shows in its cell
@@ -78,7 +84,7 @@ def read_job_list(path: Path, since: float = 0.0, until: float | None = None,
         except csv.Error as exc:
             raise ConfigError(path, f"line {rows.line_num}", f"not valid CSV: {exc}") from None
         except OSError as exc:
-            raise ConfigError(path, None, f"cannot read: {exc.strerror or exc}") from None
+            raise JobListError(f"cannot read: {exc.strerror or exc}") from None
     finally:
         os.close(fd)
 

@@ -67,7 +67,7 @@ from pathlib import Path
 from typing import Any
 
 from osep.config import bounds as B
-from osep.config.joblist import read_job_list
+from osep.config.joblist import JobListError, read_job_list
 from osep.config.policy import PolicyFile, parse_policy
 from osep.config.toml import Table, bound_text, check_name, check_number, escape, parse_choice, read_toml, show
 from osep.core.model import JobId
@@ -167,7 +167,10 @@ def _workload(top: Table, path: Path | str) -> Workload | None:
     # One job more than a scenario may have, at most: enough to tell that there are too many.
     most = limit if limit is not None else B.MAX_JOBS + 1
     if owners is None:
-        workload = read_job_list(source, since, float(until) if until is not None else None, most)
+        try:
+            workload = read_job_list(source, since, float(until) if until is not None else None, most)
+        except JobListError as exc:
+            raise table.error("csv", f"{escape(source.name, 60)}: {exc.reason}") from None
     else:
         try:
             workload = swf.read(source, owners, since, float(until) if until is not None else None, most,
