@@ -33,7 +33,10 @@ MAX_SLOT_CPUS = 4096
 MAX_SLOT_GPUS = 1024
 MAX_SLOT_MEMORY = 1 << 30  # MiB: 1 PiB
 MAX_SLOT_DISK = 1 << 50  # KiB: 1 EiB
-MAX_JOBS = 100_000  # in a scenario, from [[submit]] and the workload log together
+# Jobs in a scenario, from [[submit]], a workload log and a CSV job list together: a job costs about
+# 0.3 KiB loaded (README "Bounds"), so a million stay near 300 MiB.
+MAX_JOBS = 1_000_000
+MAX_JOB_LIST_BYTES = 1 << 27  # a CSV job list: 128 MiB (a million jobs take about 40 MiB)
 MAX_SUBMITS = 1000  # [[submit]] tables
 MAX_USAGE = 1e15  # a Fair-Share starting usage, in slot-seconds
 

@@ -37,8 +37,10 @@ Layout (every key is checked; unknown keys are errors)::
 
     [workload]                  # optional: jobs from a log in the Standard Workload Format
     swf = "../traces/NASA-iPSC-1993-3.1-cln.swf.gz"   # relative to this file; .gz or plain
-    owners = "user"             # or "group", "group.user": who owns each job (user<N>, group<N>,
-                                # or group<G>.user<N>, a member of its group for an owner tree)
+    owners = "user"             # or "group", "queue", "partition", "group.user": who owns each job
+                                # (user<N>, ..., or group<G>.user<N>, a member of its group for an
+                                # owner tree); what is left out: osep.sim.swf
+    # csv = "jobs.csv"          # or a CSV job list instead of a log (osep.config.joblist)
     since = 0                   # submit times in [since, until) only, counted from since
     until = 604800
     limit = 5000                # at most this many jobs
@@ -65,7 +67,8 @@ from pathlib import Path
 from typing import Any
 
 from osep.config import bounds as B
-from osep.config.policy import parse_policy
+from osep.config.joblist import JobListError, read_job_list
+from osep.config.policy import PolicyFile, parse_policy
 from osep.config.toml import Table, bound_text, check_name, check_number, escape, parse_choice, read_toml, show
 from osep.core.model import JobId
 from osep.core.policy import PolicySettings
@@ -146,8 +149,12 @@ def _workload(top: Table, path: Path | str) -> Workload | None:
     if not top.has("workload"):
         return None
     table = top.table("workload")
-    name = table.string("swf", limit=B.MAX_PATH, printable=True)
-    owners = table.choice("owners", _Owners, _Owners.USER).value
+    given = [k for k in ("swf", "csv") if table.has(k)]
+    if len(given) != 1:
+        raise table.error(None if not given else "csv", "give a workload log (swf = \"...\") or a job list "
+                          "(csv = \"...\")" + (", not both" if given else ""))
+    name = table.string(given[0], limit=B.MAX_PATH, printable=True)
+    owners = table.choice("owners", _Owners, _Owners.USER).value if given == ["swf"] else None
     since = float(table.number("since", 0.0, minimum=0, maximum=B.MAX_TRACE_SECONDS))
     until = table.number("until", None, positive=True, maximum=B.MAX_TRACE_SECONDS)
     limit = table.number("limit", None, integer=True, positive=True, maximum=B.MAX_JOBS)
@@ -156,28 +163,39 @@ def _workload(top: Table, path: Path | str) -> Workload | None:
     table.finish()
     if until is not None and until <= since:
         raise table.error("until", f"must be after since ({since:g}), got {show(until)}")
-    try:
-        # One job more than a scenario may have, at most: enough to tell that there are too many.
-        workload = swf.read(Path(path).parent / name, owners, since,
-                            float(until) if until is not None else None,
-                            limit if limit is not None else B.MAX_JOBS + 1)
-    except swf.TraceError as exc:
-        raise table.error("swf", escape(str(exc), 300)) from None
-    except OSError as exc:  # a name the system refuses to look up (too long, a loop of links)
-        raise table.error("swf", f"cannot read: {exc.strerror or exc}") from None
+    source = Path(path).parent / name
+    # One job more than a scenario may have, at most: enough to tell that there are too many.
+    most = limit if limit is not None else B.MAX_JOBS + 1
+    if owners is None:
+        try:
+            workload = read_job_list(source, since, float(until) if until is not None else None, most)
+        except JobListError as exc:
+            raise table.error("csv", f"{escape(source.name, 60)}: {exc.reason}") from None
+    else:
+        try:
+            workload = swf.read(source, owners, since, float(until) if until is not None else None, most,
+                                longest=B.MAX_SECONDS)
+        except swf.TraceError as exc:
+            raise table.error("swf", f"{escape(exc.path.name, 60)}: {escape(exc.reason, 200)}") from None
+    where = table.failing(given[0])
     if not workload.jobs:
-        raise table.error("swf", "no jobs in the log (within since and until)")
+        raise where(f"no jobs in the {'log' if owners else 'job list'} (within since and until)")
     if len(workload.jobs) > B.MAX_JOBS:
-        raise table.error("swf", f"more than {B.MAX_JOBS:,} jobs in the log (within since and until): "
-                                 "give a limit")
+        raise where(f"more than {B.MAX_JOBS:,} jobs in the {'log' if owners else 'job list'} (within since "
+                    "and until): give a limit")
+    _compress(workload, compress, lambda job: where(
+        f"job {job.id.proc} of {job.owner} is submitted at {job.submit:g} s and runs {job.runtime:g} s: "
+        f"times are at most {bound_text(B.MAX_SECONDS)} s"))
+    return workload
+
+
+def _compress(workload: Workload, compress: float, fail: Callable[[JobSpec], ConfigError]) -> None:
+    """Submit times divided by ``compress``; every time within MAX_SECONDS (else ``fail``)."""
     if compress != 1.0:
         workload.jobs = [replace(j, submit=j.submit / compress) for j in workload.jobs]
     for job in workload.jobs:
         if job.submit > B.MAX_SECONDS or job.runtime > B.MAX_SECONDS:
-            raise table.error("swf", f"job {job.id.proc} of {job.owner} is submitted at {job.submit:g} s "
-                                     f"and runs {job.runtime:g} s: times are at most "
-                                     f"{bound_text(B.MAX_SECONDS)} s")
-    return workload
+            raise fail(job)
 
 
 class _Owners(enum.Enum):
@@ -190,9 +208,15 @@ class _Owners(enum.Enum):
 _Origin = tuple[str, float, Shape, str]
 
 
-def _jobs(top: Table, workload: Workload | None = None) -> tuple[tuple[JobSpec, ...], list[_Origin]]:
+def _jobs(top: Table, workload: Workload | None = None, source: str = "workload"
+          ) -> tuple[tuple[JobSpec, ...], list[_Origin]]:
     jobs: list[JobSpec] = list(workload.jobs) if workload is not None else []
-    origins: list[_Origin] = [(top.key("workload"), j.submit + j.runtime, j.shape, j.owner) for j in jobs]
+    latest: dict[Shape, tuple[float, str]] = {}  # per shape of the workload's jobs: the latest end, an owner
+    for j in jobs:
+        end = j.submit + j.runtime
+        if end > latest.get(j.shape, (-1.0, ""))[0]:
+            latest[j.shape] = (end, j.owner)
+    origins: list[_Origin] = [(source, end, shape, owner) for shape, (end, owner) in latest.items()]
     numbering: dict[str, int] = {}  # each owner's jobs are numbered as if by a schedd of its own
     for job in jobs:
         numbering[job.owner] = max(numbering.get(job.owner, 0), job.id.proc + 1)
@@ -274,10 +298,17 @@ def _horizon(path: Path | str, meta: Table, horizon: float | None, negotiation: 
     return limit
 
 
-def load_scenario(path: Path | str, interval: float | None = None) -> Scenario:
+def load_scenario(path: Path | str, interval: float | None = None,
+                  data: Mapping[str, Any] | None = None) -> Scenario:
     """Read and validate a scenario file (``interval``: t as the command line replaces it, which the
-    simulation's bounds depend on)."""
-    top = Table(path, read_toml(path))
+    simulation's bounds depend on; ``data``: the file's TOML, if the caller has read it already)."""
+    return _build(Table(path, read_toml(path) if data is None else data), path, interval)
+
+
+def _build(top: Table, path: Path | str, interval: float | None, *, policy: PolicyFile | None = None,
+           workload: Workload | None = None, source: str = "workload") -> Scenario:
+    """A scenario from its TOML tables; ``policy`` and ``workload``, where given, stand for the
+    [policy] and [owners] tables and for the [workload] table (an ``osep simulate --trace`` run)."""
     meta = top.table("scenario")
     name = meta.string("name", escape(Path(path).stem, B.MAX_NAME), printable=True)
     if not name:
@@ -321,9 +352,11 @@ def load_scenario(path: Path | str, interval: float | None = None) -> Scenario:
     models = _models(fs)
     fs.finish()
 
-    policy = parse_policy(top.table("policy"), top.table("owners", required=True))
-    workload = _workload(top, path)
-    jobs, origins = _jobs(top, workload)
+    if policy is None:
+        policy = parse_policy(top.table("policy"), top.table("owners", required=True))
+    if workload is None:
+        workload = _workload(top, path)
+    jobs, origins = _jobs(top, workload, source)
     top.finish()
     _check_fit(path, slots, origins)
     t = interval if interval is not None else policy.interval
@@ -370,3 +403,181 @@ def _models(fs: Table) -> ModelParams:
     cam.finish()
     return ModelParams(dampening=dampening, k5=k5, k6_tolerance=tolerance, cambridge_half_life=half_life,
                        unit=unit, price_limit=float(limit) if limit is not None else None, deferral=deferral)
+
+
+# ``osep simulate --trace``: a scenario made from a workload log and options, with no file.
+
+@dataclass(frozen=True, slots=True)
+class TraceOptions:
+    """What ``osep simulate --trace`` was given (README "Real workload logs")."""
+
+    path: Path
+    owners: str = "user"  # one of swf.NAMINGS
+    since: float = 0.0
+    until: float | None = None
+    limit: int | None = None
+    compress: float = 1.0
+    slots: int | None = None  # cores in the pool (default: the log's MaxProcs, else its peak)
+    cores_per_machine: int | None = None  # None: one-core static slots
+    least: float = 0.01  # owners (groups) below this fraction of the work get no share
+    policy_file: Path | None = None
+    negotiation_interval: float = 60.0
+    horizon: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TraceScenario:
+    scenario: Scenario
+    resolved: dict[str, Any]  # the run as resolved from the log and the options (JSON-ready)
+
+
+# A key of the scenario a trace run makes, as the option that sets it.
+_OPTION_KEYS = {"scenario.horizon": "--horizon", "pool.slots": "--slots", "pool.slots[0].count": "--slots",
+                "pool.negotiation_interval": "--negotiation-interval"}
+
+
+def trace_scenario(options: TraceOptions, interval: float | None = None) -> TraceScenario:
+    """The scenario ``osep simulate --trace`` runs: the log read once, the pool and the shares
+    resolved from it and the options (``interval``: -t, which the simulation's bounds depend on)."""
+    from osep.config.policy import load_policy
+
+    path = options.path
+    most = options.limit if options.limit is not None else B.MAX_JOBS + 1
+    work = swf.read(path, options.owners, options.since, options.until, most, longest=B.MAX_SECONDS)
+    window = f"[{options.since:g}, {'the end' if options.until is None else f'{options.until:g}'})"
+    if not work.jobs:
+        raise ConfigError(path, None, f"no jobs in the log submitted in {window} s")
+    if len(work.jobs) > B.MAX_JOBS:
+        raise ConfigError(path, None, f"more than {B.MAX_JOBS:,} jobs submitted in {window} s: give "
+                                      "--limit, or a shorter window (--until, --days)")
+    _compress(work, options.compress, lambda job: ConfigError(
+        path, None, f"job {job.id.proc} of {job.owner} is submitted at {job.submit:g} s (after --since and "
+                    f"--compress): times are at most {bound_text(B.MAX_SECONDS)} s; give --until or --days"))
+    pool, slot_tables = _trace_pool(options, work)
+    if options.policy_file is not None:
+        policy = load_policy(options.policy_file)
+        shares: dict[str, Any] = {"from": str(options.policy_file)}
+    else:
+        owners, unit = _proportional(work, options.owners, options.least), pool["unit"]
+        top = Table(path, {"policy": {"unit": unit}, "owners": owners})
+        policy = parse_policy(top.table("policy"), top.table("owners"))
+        shares = {"from": f"core-seconds in the window; owners under {options.least:.2%} of them have none",
+                  "unit": unit, "owners": owners}
+    meta: dict[str, Any] = {
+        "name": escape(path.name, B.MAX_NAME),
+        "description": f"{escape(path.name, 200)}: jobs submitted in {window} s, owners by {options.owners}",
+    }
+    if options.horizon is not None:
+        meta["horizon"] = options.horizon
+    data = {"scenario": meta, "pool": {"slots": slot_tables,
+                                       "negotiation_interval": options.negotiation_interval}}
+    try:
+        scenario = _build(Table(path, data), path, interval, policy=policy, workload=work, source="--trace")
+    except ConfigError as exc:
+        if exc.key not in _OPTION_KEYS and exc.key != "--trace":
+            raise
+        raise ConfigError(path, _OPTION_KEYS.get(exc.key, exc.key), exc.reason) from None
+    owned = policy.settings.shares.shares
+    jobs_by_owner: dict[str, int] = {}
+    for job in work.jobs:
+        jobs_by_owner[job.owner] = jobs_by_owner.get(job.owner, 0) + 1
+    resolved = {
+        "trace": str(path),
+        "header": {k: v for k, v in work.header.items() if k in _HEADER_KEYS},
+        "owners_by": options.owners,
+        "window": {"since": options.since, "until": options.until, "limit": options.limit,
+                   "compress": options.compress},
+        "records": work.records,
+        "jobs": len(work.jobs),
+        "skipped": dict(work.skipped),
+        "outside_window": work.records - len(work.jobs) - sum(work.skipped.values()),
+        "owners": len(jobs_by_owner),
+        "owners_without_share": sum(1 for o in jobs_by_owner if not _has_share(o, owned)),
+        "pool": pool,
+        "shares": shares,
+        "negotiation_interval": options.negotiation_interval,
+        "horizon": scenario.pool.horizon,
+    }
+    return TraceScenario(scenario, resolved)
+
+
+_HEADER_KEYS = ("Computer", "Installation", "Acknowledge", "StartTime", "EndTime", "MaxJobs", "MaxRecords",
+                "MaxProcs", "MaxNodes", "UnixStartTime")
+
+
+def _has_share(owner: str, owned: Mapping[str, Any]) -> bool:
+    """Whether an owner (or, for group.user, the group it is in) is in the policy's shares."""
+    return owner in owned or owner.partition(".")[0] in owned
+
+
+def _trace_pool(options: TraceOptions, work: Workload) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The pool a trace runs on (as resolved, for the record) and its [[pool.slots]] tables."""
+    biggest = max(job.cpus for job in work.jobs)
+    if options.slots is not None:
+        cores, origin = options.slots, "--slots"
+    else:
+        header = work.header_number("MaxProcs") or work.header_number("MaxNodes")
+        if header is not None:
+            cores, origin = header, "the log's MaxProcs header" if work.header_number("MaxProcs") else \
+                "the log's MaxNodes header"
+        else:
+            cores, origin = swf.peak_cores(work), "the most cores the log's jobs held at once"
+    per = options.cores_per_machine
+    path = options.path
+    if per is None:
+        if biggest > 1:
+            raise ConfigError(path, "--cores-per-machine", f"the log has jobs of up to {biggest:,} processors, "
+                                                           "which one-core slots could never run: give "
+                                                           f"--cores-per-machine {biggest} or more")
+        if cores > B.MAX_SLOTS:
+            raise ConfigError(path, "--slots", f"{origin} gives {cores:,} cores, more one-core slots than "
+                                               f"{B.MAX_SLOTS:,}: give fewer --slots, or --cores-per-machine "
+                                               "to make them machines")
+        return ({"cores": cores, "from": origin, "machines": cores, "cores_per_machine": 1,
+                 "partitionable": False, "unit": "slots"}, [{"count": cores}])
+    if biggest > per:
+        raise ConfigError(path, "--cores-per-machine", f"the log has jobs of up to {biggest:,} processors, "
+                                                       f"more than a machine of {per:,} cores has")
+    machines = -(-cores // per)
+    if machines > B.MAX_SLOTS:
+        raise ConfigError(path, "--cores-per-machine", f"{cores:,} cores ({origin}) make {machines:,} machines "
+                                                       f"of {per:,} cores, more than {B.MAX_SLOTS:,}: give "
+                                                       "more --cores-per-machine or fewer --slots")
+    return ({"cores": machines * per, "from": origin, "machines": machines, "cores_per_machine": per,
+             "partitionable": True, "unit": "cpus"},
+            [{"count": machines, "cpus": per, "partitionable": True}])
+
+
+def _proportional(work: Workload, naming: str, least: float) -> dict[str, Any]:
+    """An [owners] table: each owner's share in proportion to its core-seconds in the window, none
+    for those under ``least`` of them; with group.user, groups so, and each group's members in
+    proportion to theirs within it."""
+    used: dict[str, float] = {}
+    for job in work.jobs:
+        used[job.owner] = used.get(job.owner, 0.0) + job.cpus * job.runtime
+    if naming != "group.user":
+        return _percentages(used, least)
+    groups: dict[str, dict[str, float]] = {}
+    for owner, amount in used.items():
+        group, _, user = owner.partition(".")
+        groups.setdefault(group, {})[user] = amount
+    tops = _percentages({g: sum(m.values()) for g, m in groups.items()}, least, keep=True)
+    return {g: {"share": tops[g], **{u: {"share": s} for u, s in _percentages(groups[g], 0.0).items()}}
+            for g in tops}
+
+
+def _percentages(used: Mapping[str, float], least: float, keep: bool = False) -> dict[str, str]:
+    """Shares as "x%" text in proportion to ``used``, floored to 10^-4 % (they never sum past 100%),
+    the largest first; those under ``least`` of the total get none (left out, or "0%" if ``keep``)."""
+    total = sum(used.values())
+    owning = {o: a for o, a in used.items() if a >= least * total}
+    owned = sum(owning.values())
+    if not owning:
+        raise ConfigError(None, "--least", f"no owner did {least:.2%} of the work: give a smaller --least")
+    out: dict[str, str] = {}
+    for owner in sorted(used, key=lambda o: (-used[o], o)):
+        if owner in owning:
+            out[owner] = f"{int(1e6 * used[owner] / owned) / 1e4:.4f}%"
+        elif keep:
+            out[owner] = "0%"
+    return out

@@ -27,7 +27,7 @@ def validate(files: tuple[Path, ...]) -> None:
     for path in files:
         data = read_toml(path)
         if "scenario" in Table(path, data).data:
-            scenario = load_scenario(path)
+            scenario = load_scenario(path, data=data)  # the file read once
             skipped(scenario)
             click.echo(
                 f"{escape(str(path))}: scenario {scenario.name!r}: {scenario.capacity} slots, "

@@ -3,19 +3,33 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
-from osep.config.bounds import MAX_INTERVAL, MAX_VACATES, MIN_INTERVAL
+from osep.config.bounds import (
+    MAX_COMPRESS,
+    MAX_INTERVAL,
+    MAX_JOBS,
+    MAX_SECONDS,
+    MAX_SLOT_CPUS,
+    MAX_SLOTS,
+    MAX_TRACE_SECONDS,
+    MAX_VACATES,
+    MIN_COMPRESS,
+    MIN_INTERVAL,
+)
 from osep.config.policy import load_policy
+from osep.config.toml import escape
 from osep.core.plan import Target, VictimOrder
 from osep.errors import OsepError
+from osep.sim.swf import NAMINGS
 from osep.sim.variants import NAMES as POLICY_NAMES
 from osep.ui.shell import Warnings, check_plot, cli, fails_cleanly, format_option, progress_reporter, skipped
 
 
 @cli.command()
-@click.argument("scenario", type=click.Path(path_type=Path))
+@click.argument("scenario", type=click.Path(path_type=Path), required=False)
 @click.option(
     "--policy",
     "policies",
@@ -34,9 +48,41 @@ from osep.ui.shell import Warnings, check_plot, cli, fails_cleanly, format_optio
               help="Hold owners to their owner share (paper) or their feasible share.")
 @click.option("--victim-order", type=click.Choice([v.value for v in VictimOrder]),
               help="Vacate the lowest wall clock first (paper) or the least lost work first.")
+@click.option("--trace", type=click.Path(dir_okay=False, path_type=Path),
+              help="Run a workload log in the Standard Workload Format (.swf or .swf.gz) instead of a "
+                   "SCENARIO; the options below say how.")
+@click.option("--owners", "owners", type=click.Choice(NAMINGS), default="user", show_default=True,
+              help="--trace: the owner of a job is its user, group, queue or partition (fields 12, 13, 15, "
+                   "16), or its user as a member of its group (an owner tree).")
+@click.option("--policy-file", type=click.Path(dir_okay=False, path_type=Path),
+              help="--trace: the shares ([owners]) and policy settings ([policy]) from this policy file. "
+                   "Default: shares in proportion to each owner's core-seconds in the window.")
+@click.option("--least", type=click.FloatRange(min=0, max=1), default=0.01, show_default=True,
+              help="--trace, without --policy-file: owners (groups) with less than this fraction of the "
+                   "window's core-seconds get no share.")
+@click.option("--slots", type=click.IntRange(min=1, max=MAX_SLOTS * MAX_SLOT_CPUS),
+              help="--trace: cores in the pool, one-core slots unless --cores-per-machine. Default: the log's "
+                   "MaxProcs (or MaxNodes) header, else the most cores its jobs held at once.")
+@click.option("--cores-per-machine", type=click.IntRange(min=1, max=MAX_SLOT_CPUS),
+              help="--trace: the cores come as partitionable machines of this many cores each.")
+@click.option("--since", type=click.FloatRange(min=0, max=MAX_TRACE_SECONDS), default=0.0,
+              help="--trace: jobs submitted from this second of the log on (times then count from it).")
+@click.option("--until", type=click.FloatRange(min=0, max=MAX_TRACE_SECONDS, min_open=True),
+              help="--trace: jobs submitted before this second of the log only.")
+@click.option("--days", type=click.FloatRange(min=0, max=MAX_TRACE_SECONDS / 86400, min_open=True),
+              help="--trace: jobs submitted in this many days from --since (instead of --until).")
+@click.option("--limit", type=click.IntRange(min=1, max=MAX_JOBS),
+              help="--trace: at most this many jobs, the first submitted.")
+@click.option("--compress", type=click.FloatRange(min=MIN_COMPRESS, max=MAX_COMPRESS), default=1.0,
+              help="--trace: submit times divided by this (a higher load from the same jobs).")
+@click.option("--negotiation-interval", type=click.FloatRange(min=MIN_INTERVAL, max=MAX_INTERVAL),
+              default=60.0, show_default=True, help="--trace: seconds between negotiation cycles.")
+@click.option("--horizon", type=click.FloatRange(min=0, max=MAX_SECONDS, min_open=True),
+              help="--trace: stop the simulation at this second (jobs still queued or running are reported "
+                   "unfinished).")
 @fails_cleanly
 def simulate(
-    scenario: Path,
+    scenario: Path | None,
     policies: tuple[str, ...],
     fmt: str,
     plot: Path | None,
@@ -44,13 +90,55 @@ def simulate(
     interval: float | None,
     target: str | None,
     victim_order: str | None,
+    trace: Path | None,
+    owners: str,
+    policy_file: Path | None,
+    least: float,
+    slots: int | None,
+    cores_per_machine: int | None,
+    since: float,
+    until: float | None,
+    days: float | None,
+    limit: int | None,
+    compress: float,
+    negotiation_interval: float,
+    horizon: float | None,
 ) -> None:
-    """Run SCENARIO on the simulated pool under each policy and compare the paper's metrics."""
+    """Run SCENARIO (or, with --trace, a workload log) on the simulated pool under each policy and
+    compare the paper's metrics."""
     from osep.config.scenario import load_scenario
     from osep.sim.experiment import comparison, run_scenario, with_overrides
     from osep.ui import render
 
-    loaded = load_scenario(scenario, interval)
+    ctx = click.get_current_context()
+    given = [f"--{name.replace('_', '-')}" for name in _TRACE_ONLY
+             if ctx.get_parameter_source(name) not in (None, click.core.ParameterSource.DEFAULT)]
+    resolved = None
+    if trace is None:
+        if scenario is None:
+            raise click.UsageError("give a SCENARIO file, or --trace with a workload log")
+        if given:
+            raise click.UsageError(f"{given[0]} goes with --trace")
+        check_plot(plot)
+        loaded = load_scenario(scenario, interval)
+    else:
+        if scenario is not None:
+            raise click.UsageError("give a SCENARIO file or --trace, not both")
+        if days is not None and until is not None:
+            raise click.UsageError("give --until or --days, not both")
+        if policy_file is not None and ctx.get_parameter_source("least") is not click.core.ParameterSource.DEFAULT:
+            raise click.UsageError("--least sets shares from the log: it does not go with --policy-file")
+        end = since + days * 86400 if days is not None else until
+        if end is not None and end <= since:
+            raise click.UsageError(f"--until ({end:g}) must be after --since ({since:g})")
+        check_plot(plot)
+        from osep.config.scenario import TraceOptions, trace_scenario
+
+        made = trace_scenario(TraceOptions(
+            trace, owners, since, end, limit, compress, slots, cores_per_machine, least, policy_file,
+            negotiation_interval, horizon), interval)
+        loaded, resolved = made.scenario, made.resolved
+        _describe(resolved)
     skipped(loaded)
     settings = with_overrides(
         loaded.policy,
@@ -58,9 +146,10 @@ def simulate(
         target=Target(target) if target else None,
         victim_order=VictimOrder(victim_order) if victim_order else None,
     )
-    check_plot(plot)
     outcomes = run_scenario(loaded, policies or None, settings, interval)
     doc = comparison(loaded, outcomes)
+    if resolved is not None:
+        doc["scenario"]["trace"] = resolved
     click.echo(render.RENDERERS[fmt](doc), nl=False)
     if plot is not None:
         from osep.ui.plot import draw
@@ -70,6 +159,43 @@ def simulate(
         except OSError as exc:
             raise OsepError(f"cannot write the plot to {plot}: {exc.strerror or exc}") from None
         click.echo(f"plot written to {plot}", err=True)
+
+
+# The options that describe a --trace run (an error with a SCENARIO file).
+_TRACE_ONLY = ("owners", "policy_file", "least", "slots", "cores_per_machine", "since", "until", "days", "limit",
+               "compress", "negotiation_interval", "horizon")
+
+
+def _describe(resolved: dict[str, Any]) -> None:
+    """What a --trace run is, resolved, on stderr (in full in --format json's scenario.trace)."""
+    window = resolved["window"]
+    until = "the end" if window["until"] is None else f"{window['until']:,.0f}"
+    left = sum(resolved["skipped"].values())
+    click.echo(f"{escape(resolved['trace'])}: {resolved['jobs']:,} jobs of {resolved['owners']:,} owners "
+               f"({resolved['owners_by']}) submitted in [{window['since']:,.0f}, {until}) s"
+               + (f", submit times / {window['compress']:g}" if window["compress"] != 1 else "")
+               + f"; of {resolved['records']:,} records, {resolved['outside_window']:,} outside the window "
+               f"and {left:,} left out", err=True)
+    pool = resolved["pool"]
+    machines = pool["machines"]
+    kind = (f"{machines:,} partitionable machine{'s' if machines != 1 else ''} of {pool['cores_per_machine']:,} "
+            "cores" if pool["partitionable"] else f"{pool['cores']:,} one-core slots")
+    click.echo(f"pool: {kind} (from {pool['from']}); negotiation every {resolved['negotiation_interval']:g} "
+               f"s; simulated until {resolved['horizon']:,.0f} s at most", err=True)
+    shares = resolved["shares"]
+    if "owners" not in shares:
+        click.echo(f"shares: from {escape(shares['from'])}; {resolved['owners_without_share']:,} owners of the "
+                   "log have none", err=True)
+        return
+    given = {o: s for o, s in shares["owners"].items() if _is_share(s)}
+    shown = ", ".join(f"{escape(o)} {s if isinstance(s, str) else s['share']}" for o, s in list(given.items())[:6])
+    click.echo(f"shares ({shares['unit']}): in proportion to {shares['from']}: {len(given):,} with a share "
+               f"({shown}{', ...' if len(given) > 6 else ''}); all in --format json", err=True)
+
+
+def _is_share(share: Any) -> bool:
+    text = share if isinstance(share, str) else share["share"]
+    return bool(text.rstrip("%").strip("0."))
 
 
 @cli.command()

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from osep.config import bounds as B
 from osep.config.scenario import load_scenario
@@ -109,7 +111,7 @@ def test_slot_groups(tmp_path):
         (lambda t: t.replace("slots = 4", "slots = 4\nvacate_delay = inf"), "pool.vacate_delay", "finite"),
         (lambda t: t.replace("slots = 4", "slots = 4\nreservation_timeout = 0.5"), "pool.reservation_timeout",
          "at least 1"),
-        (lambda t: t.replace("count = 2", "count = 100000000"), "submit[0].count", "at most 100,000"),
+        (lambda t: t.replace("count = 2", "count = 100000000"), "submit[0].count", "at most 1,000,000"),
         (lambda t: t.replace("runtime = 100", "runtime = 1e300"), "submit[0].runtime", "at most 100,000,000"),
         (lambda t: t.replace("runtime = 100", "runtime = nan"), "submit[0].runtime", "finite"),
         (lambda t: t.replace("runtime = 100", "runtimes = [100, inf]"), "submit[0].runtimes[1]", "finite"),
@@ -117,8 +119,8 @@ def test_slot_groups(tmp_path):
         (lambda t: t.replace("count = 2", "count = 2\ntime = 1e300"), "submit[0].time", "at most 100,000,000"),
         (lambda t: t.replace("count = 2", "count = 2\ncpus = 2"), "submit[0]", "no slot of the pool has that much"),
         (lambda t: t.replace('owner = "a"', 'owner = "a\\u001b[2J"'), "submit[0].owner", "must be printable"),
-        (lambda t: t + "[[submit]]\nowner = 'a'\nruntime = 1\ncount = 99999\n", "submit[1]",
-         "more than 100,000 jobs"),
+        (lambda t: t + "[[submit]]\nowner = 'a'\nruntime = 1\ncount = 999999\n", "submit[1]",
+         "more than 1,000,000 jobs"),
         (lambda t: "[scenario]\nhorizon = 1e9\n" + t, "scenario.horizon", "at most 100,000,000"),
         (lambda t: "[scenario]\nhorizon = 9e7\n" + t, "scenario.horizon", "a simulation stops by"),
         (lambda t: "[scenario]\nname = \"a\\nb\"\n" + t, "scenario.name", "printable"),
@@ -158,7 +160,7 @@ def fails(load, path):
     return info.value
 
 
-def test_workload_bounds(tmp_path):
+def test_workload_bounds(tmp_path, monkeypatch):
     (tmp_path / "traces").symlink_to(ROOT / "config" / "traces")
     base = ("[pool]\nslots = [{ cpus = 128, partitionable = true }]\n[owners]\nuser1 = 1\n[workload]\n"
             'swf = "traces/NASA-iPSC-1993-3.1-cln.swf.gz"\n')
@@ -173,11 +175,12 @@ def test_workload_bounds(tmp_path):
     small = base.replace("cpus = 128", "cpus = 64") + "limit = 5\n"
     err = fails(load_scenario, write(tmp_path, small))
     assert err.key == "workload" and "asks for 128 cores" in err.reason
+    monkeypatch.setattr(B, "MAX_JOBS", 100)
     (tmp_path / "many.swf").write_text("".join(f"{n} {n} -1 10 1 -1 -1 -1 -1 -1 -1 1 1 -1 -1 -1 -1 -1\n"
                                                for n in range(B.MAX_JOBS + 5)))
     many = base.replace("traces/NASA-iPSC-1993-3.1-cln.swf.gz", "many.swf")
     err = fails(load_scenario, write(tmp_path, many))
-    assert err.key == "workload.swf" and "more than 100,000 jobs" in err.reason
+    assert err.key == "workload.swf" and "more than 100 jobs" in err.reason
     long = base.replace("traces/NASA-iPSC-1993-3.1-cln.swf.gz", "x" * 300)
     assert "File name too long" in fails(load_scenario, write(tmp_path, long)).reason
 
@@ -238,3 +241,120 @@ def test_the_models_parameters_and_the_excess(tmp_path):
     assert s.excess.value == "slurm"
     default = load_scenario(write(tmp_path, BASE)).pool.models
     assert default.price_limit is None and default.deferral == 10_800
+
+
+# A compact job list: [workload] csv = "jobs.csv".
+
+CSV_BASE = "[pool]\nslots = [{ count = 2, cpus = 4, memory = 8192, gpus = 1, partitionable = true }]\n" \
+           "[owners]\na = 1\nb = 1\n[workload]\ncsv = \"jobs.csv\"\n"
+
+
+def with_csv(tmp_path, rows, extra="", encoding="utf-8"):
+    (tmp_path / "jobs.csv").write_bytes(rows.encode(encoding) if isinstance(rows, str) else rows)
+    return write(tmp_path, CSV_BASE + extra)
+
+
+def test_a_job_list_in_csv(tmp_path):
+    rows = "runtime,owner,submit,cpus,memory,gpus\n100,a,0,2,1024,1\n\n50.5, b ,10,,,\n7,a,20,1,0,0\n"
+    s = load_scenario(with_csv(tmp_path, rows))
+    assert [(str(j.id), j.submit, j.runtime, j.shape) for j in s.jobs] == [
+        ("a#0.0", 0.0, 100.0, (2, 1024, 1, 0)), ("b#0.0", 10.0, 50.5, (1, 0, 0, 0)),
+        ("a#0.1", 20.0, 7.0, (1, 0, 0, 0))]
+    window = load_scenario(with_csv(tmp_path, rows, "since = 5\nuntil = 20\ncompress = 2\n"))
+    assert [(j.owner, j.submit) for j in window.jobs] == [("b", 2.5)]
+    assert [j.owner for j in load_scenario(with_csv(tmp_path, rows, "limit = 2\n")).jobs] == ["a", "b"]
+
+
+def test_a_job_list_is_the_same_as_submit_tables(tmp_path):
+    toml = load_scenario(write(tmp_path, BASE))
+    (tmp_path / "jobs.csv").write_text("owner,submit,runtime\na,0,100\na,0,100\n")
+    head = BASE.partition("[[submit]]")[0]
+    listed = load_scenario(write(tmp_path, head + '[workload]\ncsv = "jobs.csv"\n'))
+    assert listed.jobs == toml.jobs
+
+
+@pytest.mark.parametrize("rows, key, reason", [
+    ("", "line 1", "expected a header row"),
+    ("owner,submit,runtme\n", "line 1, column 3", "did you mean 'runtime'"),
+    ("owner,submit,runtime,owner\n", "line 1, column 4", "given twice"),
+    ("owner,runtime\n", "line 1", "no 'submit' column"),
+    ("owner,submit,runtime\n", "workload.csv", "no jobs in the job list"),
+    ("owner,submit,runtime\na,0\n", "line 2", "2 cells, but the header names 3 columns"),
+    ("owner,submit,runtime\na,0,1\n,0,1\n", "line 3, column 1 (owner)", "must not be empty"),
+    ("owner,submit,runtime\n\"a\x1b[2J\",0,1\n", "line 2, column 1 (owner)", "printable"),
+    ("owner,submit,runtime\na,nan,1\n", "line 2, column 2 (submit)", "finite"),
+    ("owner,submit,runtime\na,-1,1\n", "line 2, column 2 (submit)", "at least 0"),
+    ("owner,submit,runtime\na,soon,1\n", "line 2, column 2 (submit)", "a number of seconds"),
+    ("owner,submit,runtime\na,0,0\n", "line 2, column 3 (runtime)", "greater than 0"),
+    ("owner,submit,runtime\na,0,1e300\n", "line 2, column 3 (runtime)", "at most 100,000,000"),
+    ("owner,submit,runtime\na,1e11,1\n", "line 2, column 2 (submit)", "at most 10,000,000,000"),
+    ("owner,submit,runtime,cpus\na,0,1,2.5\n", "line 2, column 4 (cpus)", "whole number"),
+    ("owner,submit,runtime,cpus\na,0,1,0\n", "line 2, column 4 (cpus)", "1 to 4,096"),
+    ("owner,submit,runtime,gpus\na,0,1,-1\n", "line 2, column 4 (gpus)", "0 to 1,024"),
+    ("owner,submit,runtime,memory\na,0,1," + "9" * 5000 + "\n", "line 2, column 4 (memory)", "whole number"),
+    ("owner,submit,runtime,cpus\na,0,1,8\n", "workload", "no slot of the pool has that much"),
+    ("owner,submit,runtime\na,0,1\n\"b,0,1\n", "line 3", "not valid CSV"),
+    ("owner,submit,runtime\na,0,1\nb\x00,0,1\n", "line 3, column 1 (owner)", "printable"),
+    (b"owner,submit,runtime\na,0,1\n\xff,0,1\n", "line 3, column 1 (owner)", "not UTF-8 text (byte 0xff)"),
+    (b"owner,submit,runtime\na,0,\xff1\n", "line 2, column 3 (runtime)", "a number of seconds"),
+    (b"owner,su\xffbmit,runtime\n", "line 1", "not UTF-8"),
+])
+def test_bad_job_lists_name_file_line_column_and_reason(tmp_path, rows, key, reason):
+    err = fails(load_scenario, with_csv(tmp_path, rows))
+    assert err.key == key and reason in err.reason, str(err)
+
+
+def test_bad_workload_tables_with_a_job_list(tmp_path):
+    (tmp_path / "jobs.csv").write_text("owner,submit,runtime\na,0,1\n")
+    for extra, key, reason in [
+        ('swf = "x.swf"\n', "workload.csv", "not both"),
+        ('owners = "user"\n', "workload.owners", "unknown key"),
+    ]:
+        err = fails(load_scenario, write(tmp_path, CSV_BASE + extra))
+        assert err.key == key and reason in err.reason
+    err = fails(load_scenario, write(tmp_path, CSV_BASE.replace('csv = "jobs.csv"', "")))
+    assert err.key == "workload" and "give a workload log" in err.reason
+    (tmp_path / "sub").mkdir()
+    for name, reason in [("nope.csv", "no such file"), ("sub", "is a directory"), ("x" * 300, "cannot read")]:
+        path = write(tmp_path, CSV_BASE.replace("jobs.csv", name))
+        err = fails(load_scenario, path)
+        assert (err.path, err.key) == (str(path), "workload.csv") and reason in err.reason
+
+
+def test_job_list_bounds(tmp_path, monkeypatch):
+    rows = "owner,submit,runtime\n" + "a,0,1\n" * 30
+    monkeypatch.setattr(B, "MAX_JOBS", 20)
+    err = fails(load_scenario, with_csv(tmp_path, rows))
+    assert err.key == "workload.csv" and "more than 20 jobs" in err.reason
+    monkeypatch.setattr(B, "MAX_JOB_LIST_BYTES", 100)
+    err = fails(load_scenario, with_csv(tmp_path, rows))
+    assert err.key == "workload.csv" and "jobs.csv: larger than 100 bytes" in err.reason
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(max_size=300))
+def test_any_job_list_loads_or_is_one_line_error(text):
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = with_csv(Path(tmp), "owner,submit,runtime,cpus\n" + text)
+        try:
+            s = load_scenario(path)
+        except ConfigError as exc:
+            assert "\n" not in str(exc) and str(exc).isprintable()
+        else:
+            assert all(j.runtime > 0 and j.submit >= 0 for j in s.jobs)
+
+
+def test_validate_reads_a_scenario_once(tmp_path, monkeypatch):
+    from osep.config import scenario as module
+
+    reads = []
+    real = module.read_toml
+    monkeypatch.setattr(module, "read_toml", lambda p: reads.append(p) or real(p))
+    import osep.ui.cmd_files as files
+
+    real_files = files.read_toml
+    monkeypatch.setattr(files, "read_toml", lambda p: reads.append(p) or real_files(p))
+    result = CliRunner().invoke(cli, ["validate", str(write(tmp_path, "[scenario]\n" + BASE))])
+    assert result.exit_code == 0 and len(reads) == 1
