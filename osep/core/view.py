@@ -152,9 +152,9 @@ class PoolView:
     def put_job(self, job: Job) -> None:
         """A job was added or changed (state, slot, start, checkpoint, request)."""
         old = self.jobs.get(job.id)
+        self.jobs[job.id] = job  # first: the old one's idle entries are stale from here
         if old is not None:
             self._job_out(old)
-        self.jobs[job.id] = job
         self._job_in(job)
         self.stamp += 1
 
