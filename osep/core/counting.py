@@ -24,6 +24,7 @@ from osep.core.plan import GroupView, OwnerView, Target
 from osep.core.resources import (
     EPS,
     REQUESTED,
+    RESOURCES,
     ZERO,
     Measure,
     Room,
@@ -37,7 +38,7 @@ from osep.core.resources import (
 )
 from osep.core.shares import ShareTable, feasible_shares
 from osep.core.tree import ShareTree
-from osep.core.view import PoolView, view_of
+from osep.core.view import PoolView, Tally, view_of
 
 
 @dataclass(slots=True)
@@ -69,7 +70,7 @@ class Ledger:
         return self.measures[owner](self.holding.get(owner, ZERO))
 
     def gap(self, owner: str) -> float:
-        return self.targets[owner] - self.active(owner)
+        return self.targets[owner] - self.measures[owner](self.holding.get(owner, ZERO))
 
     def gaps(self) -> dict[str, float]:
         return {o: self.gap(o) for o in self.targets}
@@ -189,16 +190,27 @@ def count_view(pool: PoolView, kept: Sequence[Kept], shares: ShareTable | ShareT
     tallies = pool.tallies
     # What each owner's jobs add up to, per resource; what the unit weighs, and idle jobs' cores
     # always (holds are counted in cores).
-    weighed = tuple(unit is Unit.DOMINANT or unit.value == r for r in REQUESTED)
-    idle_weighed = (True, *weighed[1:])
+    # (A pool has 10,000 owners: this loop is written out for speed; it is _total's sums.)
+    wc, wm, wg, wd = (unit is Unit.DOMINANT or unit.value == r for r in REQUESTED)
     holding: dict[str, Vec] = {}
     wanting: dict[str, Vec] = {}
     idle_cpus: dict[str, int] = {}
     for owner, jobs in tallies.items():
-        running = holding[owner] = _total(jobs.running, jobs.ran, weighed)
-        waiting = _total(jobs.idle, jobs.waiting, idle_weighed)
-        idle_cpus[owner] = int(waiting[1])
-        wanting[owner] = plus(plus(running, waiting), _total(jobs.vacating, jobs.leaving, weighed))
+        a, b, c = jobs.ran, jobs.waiting, jobs.leaving
+        n, i, v = jobs.running, jobs.idle, jobs.vacating
+        running = holding[owner] = (
+            (float(n), float(a[0]) if wc else 0.0, float(a[1]) if wm else 0.0,
+             float(a[2]) if wg else 0.0, float(a[3]) if wd else 0.0) if n else ZERO)
+        idle_cpus[owner] = b[0]
+        if i or v:
+            wanting[owner] = (
+                running[0] + (float(i) if i else 0.0) + (float(v) if v else 0.0),
+                running[1] + (float(b[0]) if i else 0.0) + (float(c[0]) if v and wc else 0.0),
+                running[2] + (float(b[1]) if i and wm else 0.0) + (float(c[1]) if v and wm else 0.0),
+                running[3] + (float(b[2]) if i and wg else 0.0) + (float(c[2]) if v and wg else 0.0),
+                running[4] + (float(b[3]) if i and wd else 0.0) + (float(c[3]) if v and wd else 0.0))
+        else:
+            wanting[owner] = running
 
     # Room kept for owners: a static slot as a whole, or part of a partitionable slot.
     reserved: dict[str, int] = defaultdict(int)
@@ -239,10 +251,18 @@ def count_view(pool: PoolView, kept: Sequence[Kept], shares: ShareTable | ShareT
     owners = sorted(set(resolved).union(tallies))
     measures: dict[str, Measure] = {}
     entitled: dict[str, float] = {}
-    for o in owners:
-        measures[o], entitled[o] = measure(unit, resolved.get(o, {}), capacity)
-    demand = {o: measures[o](wanting.get(o, ZERO)) for o in owners}
     index = unit.index
+    if index is not None:  # one resource: one measure for everyone, as measure() gives it
+        single = measure(unit, {}, capacity)[0]
+        resource = RESOURCES[index]
+        no_share: dict[str, float] = {}
+        for o in owners:
+            measures[o] = single
+            entitled[o] = resolved.get(o, no_share).get(resource, 0.0)
+    else:
+        for o in owners:
+            measures[o], entitled[o] = measure(unit, resolved.get(o, {}), capacity)
+    demand = {o: measures[o](wanting.get(o, ZERO)) for o in owners}
     groups: Groups | None = None
     tree: list[GroupView] = []
     if isinstance(shares, ShareTree) and index is not None:
@@ -270,25 +290,17 @@ def count_view(pool: PoolView, kept: Sequence[Kept], shares: ShareTable | ShareT
         fes = {o: min(entitled[o], demand[o]) for o in owners}
         targets = {o: fes[o] if target is Target.FEASIBLE else entitled[o] for o in owners}
     views: dict[str, OwnerView] = {}
+    nobody = Tally()
+    no_share = {}
     for o in owners:
-        t = tallies.get(o)
+        t = tallies.get(o, nobody)
         using = holding.get(o, ZERO)
-        views[o] = OwnerView(
-            owner=o,
-            share=entitled[o],
-            running=t.running if t is not None else 0,
-            idle=t.idle if t is not None else 0,
-            vacating=t.vacating if t is not None else 0,
-            reserved=reserved.get(o, 0),
-            demand=demand[o],
-            feasible=fes[o],
-            target=targets[o],
-            holding=measures[o](ran.get(o, ZERO)),
-            active=measures[o](using),
-            idle_cpus=idle_cpus.get(o, 0),
-            kept_cpus=kept_cpus.get(o, 0),
-            using=using,
-            entitled=resolved.get(o, {}),
-        )
+        m = measures[o]
+        # Positional, in OwnerView's order (owner, share, running, idle, vacating, reserved, demand,
+        # feasible, target, holding, active, idle_cpus, kept_cpus, using, entitled).
+        views[o] = OwnerView(o, entitled[o], t.running, t.idle, t.vacating, reserved.get(o, 0),
+                             demand[o], fes[o], targets[o], m(ran.get(o, ZERO)), m(using),
+                             idle_cpus.get(o, 0), kept_cpus.get(o, 0), using,
+                             resolved.get(o, no_share))
     ledger = Ledger({o: holding.get(o, ZERO) for o in owners}, measures, targets, groups)
     return Census(views, ledger, pool, free, rooms, capacity, tuple(tree))

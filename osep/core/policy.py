@@ -81,7 +81,7 @@ def decide(snapshot: Snapshot, settings: PolicySettings) -> Plan:
     wants = {
         o: Wants(tallies[o], v.reserved)
         for o, v in views.items()
-        if v.gap > EPS and v.idle > v.reserved
+        if v.idle > v.reserved and v.gap > EPS
     }
     free = dict(census.free)
     free_cpus = census.free_cpus

@@ -35,6 +35,7 @@ from __future__ import annotations
 import heapq
 from collections import Counter
 from collections.abc import Iterable, Iterator
+from operator import attrgetter
 from typing import Any
 
 from sortedcontainers import SortedList
@@ -66,11 +67,20 @@ def _add4(total: list[int], job: Job, sign: int) -> None:
     total[3] += sign * job.disk
 
 
+_SHAPE = attrgetter("shape")
+_ASKS = (attrgetter("cpus"), attrgetter("memory"), attrgetter("gpus"), attrgetter("disk"))
+
+
+def _sum4(jobs: list[Job]) -> list[int]:
+    """What ``jobs`` ask for, added up: cpus, memory, gpus, disk (at C speed)."""
+    return [sum(map(ask, jobs)) for ask in _ASKS]
+
+
 class Tally:
     """One owner's jobs as the decision counts them (see the module's description)."""
 
-    __slots__ = ("by_saved", "by_start", "firsts", "idle", "leaving", "ran", "running", "shapes",
-                 "vacating", "victim_shapes", "waiting")
+    __slots__ = ("by_saved", "by_start", "firsts", "idle", "ids", "leaving", "listed", "ran",
+                 "running", "shapes", "vacating", "victim_shapes", "waiting")
 
     def __init__(self) -> None:
         self.running = 0
@@ -80,11 +90,16 @@ class Tally:
         self.ran = [0, 0, 0, 0]
         self.waiting = [0, 0, 0, 0]
         self.leaving = [0, 0, 0, 0]
-        # Idle jobs per shape, and per shape a heap of their (id key, id): its top is always an idle
-        # job of the shape, the first in queue order (entries of jobs gone are dropped when they come
-        # to the top).
+        # Idle jobs per shape: how many, and which. Only an owner with idle jobs of several shapes
+        # needs their queue order: then each shape has a heap of its jobs' (id key, id) whose top
+        # is always one of them, the first in queue order (entries of jobs no longer idle with the
+        # shape are dropped when they come to the top).
         self.shapes: dict[Shape, int] = {}
+        self.ids: dict[Shape, set[JobId]] = {}
         self.firsts: dict[Shape, list[tuple[IdKey, JobId]]] = {}
+        # A view built in one pass lists the idle jobs here, and sorts them into ``ids`` (and
+        # ``firsts``) when it is first needed.
+        self.listed: list[Job] | None = None
         # Victim candidates, in the two kept orders: (-start, *id key, id) and
         # (-since, -start, *id key, id); and how many there are of each shape.
         self.by_start: Any = SortedList()
@@ -96,7 +111,73 @@ class Tally:
 
     def first(self, shape: Shape) -> JobId:
         """The first idle job of ``shape`` in queue order (the smallest id)."""
-        return self.firsts[shape][0][1]
+        heap = self.firsts.get(shape)
+        if heap is not None:
+            return heap[0][1]
+        # The owner's only shape: its queue order is not kept.
+        if self.listed is not None:
+            return min(job.id for job in self.listed if job.shape == shape)
+        return min(self.ids[shape])
+
+    def _sort_out(self) -> None:
+        listed = self.listed
+        if listed is None:
+            return
+        self.listed = None
+        for job in listed:
+            ids = self.ids.get(job.shape)
+            if ids is None:
+                self.ids[job.shape] = {job.id}
+            else:
+                ids.add(job.id)
+        if len(self.shapes) > 1:
+            self._heaps()
+
+    def _heaps(self) -> None:
+        """Keep the queue order of every shape (the owner has idle jobs of several now)."""
+        for shape, ids in self.ids.items():
+            heap = [(id_key(i), i) for i in ids]
+            heapq.heapify(heap)
+            self.firsts[shape] = heap
+
+    def _add_idle(self, job: Job) -> None:
+        self._sort_out()
+        shape = job.shape
+        count = self.shapes.get(shape, 0)
+        self.shapes[shape] = count + 1
+        if count:
+            self.ids[shape].add(job.id)
+        else:
+            self.ids[shape] = {job.id}
+        if len(self.shapes) > 1:
+            if not self.firsts:
+                self._heaps()
+            else:
+                heap = self.firsts.setdefault(shape, [])
+                heapq.heappush(heap, (id_key(job.id), job.id))
+
+    def _drop_idle(self, job: Job) -> None:
+        self._sort_out()
+        shape = job.shape
+        left = self.shapes[shape] - 1
+        if not left:
+            del self.shapes[shape]
+            del self.ids[shape]
+            self.firsts.pop(shape, None)
+            if len(self.shapes) < 2:
+                self.firsts.clear()
+            return
+        self.shapes[shape] = left
+        ids = self.ids[shape]
+        ids.discard(job.id)
+        heap = self.firsts.get(shape)
+        if heap is None:
+            return
+        while heap[0][1] not in ids:
+            heapq.heappop(heap)
+        if len(heap) > 2 * left + 64:  # mostly entries of jobs gone: made afresh
+            heap[:] = [(id_key(i), i) for i in ids]
+            heapq.heapify(heap)
 
     def victims(self, wallclock: bool) -> Iterator[JobId]:
         """Victim candidates in the kept order (see the module's description)."""
@@ -206,12 +287,7 @@ class PoolView:
             tally = self._tally(job.owner)
             tally.idle += 1
             _add4(tally.waiting, job, 1)
-            shape = job.shape
-            tally.shapes[shape] = tally.shapes.get(shape, 0) + 1
-            heap = tally.firsts.get(shape)
-            if heap is None:
-                heap = tally.firsts[shape] = []
-            heapq.heappush(heap, (id_key(job.id), job.id))
+            tally._add_idle(job)
         elif state is JobState.VACATING:
             tally = self._tally(job.owner)
             tally.vacating += 1
@@ -241,14 +317,7 @@ class PoolView:
             tally = self.tallies[job.owner]
             tally.idle -= 1
             _add4(tally.waiting, job, -1)
-            shape = job.shape
-            left = tally.shapes[shape] - 1
-            if left:
-                tally.shapes[shape] = left
-                self._clean(tally, job.owner, shape)
-            else:
-                del tally.shapes[shape]
-                del tally.firsts[shape]
+            tally._drop_idle(job)
         elif state is JobState.VACATING:
             tally = self.tallies[job.owner]
             tally.vacating -= 1
@@ -262,24 +331,6 @@ class PoolView:
             return
         if not tally:
             del self.tallies[job.owner]
-
-    def _clean(self, tally: Tally, owner: str, shape: Shape) -> None:
-        """Drop from the top of the shape's heap the entries of jobs no longer idle with it, and
-        rebuild the heap when most of it is such entries."""
-        heap = tally.firsts[shape]
-        jobs = self.jobs
-
-        def live(job_id: JobId) -> bool:
-            job = jobs.get(job_id)
-            return (job is not None and job.state is JobState.IDLE and job.owner == owner
-                    and job.shape == shape)
-
-        while heap and not live(heap[0][1]):
-            heapq.heappop(heap)
-        if len(heap) > 2 * tally.shapes[shape] + 64:
-            entries = {entry[1]: entry for entry in heap if live(entry[1])}
-            heap[:] = entries.values()
-            heapq.heapify(heap)
 
     def _candidate(self, job: Job) -> bool:
         """A running job on a slot the view has: whether it may ever be a victim."""
@@ -395,16 +446,96 @@ class PoolView:
 
     @classmethod
     def of(cls, slots: Iterable[Slot], jobs: Iterable[Job]) -> PoolView:
-        """The view of these slots and jobs, built in one pass."""
+        """The view of these slots and jobs, built in one pass over each (what a decision on a
+        snapshot without a kept view starts with). Gives the view :meth:`put_slot` and
+        :meth:`put_job` would have kept through adding them one by one."""
         view = cls()
+        listed = 0
         for slot in slots:
-            if slot.name in view.slots:
-                view.duplicates += 1
-            view.put_slot(slot)
+            view.slots[slot.name] = slot
+            listed += 1
+        view.duplicates = listed - len(view.slots)
+        totals = view._totals
+        for slot in view.slots.values():
+            view._capacity += slot.slots
+            for k, amount in enumerate(slot.amount):
+                totals[k] += int(amount)
+            if slot.partitionable:
+                view.rooms[slot.name] = slot.room
+                if any(slot.room):
+                    view.open_rooms.add(slot.name)
+            if slot.parent is not None:
+                view.children.setdefault(slot.parent, set()).add(slot.name)
+        for slot in view.slots.values():
+            if slot.parent is None:
+                view._rewhole(slot.name)
+
+        listed = 0
         for job in jobs:
-            if job.id in view.jobs:
-                view.duplicates += 1
-            view.put_job(job)
+            view.jobs[job.id] = job
+            listed += 1
+        view.duplicates += listed - len(view.jobs)
+        running: dict[str, list[Job]] = {}
+        idle: dict[str, list[Job]] = {}
+        vacating: dict[str, list[Job]] = {}
+        run, wait, leave = JobState.RUNNING, JobState.IDLE, JobState.VACATING
+        for job in view.jobs.values():
+            state = job.state
+            owners = idle if state is wait else running if state is run else \
+                vacating if state is leave else None
+            if owners is not None:
+                mine = owners.get(job.owner)
+                if mine is None:
+                    owners[job.owner] = [job]
+                else:
+                    mine.append(job)
+        present = view.slots
+        for owner, mine in running.items():
+            tally = view._tally(owner)
+            tally.running = len(mine)
+            tally.ran = _sum4(mine)
+            start_keys, saved_keys = [], []
+            for job in mine:
+                name = job.slot
+                if name is None:
+                    view.unplaced += 1
+                    continue
+                on = view.running_on.get(name)
+                if on is None:
+                    view.running_on[name] = {job.id}
+                else:
+                    on.add(job.id)
+                if name not in present:
+                    view.unplaced += 1
+                    continue
+                view.busy[name] += 1
+                if job.start_time is not None and job.vacatable:
+                    by_start, by_saved = _victim_keys(job)
+                    start_keys.append(by_start)
+                    saved_keys.append(by_saved)
+                    tally.victim_shapes[job.shape] += 1
+                    view.on_place.setdefault(present[name].place, set()).add(job.id)
+            tally.by_start = SortedList(start_keys)
+            tally.by_saved = SortedList(saved_keys)
+        for owner, mine in idle.items():
+            tally = view._tally(owner)
+            tally.idle = len(mine)
+            tally.waiting = _sum4(mine)
+            tally.shapes = dict(Counter(map(_SHAPE, mine)))
+            tally.listed = mine  # which job has which shape: sorted out at the owner's first change
+            if len(tally.shapes) > 1:
+                tally._sort_out()
+        for owner, mine in vacating.items():
+            tally = view._tally(owner)
+            tally.vacating = len(mine)
+            tally.leaving = _sum4(mine)
+            for job in mine:
+                if job.slot is not None:
+                    view.leaving[job.slot] += 1
+        for slot in present.values():
+            if not slot.partitionable and slot.parent is None and slot.name not in view.busy \
+                    and slot.name not in view.leaving:
+                view.free_static.add(slot.name)
         return view
 
     def snapshot(self, time: float, kept: tuple[Any, ...] = ()) -> Snapshot:
