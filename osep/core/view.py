@@ -67,7 +67,7 @@ def _add4(total: list[int], job: Job, sign: int) -> None:
     total[3] += sign * job.disk
 
 
-_SHAPE = attrgetter("shape")
+_SHAPE = attrgetter("cpus", "memory", "gpus", "disk")  # Job.shape, at C speed
 _ASKS = (attrgetter("cpus"), attrgetter("memory"), attrgetter("gpus"), attrgetter("disk"))
 
 
@@ -455,20 +455,26 @@ class PoolView:
             view.slots[slot.name] = slot
             listed += 1
         view.duplicates = listed - len(view.slots)
-        totals = view._totals
-        for slot in view.slots.values():
-            view._capacity += slot.slots
-            for k, amount in enumerate(slot.amount):
-                totals[k] += int(amount)
+        listing = list(view.slots.values())
+        view._capacity = sum(s.slots for s in listing)
+        view._totals = [view._capacity, sum(s.cpus for s in listing),
+                        sum(s.memory for s in listing if s.memory is not None),
+                        sum(s.gpus for s in listing), sum(s.disk for s in listing if s.disk is not None)]
+        for slot in listing:
             if slot.partitionable:
                 view.rooms[slot.name] = slot.room
                 if any(slot.room):
                     view.open_rooms.add(slot.name)
             if slot.parent is not None:
                 view.children.setdefault(slot.parent, set()).add(slot.name)
-        for slot in view.slots.values():
+        wholes = view.wholes
+        for slot in listing:
             if slot.parent is None:
-                view._rewhole(slot.name)
+                if slot.name in view.children:
+                    view._rewhole(slot.name)
+                else:
+                    room = view.whole[slot.name] = slot.room
+                    wholes[room] += 1
 
         listed = 0
         for job in jobs:
