@@ -14,16 +14,17 @@ expire.
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Sequence
+from collections import ChainMap, defaultdict
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from operator import attrgetter, itemgetter
+from operator import itemgetter
 
-from osep.core.model import Job, JobState, Slot, Snapshot
+from osep.core.model import Kept, Slot, Snapshot
 from osep.core.plan import GroupView, OwnerView, Target
 from osep.core.resources import (
     EPS,
     REQUESTED,
+    RESOURCES,
     ZERO,
     Measure,
     Room,
@@ -37,6 +38,7 @@ from osep.core.resources import (
 )
 from osep.core.shares import ShareTable, feasible_shares
 from osep.core.tree import ShareTree
+from osep.core.view import PoolView, Tally, view_of
 
 
 @dataclass(slots=True)
@@ -68,7 +70,7 @@ class Ledger:
         return self.measures[owner](self.holding.get(owner, ZERO))
 
     def gap(self, owner: str) -> float:
-        return self.targets[owner] - self.active(owner)
+        return self.targets[owner] - self.measures[owner](self.holding.get(owner, ZERO))
 
     def gaps(self) -> dict[str, float]:
         return {o: self.gap(o) for o in self.targets}
@@ -140,118 +142,127 @@ class Ledger:
 
 @dataclass(frozen=True, slots=True)
 class Census:
-    """A snapshot counted per owner: what the later steps of a decision start from."""
+    """A pool counted per owner: what the later steps of a decision start from."""
 
     views: dict[str, OwnerView]
     ledger: Ledger
-    slots: dict[str, Slot]  # by name
-    running: dict[str, list[Job]]  # owner -> its running jobs
-    idle: dict[str, list[Job]]  # owner -> its idle jobs
+    pool: PoolView  # read, never changed
     free: list[tuple[str, Room]]  # places with room nobody holds or is kept for, by name
-    rooms: dict[str, Room]  # every partitionable slot's unclaimed part not kept for anyone
+    rooms: Mapping[str, Room]  # every partitionable slot's unclaimed part not kept for anyone
     capacity: Vec  # the pool's, in every resource
-    unplaced: int  # running jobs on slots the snapshot does not have
     groups: tuple[GroupView, ...] = ()  # an owner tree's groups, in the tree's order
+
+    @property
+    def slots(self) -> Mapping[str, Slot]:
+        return self.pool.slots
+
+    @property
+    def unplaced(self) -> int:
+        """Running jobs on slots the snapshot does not have."""
+        return self.pool.unplaced
 
     @property
     def free_cpus(self) -> int:
         return sum(room[0] for _, room in self.free)
 
 
-# What a job asks for of each requested resource, in the order of REQUESTED.
-_ASKS = tuple(attrgetter(r) for r in REQUESTED)
-
-
-def _total(jobs: Sequence[Job], weighed: tuple[bool, ...]) -> Vec:
-    """What ``jobs`` hold once running: one slot each and what they ask of each requested resource
-    where ``weighed`` says it is needed, else 0 (a million jobs take time to add up)."""
-    if not jobs:
+def _total(n: int, amounts: list[int], weighed: tuple[bool, ...]) -> Vec:
+    """What ``n`` jobs asking for ``amounts`` (cpus, memory, gpus, disk added up) hold once running:
+    one slot each and what they ask of each requested resource where ``weighed`` says it is
+    needed, else 0."""
+    if not n:
         return ZERO
-    cpus, memory, gpus, disk = (float(sum(map(ask, jobs))) if w else 0.0
-                                for ask, w in zip(_ASKS, weighed, strict=True))
-    return (float(len(jobs)), cpus, memory, gpus, disk)
+    cpus, memory, gpus, disk = (float(a) if w else 0.0 for a, w in zip(amounts, weighed, strict=True))
+    return (float(n), cpus, memory, gpus, disk)
 
 
 def count(snapshot: Snapshot, shares: ShareTable | ShareTree, target: Target,
           unit: Unit = Unit.SLOTS) -> Census:
-    slots = {s.name: s for s in snapshot.slots}
-    running: dict[str, list[Job]] = defaultdict(list)
-    idle: dict[str, list[Job]] = defaultdict(list)
-    vacating: dict[str, list[Job]] = defaultdict(list)
-    busy: set[str] = set()  # slots with a running job
-    leaving: set[str] = set()  # slots whose job is being vacated
-    unplaced = 0
-    for job in snapshot.jobs:
-        state = job.state
-        if state is JobState.RUNNING:
-            running[job.owner].append(job)
-            if job.slot is not None and job.slot in slots:
-                busy.add(job.slot)
-            else:
-                unplaced += 1
-        elif state is JobState.IDLE:
-            idle[job.owner].append(job)
-        elif state is JobState.VACATING:
-            vacating[job.owner].append(job)
-            if job.slot is not None:
-                leaving.add(job.slot)
-    # What each owner's jobs add up to, per resource (summed at C speed: a pool has a million jobs).
-    holding: dict[str, Vec] = defaultdict(lambda: ZERO)
-    wanting: dict[str, Vec] = defaultdict(lambda: ZERO)
-    idle_cpus: dict[str, int] = defaultdict(int)
-    # What the unit weighs; idle jobs' cores always (holds are counted in cores).
-    weighed = tuple(unit is Unit.DOMINANT or unit.value == r for r in REQUESTED)
-    for owner, jobs in running.items():
-        holding[owner] = _total(jobs, weighed)
-    for owner in set(running) | set(idle) | set(vacating):
-        waiting = _total(idle.get(owner, ()), (True, *weighed[1:]))
-        idle_cpus[owner] = int(waiting[1])
-        wanting[owner] = plus(plus(holding[owner], waiting),
-                              _total(vacating.get(owner, ()), weighed))
+    """Count ``snapshot`` per owner, from the view it carries or one built from its jobs."""
+    return count_view(view_of(snapshot), snapshot.kept, shares, target, unit)
+
+
+def count_view(pool: PoolView, kept: Sequence[Kept], shares: ShareTable | ShareTree,
+               target: Target, unit: Unit = Unit.SLOTS) -> Census:
+    """Count ``pool`` (and the room ``kept`` for owners) per owner; reads the view, never changes
+    it."""
+    slots = pool.slots
+    tallies = pool.tallies
+    # What each owner's jobs add up to, per resource; what the unit weighs, and idle jobs' cores
+    # always (holds are counted in cores).
+    # (A pool has 10,000 owners: this loop is written out for speed; it is _total's sums.)
+    wc, wm, wg, wd = (unit is Unit.DOMINANT or unit.value == r for r in REQUESTED)
+    holding: dict[str, Vec] = {}
+    wanting: dict[str, Vec] = {}
+    idle_cpus: dict[str, int] = {}
+    for owner, jobs in tallies.items():
+        a, b, c = jobs.ran, jobs.waiting, jobs.leaving
+        n, i, v = jobs.running, jobs.idle, jobs.vacating
+        running = holding[owner] = (
+            (float(n), float(a[0]) if wc else 0.0, float(a[1]) if wm else 0.0,
+             float(a[2]) if wg else 0.0, float(a[3]) if wd else 0.0) if n else ZERO)
+        idle_cpus[owner] = b[0]
+        if i or v:
+            wanting[owner] = (
+                running[0] + (float(i) if i else 0.0) + (float(v) if v else 0.0),
+                running[1] + (float(b[0]) if i else 0.0) + (float(c[0]) if v and wc else 0.0),
+                running[2] + (float(b[1]) if i and wm else 0.0) + (float(c[1]) if v and wm else 0.0),
+                running[3] + (float(b[2]) if i and wg else 0.0) + (float(c[2]) if v and wg else 0.0),
+                running[4] + (float(b[3]) if i and wd else 0.0) + (float(c[3]) if v and wd else 0.0))
+        else:
+            wanting[owner] = running
 
     # Room kept for owners: a static slot as a whole, or part of a partitionable slot.
     reserved: dict[str, int] = defaultdict(int)
     kept_cpus: dict[str, int] = defaultdict(int)
     kept_static: set[str] = set()
-    rooms: dict[str, Room] = {s.name: s.room for s in snapshot.slots if s.partitionable}
+    kept_rooms: dict[str, Room] = {}  # partitionable slots whose unclaimed room is partly kept
     ran = dict(holding)  # running jobs only
+    busy = pool.busy
     # In a fixed order, whatever order the book listed them in (the plan must not depend on it).
-    for kept in sorted(snapshot.kept, key=lambda k: (k.owner, k.place, k.shape)):
-        slot = slots.get(kept.place)
+    for k in sorted(kept, key=lambda k: (k.owner, k.place, k.shape)):
+        slot = slots.get(k.place)
         if slot is None or (not slot.partitionable and (slot.name in busy or slot.name in kept_static)):
             continue
         if not slot.partitionable:
             kept_static.add(slot.name)  # not free to anyone else, counted for its owner or not
-        if reserved[kept.owner] >= len(idle.get(kept.owner, ())):
+        of = tallies.get(k.owner)
+        if reserved[k.owner] >= (of.idle if of is not None else 0):
             continue
         if slot.partitionable:
-            rooms[slot.name] = less(rooms[slot.name], kept.shape)
-        reserved[kept.owner] += 1
-        kept_cpus[kept.owner] += kept.shape[0]
-        holding[kept.owner] = plus(holding[kept.owner], held(kept.shape))
+            kept_rooms[slot.name] = less(kept_rooms.get(slot.name, pool.rooms[slot.name]), k.shape)
+        reserved[k.owner] += 1
+        kept_cpus[k.owner] += k.shape[0]
+        holding[k.owner] = plus(holding.get(k.owner, ZERO), held(k.shape))
+    rooms: Mapping[str, Room] = ChainMap(kept_rooms, pool.rooms) if kept_rooms else pool.rooms
 
-    free: list[tuple[str, Room]] = []
-    for slot in snapshot.slots:
-        if slot.partitionable:
-            room = rooms[slot.name]
-            if any(room):  # what a job asks for decides whether it is any use (see victims)
-                free.append((slot.name, room))
-        elif slot.parent is None and slot.name not in busy and slot.name not in kept_static \
-                and slot.name not in leaving:
-            free.append((slot.name, slot.room))
+    free: list[tuple[str, Room]] = [(name, slots[name].room) for name in pool.free_static
+                                    if name not in kept_static]
+    for name in pool.open_rooms:
+        room = rooms[name]
+        if any(room):  # what a job asks for decides whether it is any use (see victims)
+            free.append((name, room))
     # By place name: the collector returns slots in any order, and free room goes to owners in
     # this order.
     free.sort(key=itemgetter(0))
 
-    capacity = snapshot.totals()
+    capacity = pool.totals()
     resolved = shares.resolve_all(capacity)
-    owners = sorted(set(resolved) | set(running) | set(idle) | set(vacating))
+    owners = sorted(set(resolved).union(tallies))
     measures: dict[str, Measure] = {}
     entitled: dict[str, float] = {}
-    for o in owners:
-        measures[o], entitled[o] = measure(unit, resolved.get(o, {}), capacity)
-    demand = {o: measures[o](wanting[o]) for o in owners}
     index = unit.index
+    if index is not None:  # one resource: one measure for everyone, as measure() gives it
+        single = measure(unit, {}, capacity)[0]
+        resource = RESOURCES[index]
+        no_share: dict[str, float] = {}
+        for o in owners:
+            measures[o] = single
+            entitled[o] = resolved.get(o, no_share).get(resource, 0.0)
+    else:
+        for o in owners:
+            measures[o], entitled[o] = measure(unit, resolved.get(o, {}), capacity)
+    demand = {o: measures[o](wanting.get(o, ZERO)) for o in owners}
     groups: Groups | None = None
     tree: list[GroupView] = []
     if isinstance(shares, ShareTree) and index is not None:
@@ -264,7 +275,7 @@ def count(snapshot: Snapshot, shares: ShareTable | ShareTree, target: Target,
         within: dict[str, Vec] = defaultdict(lambda: ZERO)
         for o in owners:
             for g in owned.paths[o][:-1]:
-                within[g] = plus(within[g], holding[o])
+                within[g] = plus(within[g], holding.get(o, ZERO))
         names = [g for g in shares.nodes if shares.nodes[g].children]
         groups = Groups({o: owned.paths[o][:-1] for o in owners},
                         {g: owned.entitled[g] for g in names}, dict(within), weigh)
@@ -278,27 +289,18 @@ def count(snapshot: Snapshot, shares: ShareTable | ShareTree, target: Target,
     else:  # dominant: water-filling is not defined across resources (see PolicySettings)
         fes = {o: min(entitled[o], demand[o]) for o in owners}
         targets = {o: fes[o] if target is Target.FEASIBLE else entitled[o] for o in owners}
-    views = {
-        o: OwnerView(
-            owner=o,
-            share=entitled[o],
-            running=len(running.get(o, ())),
-            idle=len(idle.get(o, ())),
-            vacating=len(vacating.get(o, ())),
-            reserved=reserved[o],
-            demand=demand[o],
-            feasible=fes[o],
-            target=targets[o],
-            holding=measures[o](ran.get(o, ZERO)),
-            active=measures[o](holding[o]),
-            idle_cpus=idle_cpus[o],
-            kept_cpus=kept_cpus[o],
-            using=holding[o],
-            entitled=resolved.get(o, {}),
-        )
-        for o in owners
-    }
-    ledger = Ledger({o: holding[o] for o in owners}, measures, targets, groups)
-    return Census(views, ledger, slots, dict(running), dict(idle), free, rooms, capacity, unplaced,
-                  tuple(tree))
-
+    views: dict[str, OwnerView] = {}
+    nobody = Tally()
+    no_share = {}
+    for o in owners:
+        t = tallies.get(o, nobody)
+        using = holding.get(o, ZERO)
+        m = measures[o]
+        # Positional, in OwnerView's order (owner, share, running, idle, vacating, reserved, demand,
+        # feasible, target, holding, active, idle_cpus, kept_cpus, using, entitled).
+        views[o] = OwnerView(o, entitled[o], t.running, t.idle, t.vacating, reserved.get(o, 0),
+                             demand[o], fes[o], targets[o], m(ran.get(o, ZERO)), m(using),
+                             idle_cpus.get(o, 0), kept_cpus.get(o, 0), using,
+                             resolved.get(o, no_share))
+    ledger = Ledger({o: holding.get(o, ZERO) for o in owners}, measures, targets, groups)
+    return Census(views, ledger, pool, free, rooms, capacity, tuple(tree))

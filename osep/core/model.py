@@ -13,9 +13,13 @@ is in :mod:`osep.core.resources`.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from osep.core.resources import EPS, ZERO, Room, Shape, Vec, fits, plus
+
+if TYPE_CHECKING:
+    from osep.core.view import PoolView
 
 __all__ = ["EPS", "Job", "JobId", "JobState", "Kept", "Shape", "Slot", "Snapshot"]
 
@@ -171,12 +175,19 @@ class Kept:
 @dataclass(frozen=True, slots=True)
 class Snapshot:
     """A consistent view of the pool at ``time`` (seconds; epoch in a live pool, virtual in the
-    simulator). The policy reads the time from here and never from a clock."""
+    simulator). The policy reads the time from here and never from a clock.
+
+    ``view``: the :class:`osep.core.view.PoolView` an adapter keeps, when the snapshot was taken
+    from one (then ``stamp`` is the view's stamp at that moment): a decision reads it instead of
+    counting the jobs. It is not part of what the snapshot is: snapshots compare by their contents.
+    """
 
     time: float
     slots: tuple[Slot, ...]
     jobs: tuple[Job, ...]
     kept: tuple[Kept, ...] = ()
+    view: PoolView | None = field(default=None, compare=False, repr=False)
+    stamp: int = field(default=0, compare=False, repr=False)
 
     @property
     def capacity(self) -> int:

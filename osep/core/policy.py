@@ -13,16 +13,19 @@ simulator, the report and replay all call :func:`decide`. One cycle, for a snaps
 from __future__ import annotations
 
 import math
+from collections import ChainMap
+from collections.abc import MutableMapping
 from dataclasses import dataclass
 
-from osep.core.counting import count
+from osep.core.counting import count_view
 from osep.core.holds import holds
 from osep.core.model import Snapshot
 from osep.core.plan import Plan, Target, Vacate, VictimOrder
-from osep.core.resources import EPS, RESOURCES, SLOTS, Unit, Vec
+from osep.core.resources import EPS, RESOURCES, SLOTS, Room, Unit, Vec
 from osep.core.shares import ShareTable
 from osep.core.tree import ShareTree
 from osep.core.victims import Wants, claim_free_room, plan_vacates
+from osep.core.view import view_of
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,36 +70,44 @@ class PolicySettings:
 
 
 def decide(snapshot: Snapshot, settings: PolicySettings) -> Plan:
-    """Plan the vacates and claims that move owners towards their targets for one cycle."""
-    census = count(snapshot, settings.shares, settings.target, settings.unit)
+    """Plan the vacates and claims that move owners towards their targets for one cycle. Reads the
+    pool view the snapshot carries, or one built from its jobs (:func:`osep.core.view.view_of`);
+    changes neither."""
+    pool = view_of(snapshot)
+    census = count_view(pool, snapshot.kept, settings.shares, settings.target, settings.unit)
     views, ledger = census.views, census.ledger
     budget = max(0, settings.budget_for(census.capacity))
+    tallies = pool.tallies
     wants = {
-        o: Wants(census.idle[o], v.reserved)
+        o: Wants(tallies[o], v.reserved)
         for o, v in views.items()
-        if v.gap > EPS and v.idle > v.reserved
+        if v.idle > v.reserved and v.gap > EPS
     }
     free = dict(census.free)
     free_cpus = census.free_cpus
-    partitionable = {s.name for s in snapshot.slots if s.partitionable}
+    partitionable = pool.rooms
     claims = claim_free_room(free, wants, ledger, views, partitionable)
     notes: list[str] = []
     vacates: list[Vacate] = []
     if budget > 0 and wants:
-        rooms = dict(census.rooms)
-        rooms.update((name, room) for name, room in free.items() if name in partitionable)
-        vacates = plan_vacates(budget, wants, ledger, views, census.running, census.slots, rooms,
-                               settings.target, settings.victim_order, snapshot.time, notes,
-                               claims)
-    freed = sum(census.slots[v.slot].cpus for v in vacates if v.slot in census.slots)
+        # What claims left of the partitionable slots' room, over the view's (never changed).
+        left = {name: room for name, room in free.items() if name in partitionable}
+        rooms: MutableMapping[str, Room] = ChainMap(left, census.rooms)  # type: ignore[arg-type]
+        vacates = plan_vacates(budget, wants, ledger, views, pool, rooms, settings.target,
+                               settings.victim_order, snapshot.time, notes, claims)
+    slots = pool.slots
+    freed = sum(slots[v.slot].cpus for v in vacates if v.slot in slots)
     held = holds(views, {v.owner for v in vacates}, free_cpus, freed,
                  by_cores=settings.unit in (Unit.SLOTS, Unit.CPUS))
-    if census.unplaced:
-        notes.append(f"{census.unplaced} running job(s) on slots missing from the snapshot: "
+    if pool.unplaced:
+        notes.append(f"{pool.unplaced} running job(s) on slots missing from the snapshot: "
                      "never victims")
+    if pool.duplicates:
+        notes.append(f"{pool.duplicates} job(s) or slot(s) listed twice in the snapshot: the last "
+                     "one counted")
     return Plan(
         time=snapshot.time,
-        capacity=snapshot.capacity,
+        capacity=pool.capacity,
         max_vacates=budget,
         owners=tuple(views.values()),
         vacates=tuple(vacates),

@@ -23,7 +23,7 @@ from __future__ import annotations
 import enum
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 # Targets and shares can be fractional (percentages, the equal split of excess): compare with this.
 EPS = 1e-9
@@ -111,10 +111,16 @@ class Measure:
     owner was given a share of none in, makes any use of it infinite)."""
 
     divisors: tuple[tuple[int, float], ...]
+    # The one resource weighed as it is, or -1 (worked out once: a decision weighs 10,000 owners).
+    _as_is: int = field(default=-1, init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if len(self.divisors) == 1 and self.divisors[0][1] == 1.0:
+            object.__setattr__(self, "_as_is", self.divisors[0][0])
 
     def __call__(self, holding: Vec) -> float:
-        if len(self.divisors) == 1 and self.divisors[0][1] == 1.0:  # one resource, as it is
-            return holding[self.divisors[0][0]]
+        if self._as_is >= 0:  # one resource, as it is
+            return holding[self._as_is]
         return max((_ratio(holding[i], d) for i, d in self.divisors), default=0.0)
 
 

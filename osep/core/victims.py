@@ -34,10 +34,10 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections import Counter
+from collections.abc import Callable, Container, Iterator, Mapping, MutableMapping
 
 from osep.core.counting import Ledger
-from osep.core.model import Job, JobId, Slot
+from osep.core.model import Job, JobId
 from osep.core.plan import Claim, OwnerView, Reason, Target, Vacate, VictimOrder
 from osep.core.resources import (
     EPS,
@@ -52,6 +52,7 @@ from osep.core.resources import (
     less,
     plus,
 )
+from osep.core.view import PoolView, Tally
 
 
 class Wants:
@@ -64,20 +65,14 @@ class Wants:
 
     __slots__ = ("shapes",)
 
-    def __init__(self, jobs: list[Job], already_served: int) -> None:
-        counts = Counter(job.shape for job in jobs)
+    def __init__(self, tally: Tally, already_served: int) -> None:
+        counts = tally.shapes
         if len(counts) > 1:  # queue order matters only between shapes (most owners have one)
-            first: dict[Shape, JobId] = {}
-            for job in jobs:
-                known = first.get(job.shape)
-                if known is None or job.id < known:
-                    first[job.shape] = job.id
-            order = sorted(counts, key=first.__getitem__)
+            self.shapes: dict[Shape, int] = {s: counts[s] for s in sorted(counts, key=tally.first)}
         else:
-            order = list(counts)
-        self.shapes: dict[Shape, int] = {s: counts[s] for s in order}
+            self.shapes = dict(counts)
         # Kept room will take some of these jobs; drop the smallest shapes first, they fit most.
-        for _ in range(min(already_served, len(jobs))):
+        for _ in range(min(already_served, tally.idle)):
             self.consume(min(self.shapes))
 
     def consume(self, shape: Shape) -> None:
@@ -122,7 +117,7 @@ def _beneficiaries(wants: dict[str, Wants], ledger: Ledger,
 
 
 def claim_free_room(free: dict[str, Room], wants: dict[str, Wants], ledger: Ledger,
-                    views: dict[str, OwnerView], partitionable: set[str]) -> list[Claim]:
+                    views: dict[str, OwnerView], partitionable: Container[str]) -> list[Claim]:
     """Hand free room (place -> room, in snapshot order) to owners below target, largest gap
     first, one job at a time. Updates ``ledger``, ``wants`` and ``free`` for what it hands out."""
     claims: list[Claim] = []
@@ -170,14 +165,53 @@ def claim_free_room(free: dict[str, Room], wants: dict[str, Wants], ledger: Ledg
     return claims
 
 
-class _Search:
-    """The running jobs of a snapshot arranged for finding victims, consumed as the plan goes.
-    Everything is built on first use: most cycles need a few victims from a few owners."""
+class _Queue:
+    """One owner's victim candidates in the exact order of :meth:`_Search.key`, read from the
+    view's kept order only as far as a search goes. The kept order is independent of the time;
+    candidates whose key's first figure is equal at the snapshot's time (a start in the future, or
+    times rounded together) are neighbours in it, and are put in exact order as they are read."""
 
-    def __init__(self, running: dict[str, list[Job]], slots: dict[str, Slot],
-                 free: dict[str, Room], order: VictimOrder, now: float) -> None:
-        self.running = running
-        self.slots = slots
+    __slots__ = ("_ids", "_jobs", "_key", "_next", "jobs")
+
+    def __init__(self, ids: Iterator[JobId], jobs: Mapping[JobId, Job],
+                 key: Callable[[Job], tuple[float, float, JobId]]) -> None:
+        self._ids = ids
+        self._jobs = jobs
+        self._key = key
+        self.jobs: list[Job] = []  # the order read so far
+        self._next = self._pull()
+
+    def _pull(self) -> Job | None:
+        job_id = next(self._ids, None)
+        return None if job_id is None else self._jobs[job_id]
+
+    def get(self, index: int) -> Job | None:
+        """The candidate at ``index`` in the order; None past the last."""
+        jobs = self.jobs
+        key = self._key
+        while index >= len(jobs) and self._next is not None:
+            run = [self._next]
+            first = key(run[0])[0]
+            after = self._pull()
+            while after is not None and key(after)[0] == first:
+                run.append(after)
+                after = self._pull()
+            self._next = after
+            if len(run) > 1:
+                run.sort(key=key)
+            jobs.extend(run)
+        return jobs[index] if index < len(jobs) else None
+
+
+class _Search:
+    """The running jobs of a pool view arranged for finding victims, consumed as the plan goes.
+    Everything is read on first use: most cycles need a few victims from a few owners. The view is
+    never changed: what the plan takes is kept here."""
+
+    def __init__(self, pool: PoolView, free: MutableMapping[str, Room], order: VictimOrder,
+                 now: float) -> None:
+        self.pool = pool
+        self.slots = pool.slots
         self.free = free  # unclaimed room per partitionable slot, as claims and vacates leave it
         self.now = now
         self.order = order
@@ -186,10 +220,10 @@ class _Search:
         # take back.
         self.gainers: set[str] = set()
         self.dropped: set[str] = set()  # owners that can lose nothing more in this plan
-        self._queues: dict[str, list[Job]] = {}
+        self._running = sorted(o for o, t in pool.tallies.items() if t.running)
+        self._queues: dict[str, _Queue] = {}
         self._cursor: dict[str, int] = {}  # owner -> where the untaken part of its queue begins
         self._lightest: dict[str, Vec] = {}
-        self._whole: dict[str, Room] | None = None
         self._jobs: dict[str, list[Job]] | None = None
         self._over: list[tuple[Rank, str]] | None = None
         # partitionable slot -> the last group of vacates that left room on it
@@ -208,14 +242,15 @@ class _Search:
             return (job.run_time(self.now), 0.0, job.id)
         return (job.lost_work(self.now), job.run_time(self.now), job.id)
 
-    def queue(self, owner: str) -> list[Job]:
-        """The owner's running jobs in the order they would be vacated."""
+    def queue(self, owner: str) -> _Queue:
+        """The owner's running jobs in the order they would be vacated (a job whose start is
+        unknown cannot be weighed against the others, and one not vacatable is never a victim:
+        the view leaves both out)."""
         queue = self._queues.get(owner)
         if queue is None:
-            # A job whose start is unknown cannot be weighed against the others: never a victim.
-            placed = [j for j in self.running.get(owner, ())
-                      if j.slot in self.slots and j.start_time is not None and j.vacatable]
-            queue = self._queues[owner] = sorted(placed, key=self.key)
+            tally = self.pool.tallies.get(owner)
+            ids = tally.victims(self.order is VictimOrder.WALLCLOCK) if tally is not None else iter(())
+            queue = self._queues[owner] = _Queue(ids, self.pool.jobs, self.key)
         return queue
 
     def lightest(self, owner: str) -> Vec:
@@ -223,11 +258,12 @@ class _Search:
         this cannot lose any of them (owners only lose jobs while a plan is made)."""
         light = self._lightest.get(owner)
         if light is None:
-            queue = self.queue(owner)
+            tally = self.pool.tallies.get(owner)
+            shapes = tally.victim_shapes if tally is not None else {}
             light = self._lightest[owner] = (
-                (1.0, float(min(j.cpus for j in queue)), float(min(j.memory for j in queue)),
-                 float(min(j.gpus for j in queue)), float(min(j.disk for j in queue)))
-                if queue else (math.inf,) * 5)
+                (1.0, float(min(s[0] for s in shapes)), float(min(s[1] for s in shapes)),
+                 float(min(s[2] for s in shapes)), float(min(s[3] for s in shapes)))
+                if shapes else (math.inf,) * 5)
         return light
 
     def place_of(self, job: Job) -> str:
@@ -247,13 +283,8 @@ class _Search:
             return True
         if shape in self.nowhere:
             return False
-        if self._whole is None:
-            whole = {s.name: s.room for s in self.slots.values() if s.parent is None}
-            for s in self.slots.values():
-                if s.parent is not None and s.parent in whole:
-                    whole[s.parent] = add_room(whole[s.parent], s.room)
-            self._whole = whole
-        found = any(fits(shape, room) for room in self._whole.values())
+        # Places alike count once (a pool has many machines of a few kinds).
+        found = any(fits(shape, room) for room in self.pool.wholes)
         (self.somewhere if found else self.nowhere).add(shape)
         return found
 
@@ -265,7 +296,7 @@ class _Search:
             # A heap of the owners above target, by rank. Flat, victims' gaps only rise while a plan
             # is made, so an entry is at most stale downwards: it is checked when it comes up. In a
             # tree a group's ranks move with every member's, so the heap is made afresh.
-            self._over = [(ledger.over(o), o) for o in sorted(self.running)
+            self._over = [(ledger.over(o), o) for o in self._running
                           if ledger.gap(o) < -EPS and o not in self.dropped]
             heapq.heapify(self._over)
         heap, seen = self._over, []
@@ -287,11 +318,12 @@ class _Search:
                 continue
             queue = self.queue(owner)
             start = self._cursor.get(owner, 0)
-            while start < len(queue) and queue[start].id in self.taken:
+            while (head := queue.get(start)) is not None and head.id in self.taken:
                 start += 1  # the taken head of the queue is skipped once, not at every search
             self._cursor[owner] = start
-            for index in range(start, len(queue)):
-                job = queue[index]
+            index = start
+            while (job := queue.get(index)) is not None:
+                index += 1
                 if job.id in self.taken or not ledger.may_lose(owner, held(job.shape), ben, gained):
                     continue
                 if fits(shape, add_room(self.room(self.place_of(job)), self.freed(job))):
@@ -311,17 +343,11 @@ class _Search:
         if miss_key in self.several_misses:
             return None
         if self._jobs is None:
-            self._jobs = {}
-            for slot in self.slots.values():
-                if slot.partitionable:
-                    self._jobs[slot.name] = []
-            for owner in sorted(self.running):
-                for job in self.queue(owner):
-                    jobs = self._jobs.get(self.place_of(job))
-                    if jobs is not None:
-                        jobs.append(job)
+            # The candidates on each partitionable slot (in any order: they are sorted below).
+            jobs, on_place = self.pool.jobs, self.pool.on_place
+            self._jobs = {name: [jobs[i] for i in on_place.get(name, ())] for name in self.pool.rooms}
         best: tuple[int, float, str, list[Job]] | None = None
-        ranks = {o: ledger.over(o) for o in self.running}
+        ranks = {o: ledger.over(o) for o in self._running}
         for name in sorted(self._jobs):
             candidates = [j for j in self._jobs[name] if j.id not in self.taken
                           and j.owner not in self.gainers and ranks[j.owner][-1] < -EPS]
@@ -400,9 +426,8 @@ def plan_vacates(
     wants: dict[str, Wants],
     ledger: Ledger,
     views: dict[str, OwnerView],
-    running: dict[str, list[Job]],
-    slots: dict[str, Slot],
-    free: dict[str, Room],
+    pool: PoolView,
+    free: MutableMapping[str, Room],
     target: Target,
     order: VictimOrder,
     now: float,
@@ -413,9 +438,9 @@ def plan_vacates(
     to ``notes`` the jobs no room can be made for, and to ``claims`` (the claims made so far, whose
     owners are never victims) room that earlier vacates left over."""
     beneficiaries = _beneficiaries(wants, ledger)
-    search = _Search(running, slots, free, order, now)
+    search = _Search(pool, free, order, now)
     search.gainers = {c.beneficiary for c in claims}
-    partitionable = any(s.partitionable for s in slots.values())
+    partitionable = bool(pool.rooms)
     rule = (
         f"vacate for the owner furthest below its {target.value} target, from the owner "
         f"furthest above its own, lowest {order.value} first"

@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterable, Mapping
 from osep.core.model import Job, JobId, JobState, Slot, Snapshot
 from osep.core.reservations import ReservationBook
 from osep.core.resources import Room, Shape, add_room, fits, less
+from osep.core.view import PoolView
 from osep.errors import PoolError
 from osep.measure.records import JobRecord, Run
 from osep.sim.fairshare import Accountant
@@ -128,20 +129,54 @@ class SimulatedPool:
         self.accountant = Accountant(settings.half_life, settings.initial_usage)
         # Told of every run that ends: (job, its start, vacated), at self.now.
         self.on_leave: Callable[[JobSpec, float, bool], None] | None = None
+        # What the policy reads, kept up to date as jobs and slots change (osep.core.view); with
+        # periodic checkpoints, when each running job's next checkpoint falls:
+        # (time, job id, run) in a heap.
+        self.view = PoolView()
+        self._checkpoints: list[tuple[float, JobId, int]] = []
+        for slot in self.slots.values():
+            self.view.put_slot(slot.spec.as_slot())
+        for machine in self.machines.values():
+            self.view.put_slot(_machine_slot(machine))
 
     # -- the Pool interface -------------------------------------------------------------------
 
     def snapshot(self) -> Snapshot:
-        jobs = tuple(self._view(j) for j in self.jobs.values() if j.finish is None)
+        """The pool now, from the view kept as jobs changed (no job is looked at here but those
+        whose periodic checkpoint fell since the last snapshot)."""
+        self._checkpoint()
         idle = {o: len(q) for o, q in self.idle.items() if q}
         running = {o: n for o, n in self.running.items() if n}
         self.book.expire(self.now, running, idle)
-        slots = tuple(s.spec.as_slot(s.parent.spec.name if s.parent is not None else None)
-                      for s in self.slots.values()) + tuple(
-            Slot(m.spec.name, *m.free, partitionable=True) for m in self.machines.values())
-        occupied = {s.spec.name for s in self.slots.values()
-                    if s.job is not None and s.job.state is JobState.RUNNING}
-        return Snapshot(time=self.now, slots=slots, jobs=jobs, kept=self.book.mark(slots, occupied))
+        view = self.view
+        slots = tuple(view.slots.values())
+        return view.snapshot(self.now, self.book.mark(slots, view.busy))
+
+    def _checkpoint(self) -> None:
+        """Show the running jobs whose last periodic checkpoint moved since they were last shown."""
+        heap = self._checkpoints
+        interval = self.settings.checkpoint_interval
+        while heap and heap[0][0] <= self.now:
+            _, job_id, run = heapq.heappop(heap)
+            job = self.jobs[job_id]
+            if job.run_id != run or job.state not in (JobState.RUNNING, JobState.VACATING):
+                continue  # the run ended
+            shown = self._view(job)
+            if shown != self.view.jobs.get(job_id):
+                self.view.put_job(shown)
+            self._next_checkpoint(job, _last_checkpoint(self.now - job.start, interval) + interval)
+
+    def _next_checkpoint(self, job: SimJob, done: float) -> None:
+        """Look at ``job`` again once its run has done ``done`` seconds (at the first snapshot
+        after, should rounding put that instant before now)."""
+        when = job.start + done
+        if when <= self.now:
+            when = math.nextafter(self.now, math.inf)
+        heapq.heappush(self._checkpoints, (when, job.spec.id, job.run_id))
+
+    def _shown(self, job: SimJob) -> None:
+        """``job`` changed: the view shows it as it is now."""
+        self.view.put_job(self._view(job))
 
     def job(self, job_id: JobId) -> Job | None:
         job = self.jobs.get(job_id)
@@ -163,6 +198,7 @@ class SimulatedPool:
             job.gain = 0.0
         job.state = JobState.VACATING
         job.vacate_sent = self.now
+        self._shown(job)
         self.later.append((self.now + self.settings.vacate_delay, "release",
                            (job.spec.id, job.run_id)))
 
@@ -201,6 +237,7 @@ class SimulatedPool:
             raise PoolError(f"duplicate job id {spec.id}")
         job = SimJob(spec, len(self.jobs))
         self.jobs[spec.id] = job
+        self._shown(job)
         if queued:
             heapq.heappush(self.idle[spec.owner], (spec.submit, job.seq, spec.id))
 
@@ -219,6 +256,9 @@ class SimulatedPool:
         self.running[job.spec.owner] += 1
         self.later.append((self.now + job.spec.runtime - job.saved, "finish",
                            (job.spec.id, job.run_id)))
+        self._shown(job)
+        if self.settings.checkpointing is Checkpointing.PERIODIC and self.settings.checkpoint_interval > 0:
+            self._next_checkpoint(job, self.settings.checkpoint_interval)
 
     def _leave(self, job: SimJob, vacated: bool) -> None:
         self.accountant.accrue(self.now, self.running)
@@ -232,6 +272,8 @@ class SimulatedPool:
         if slot.parent is not None:  # a dynamic slot goes back to its machine
             slot.parent.give_back(slot)
             del self.slots[slot.spec.name]
+            self.view.drop_slot(slot.spec.name)
+            self.view.put_slot(_machine_slot(slot.parent))
         job.slot = None
         job.vacate_sent = None
         self.running[job.spec.owner] -= 1
@@ -244,6 +286,7 @@ class SimulatedPool:
         job.state = JobState.COMPLETED
         job.finish = self.now
         self.completed += 1
+        self.view.drop_job(job_id)
 
     def release(self, job_id: JobId, run_id: int) -> None:
         job = self.jobs[job_id]
@@ -255,11 +298,14 @@ class SimulatedPool:
         job.state = JobState.IDLE
         heapq.heappush(self.idle[job.spec.owner], (job.spec.submit, job.seq, job.spec.id))
         self.vacates += 1
+        self._shown(job)
 
     def start_on(self, job: SimJob, machine: SimMachine) -> None:
         """Start ``job`` in a dynamic slot carved for it from ``machine``."""
         slot = machine.carve(job.spec.shape)
         self.slots[slot.spec.name] = slot
+        self.view.put_slot(_machine_slot(machine))
+        self.view.put_slot(slot.spec.as_slot(machine.spec.name))
         self.start(job, slot)
 
     def pop_fitting(self, owner: str, room: Room, cpus: int | None = None) -> SimJob | None:
@@ -290,6 +336,11 @@ class SimulatedPool:
                       if j.slot is not None and j.finish is None else tuple(j.runs))
             for j in self.jobs.values()
         )
+
+
+def _machine_slot(machine: SimMachine) -> Slot:
+    """A partitionable slot as a snapshot shows it: with what it has unclaimed."""
+    return Slot(machine.spec.name, *machine.free, partitionable=True)
 
 
 def _last_checkpoint(executed: float, interval: float) -> float:

@@ -1,0 +1,559 @@
+"""A pool view kept, not rebuilt: what a decision reads of a pool, updated job by job.
+
+A decision needs per owner what its jobs add up to, its idle jobs by shape (in queue order) and its
+running jobs in the order they would be vacated; and per place what is busy, leaving or free. Counting
+these from a snapshot's jobs costs a pass over every job; a pool adapter that sees jobs change
+(the simulator, or a live adapter following its schedds) keeps a :class:`PoolView` instead and tells
+it each change: :meth:`PoolView.put_job` (a job added or changed), :meth:`PoolView.drop_job` (gone),
+:meth:`PoolView.put_slot` and :meth:`PoolView.drop_slot`. Each costs O(log jobs). A snapshot
+carries the view it was taken from (:attr:`osep.core.model.Snapshot.view`); a snapshot without one
+gets one built from its jobs and slots in one pass (:func:`view_of`), which is what a live cycle does
+after its queries.
+
+What the view keeps is exactly what :mod:`osep.core.counting` would count from the snapshot's jobs
+and slots, and the orders are the ones the decision uses:
+
+- per owner (:class:`Tally`): running, idle and vacating jobs and what each adds up to per requested
+  resource (integers, so sums do not depend on the order jobs came in);
+- per owner and shape, its idle jobs' ids in a heap: the first in queue order (the smallest id) is
+  what :class:`osep.core.victims.Wants` orders shapes by;
+- per owner, its victim candidates (running on a slot the view has, start known, vacatable) in two
+  kept orders: latest start first (the lowest wall clock), and latest start-or-checkpoint first (the
+  least lost work), ties by job id. Both are independent of the time; the decision reads them at the
+  snapshot's time and puts back in exact order any neighbours whose wall clock or lost work are equal
+  then (a start in the future, or times rounded together). A checkpoint moves a job's place in the
+  lost-work order: the adapter puts the job again when its checkpoint time changes;
+- per slot name, the running and vacating jobs naming it; the static slots that are free; every
+  partitionable slot's unclaimed room; every place's whole room (what it has were it empty); the
+  pool's totals per resource.
+
+The decision never changes a view (its own bookkeeping of what it took stays in the call).
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from operator import attrgetter
+from typing import Any
+
+from sortedcontainers import SortedList
+
+from osep.core.model import Job, JobId, JobState, Slot, Snapshot
+from osep.core.resources import Room, Shape, Vec, add_room
+
+# A job id as a plain tuple, ordered as JobId orders (schedd, cluster, proc, pool): tuples compare
+# at C speed, and a pool has a million jobs.
+IdKey = tuple[str, int, int, str]
+
+
+def id_key(job_id: JobId) -> IdKey:
+    return (job_id.schedd, job_id.cluster, job_id.proc, job_id.pool)
+
+
+def saved_since(job: Job) -> float:
+    """Where the work a vacate would lose begins: the last checkpoint of this run, or its start."""
+    since = job.start_time if job.start_time is not None else 0.0
+    if job.checkpoint_time is not None and job.checkpoint_time > since:
+        since = job.checkpoint_time
+    return since
+
+
+def _add4(total: list[int], job: Job, sign: int) -> None:
+    total[0] += sign * job.cpus
+    total[1] += sign * job.memory
+    total[2] += sign * job.gpus
+    total[3] += sign * job.disk
+
+
+_SHAPE = attrgetter("cpus", "memory", "gpus", "disk")  # Job.shape, at C speed
+_ASKS = (attrgetter("cpus"), attrgetter("memory"), attrgetter("gpus"), attrgetter("disk"))
+
+
+def _sum4(jobs: list[Job]) -> list[int]:
+    """What ``jobs`` ask for, added up: cpus, memory, gpus, disk (at C speed)."""
+    return [sum(map(ask, jobs)) for ask in _ASKS]
+
+
+class Tally:
+    """One owner's jobs as the decision counts them (see the module's description)."""
+
+    __slots__ = ("by_saved", "by_start", "firsts", "idle", "ids", "leaving", "listed", "ran",
+                 "running", "shapes", "vacating", "victim_shapes", "waiting")
+
+    def __init__(self) -> None:
+        self.running = 0
+        self.idle = 0
+        self.vacating = 0
+        # What the owner's running, idle and vacating jobs ask for: cpus, memory, gpus, disk.
+        self.ran = [0, 0, 0, 0]
+        self.waiting = [0, 0, 0, 0]
+        self.leaving = [0, 0, 0, 0]
+        # Idle jobs per shape: how many, and which. Only an owner with idle jobs of several shapes
+        # needs their queue order: then each shape has a heap of its jobs' (id key, id) whose top
+        # is always one of them, the first in queue order (entries of jobs no longer idle with the
+        # shape are dropped when they come to the top).
+        self.shapes: dict[Shape, int] = {}
+        self.ids: dict[Shape, set[JobId]] = {}
+        self.firsts: dict[Shape, list[tuple[IdKey, JobId]]] = {}
+        # A view built in one pass lists the idle jobs here, and sorts them into ``ids`` (and
+        # ``firsts``) when it is first needed.
+        self.listed: list[Job] | None = None
+        # Victim candidates, in the two kept orders: (-start, *id key, id) and
+        # (-since, -start, *id key, id); and how many there are of each shape.
+        self.by_start: Any = SortedList()
+        self.by_saved: Any = SortedList()
+        self.victim_shapes: Counter[Shape] = Counter()
+
+    def __bool__(self) -> bool:
+        return bool(self.running or self.idle or self.vacating)
+
+    def first(self, shape: Shape) -> JobId:
+        """The first idle job of ``shape`` in queue order (the smallest id)."""
+        heap = self.firsts.get(shape)
+        if heap is not None:
+            return heap[0][1]
+        # The owner's only shape: its queue order is not kept.
+        if self.listed is not None:
+            return min(job.id for job in self.listed if job.shape == shape)
+        return min(self.ids[shape])
+
+    def _sort_out(self) -> None:
+        listed = self.listed
+        if listed is None:
+            return
+        self.listed = None
+        for job in listed:
+            ids = self.ids.get(job.shape)
+            if ids is None:
+                self.ids[job.shape] = {job.id}
+            else:
+                ids.add(job.id)
+        if len(self.shapes) > 1:
+            self._heaps()
+
+    def _heaps(self) -> None:
+        """Keep the queue order of every shape (the owner has idle jobs of several now)."""
+        for shape, ids in self.ids.items():
+            heap = [(id_key(i), i) for i in ids]
+            heapq.heapify(heap)
+            self.firsts[shape] = heap
+
+    def _add_idle(self, job: Job) -> None:
+        self._sort_out()
+        shape = job.shape
+        count = self.shapes.get(shape, 0)
+        self.shapes[shape] = count + 1
+        if count:
+            self.ids[shape].add(job.id)
+        else:
+            self.ids[shape] = {job.id}
+        if len(self.shapes) > 1:
+            if not self.firsts:
+                self._heaps()
+            else:
+                heap = self.firsts.setdefault(shape, [])
+                heapq.heappush(heap, (id_key(job.id), job.id))
+
+    def _drop_idle(self, job: Job) -> None:
+        self._sort_out()
+        shape = job.shape
+        left = self.shapes[shape] - 1
+        if not left:
+            del self.shapes[shape]
+            del self.ids[shape]
+            self.firsts.pop(shape, None)
+            if len(self.shapes) < 2:
+                self.firsts.clear()
+            return
+        self.shapes[shape] = left
+        ids = self.ids[shape]
+        ids.discard(job.id)
+        heap = self.firsts.get(shape)
+        if heap is None:
+            return
+        while heap[0][1] not in ids:
+            heapq.heappop(heap)
+        if len(heap) > 2 * left + 64:  # mostly entries of jobs gone: made afresh
+            heap[:] = [(id_key(i), i) for i in ids]
+            heapq.heapify(heap)
+
+    def victims(self, wallclock: bool) -> Iterator[JobId]:
+        """Victim candidates in the kept order (see the module's description)."""
+        order = self.by_start if wallclock else self.by_saved
+        return (entry[-1] for entry in order)
+
+
+def _victim_keys(job: Job) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    start = job.start_time if job.start_time is not None else 0.0
+    key = id_key(job.id)
+    return (-start, *key, job.id), (-saved_since(job), -start, *key, job.id)
+
+
+class PoolView:
+    """What a decision reads of a pool, kept up to date by the pool's adapter (see the module's
+    description). ``stamp`` counts the changes: a snapshot taken from the view records it, and a
+    view that changed since is not read for that snapshot."""
+
+    def __init__(self) -> None:
+        self.stamp = 0
+        self.jobs: dict[JobId, Job] = {}
+        self.slots: dict[str, Slot] = {}
+        self.tallies: dict[str, Tally] = {}  # owners with a running, idle or vacating job
+        self.busy: Counter[str] = Counter()  # slot present -> running jobs on it
+        self.leaving: Counter[str] = Counter()  # slot name -> vacating jobs naming it
+        self.running_on: dict[str, set[JobId]] = {}  # slot name -> running jobs naming it
+        self.unplaced = 0  # running jobs on no slot the view has
+        self.free_static: set[str] = set()  # static slots with no running or vacating job
+        self.rooms: dict[str, Room] = {}  # partitionable slot -> its unclaimed room
+        self.open_rooms: set[str] = set()  # partitionable slots with any room unclaimed
+        self.on_place: dict[str, set[JobId]] = {}  # place -> victim candidates on it
+        self.children: dict[str, set[str]] = {}  # slot name -> dynamic slots naming it as parent
+        self.whole: dict[str, Room] = {}  # place (a slot without parent) -> its room, were it empty
+        self.wholes: Counter[Room] = Counter()  # how many places have each whole room
+        self._totals = [0, 0, 0, 0, 0]  # slots, cpus, memory, gpus, disk
+        self._capacity = 0
+        self.duplicates = 0  # jobs or slots a snapshot listed twice (the last one counts)
+
+    # -- what the decision reads ------------------------------------------------------------------
+
+    @property
+    def capacity(self) -> int:
+        """Capacity in slots, as :attr:`osep.core.model.Snapshot.capacity` counts it."""
+        return self._capacity
+
+    def totals(self) -> Vec:
+        """Capacity in every resource, as :meth:`osep.core.model.Snapshot.totals` counts it."""
+        t = self._totals
+        return (float(t[0]), float(t[1]), float(t[2]), float(t[3]), float(t[4]))
+
+    # -- changes ----------------------------------------------------------------------------------
+
+    def put_job(self, job: Job) -> None:
+        """A job was added or changed (state, slot, start, checkpoint, request)."""
+        old = self.jobs.get(job.id)
+        self.jobs[job.id] = job  # first: the old one's idle entries are stale from here
+        if old is not None:
+            self._job_out(old)
+        self._job_in(job)
+        self.stamp += 1
+
+    def drop_job(self, job_id: JobId) -> None:
+        """A job left the pool (completed, removed, or no longer shown)."""
+        old = self.jobs.pop(job_id, None)
+        if old is not None:
+            self._job_out(old)
+            self.stamp += 1
+
+    def put_slot(self, slot: Slot) -> None:
+        """A slot was added or changed (a partitionable slot's unclaimed room, say)."""
+        old = self.slots.get(slot.name)
+        if old is not None:
+            self._slot_out(old)
+        self.slots[slot.name] = slot
+        self._slot_in(slot)
+        self.stamp += 1
+
+    def drop_slot(self, name: str) -> None:
+        old = self.slots.get(name)
+        if old is not None:
+            self._slot_out(old)
+            del self.slots[name]
+            self.stamp += 1
+
+    # -- jobs -------------------------------------------------------------------------------------
+
+    def _tally(self, owner: str) -> Tally:
+        tally = self.tallies.get(owner)
+        if tally is None:
+            tally = self.tallies[owner] = Tally()
+        return tally
+
+    def _job_in(self, job: Job) -> None:
+        state = job.state
+        if state is JobState.RUNNING:
+            tally = self._tally(job.owner)
+            tally.running += 1
+            _add4(tally.ran, job, 1)
+            name = job.slot
+            if name is not None:
+                self.running_on.setdefault(name, set()).add(job.id)
+            if name is not None and name in self.slots:
+                self._placed(job, tally)
+            else:
+                self.unplaced += 1
+        elif state is JobState.IDLE:
+            tally = self._tally(job.owner)
+            tally.idle += 1
+            _add4(tally.waiting, job, 1)
+            tally._add_idle(job)
+        elif state is JobState.VACATING:
+            tally = self._tally(job.owner)
+            tally.vacating += 1
+            _add4(tally.leaving, job, 1)
+            if job.slot is not None:
+                self.leaving[job.slot] += 1
+                self.free_static.discard(job.slot)
+
+    def _job_out(self, job: Job) -> None:
+        state = job.state
+        if state is JobState.RUNNING:
+            tally = self.tallies[job.owner]
+            tally.running -= 1
+            _add4(tally.ran, job, -1)
+            name = job.slot
+            if name is not None:
+                on = self.running_on[name]
+                on.discard(job.id)
+                if not on:
+                    del self.running_on[name]
+            if name is not None and name in self.slots:
+                self._unplaced(job, tally)
+                self._refree(name)
+            else:
+                self.unplaced -= 1
+        elif state is JobState.IDLE:
+            tally = self.tallies[job.owner]
+            tally.idle -= 1
+            _add4(tally.waiting, job, -1)
+            tally._drop_idle(job)
+        elif state is JobState.VACATING:
+            tally = self.tallies[job.owner]
+            tally.vacating -= 1
+            _add4(tally.leaving, job, -1)
+            if job.slot is not None:
+                self.leaving[job.slot] -= 1
+                if not self.leaving[job.slot]:
+                    del self.leaving[job.slot]
+                self._refree(job.slot)
+        else:
+            return
+        if not tally:
+            del self.tallies[job.owner]
+
+    def _candidate(self, job: Job) -> bool:
+        """A running job on a slot the view has: whether it may ever be a victim."""
+        return job.start_time is not None and job.vacatable
+
+    def _placed(self, job: Job, tally: Tally) -> None:
+        name = job.slot
+        assert name is not None
+        self.busy[name] += 1
+        self.free_static.discard(name)
+        if self._candidate(job):
+            by_start, by_saved = _victim_keys(job)
+            tally.by_start.add(by_start)
+            tally.by_saved.add(by_saved)
+            tally.victim_shapes[job.shape] += 1
+            self.on_place.setdefault(self.slots[name].place, set()).add(job.id)
+
+    def _unplaced(self, job: Job, tally: Tally) -> None:
+        name = job.slot
+        assert name is not None
+        self.busy[name] -= 1
+        if not self.busy[name]:
+            del self.busy[name]
+        if self._candidate(job):
+            by_start, by_saved = _victim_keys(job)
+            tally.by_start.remove(by_start)
+            tally.by_saved.remove(by_saved)
+            shape = job.shape
+            tally.victim_shapes[shape] -= 1
+            if not tally.victim_shapes[shape]:
+                del tally.victim_shapes[shape]
+            place = self.slots[name].place
+            on = self.on_place[place]
+            on.discard(job.id)
+            if not on:
+                del self.on_place[place]
+
+    # -- slots ------------------------------------------------------------------------------------
+
+    def _refree(self, name: str) -> None:
+        slot = self.slots.get(name)
+        if slot is None or slot.partitionable or slot.parent is not None:
+            return
+        if name in self.busy or name in self.leaving:
+            self.free_static.discard(name)
+        else:
+            self.free_static.add(name)
+
+    def _slot_in(self, slot: Slot) -> None:
+        name = slot.name
+        self._capacity += slot.slots
+        for k, amount in enumerate(slot.amount):
+            self._totals[k] += int(amount)
+        for job_id in self.running_on.get(name, ()):
+            job = self.jobs[job_id]
+            self.unplaced -= 1
+            self._placed(job, self.tallies[job.owner])
+        if slot.partitionable:
+            self.rooms[name] = slot.room
+            if any(slot.room):
+                self.open_rooms.add(name)
+        self._refree(name)
+        if slot.parent is None:
+            self._rewhole(name)
+        else:
+            self.children.setdefault(slot.parent, set()).add(name)
+            self._rewhole(slot.parent)
+
+    def _slot_out(self, slot: Slot) -> None:
+        name = slot.name
+        self._capacity -= slot.slots
+        for k, amount in enumerate(slot.amount):
+            self._totals[k] -= int(amount)
+        for job_id in self.running_on.get(name, ()):
+            job = self.jobs[job_id]
+            self._unplaced(job, self.tallies[job.owner])
+            self.unplaced += 1
+        if slot.partitionable:
+            del self.rooms[name]
+            self.open_rooms.discard(name)
+        self.free_static.discard(name)
+        whole = self.whole.pop(name, None)
+        if whole is not None:
+            self._unwhole(whole)
+        if slot.parent is not None:
+            kids = self.children[slot.parent]
+            kids.discard(name)
+            if not kids:
+                del self.children[slot.parent]
+            self._rewhole(slot.parent, leaving=name)
+
+    def _unwhole(self, room: Room) -> None:
+        self.wholes[room] -= 1
+        if not self.wholes[room]:
+            del self.wholes[room]
+
+    def _rewhole(self, place: str, leaving: str | None = None) -> None:
+        """Work out again what ``place`` has were it empty: its own room and its dynamic slots'."""
+        slot = self.slots.get(place)
+        old = self.whole.pop(place, None)
+        if old is not None:
+            self._unwhole(old)
+        if slot is None or slot.parent is not None or place == leaving:
+            return
+        room = slot.room
+        for kid in self.children.get(place, ()):
+            if kid != leaving:
+                room = add_room(room, self.slots[kid].room)
+        self.whole[place] = room
+        self.wholes[room] += 1
+
+    # -- building and showing ---------------------------------------------------------------------
+
+    @classmethod
+    def of(cls, slots: Iterable[Slot], jobs: Iterable[Job]) -> PoolView:
+        """The view of these slots and jobs, built in one pass over each (what a decision on a
+        snapshot without a kept view starts with). Gives the view :meth:`put_slot` and
+        :meth:`put_job` would have kept through adding them one by one."""
+        view = cls()
+        listed = 0
+        for slot in slots:
+            view.slots[slot.name] = slot
+            listed += 1
+        view.duplicates = listed - len(view.slots)
+        listing = list(view.slots.values())
+        view._capacity = sum(s.slots for s in listing)
+        view._totals = [view._capacity, sum(s.cpus for s in listing),
+                        sum(s.memory for s in listing if s.memory is not None),
+                        sum(s.gpus for s in listing), sum(s.disk for s in listing if s.disk is not None)]
+        for slot in listing:
+            if slot.partitionable:
+                view.rooms[slot.name] = slot.room
+                if any(slot.room):
+                    view.open_rooms.add(slot.name)
+            if slot.parent is not None:
+                view.children.setdefault(slot.parent, set()).add(slot.name)
+        wholes = view.wholes
+        for slot in listing:
+            if slot.parent is None:
+                if slot.name in view.children:
+                    view._rewhole(slot.name)
+                else:
+                    room = view.whole[slot.name] = slot.room
+                    wholes[room] += 1
+
+        listed = 0
+        for job in jobs:
+            view.jobs[job.id] = job
+            listed += 1
+        view.duplicates += listed - len(view.jobs)
+        running: dict[str, list[Job]] = {}
+        idle: dict[str, list[Job]] = {}
+        vacating: dict[str, list[Job]] = {}
+        run, wait, leave = JobState.RUNNING, JobState.IDLE, JobState.VACATING
+        for job in view.jobs.values():
+            state = job.state
+            owners = idle if state is wait else running if state is run else \
+                vacating if state is leave else None
+            if owners is not None:
+                mine = owners.get(job.owner)
+                if mine is None:
+                    owners[job.owner] = [job]
+                else:
+                    mine.append(job)
+        present = view.slots
+        for owner, mine in running.items():
+            tally = view._tally(owner)
+            tally.running = len(mine)
+            tally.ran = _sum4(mine)
+            start_keys, saved_keys = [], []
+            for job in mine:
+                name = job.slot
+                if name is None:
+                    view.unplaced += 1
+                    continue
+                on = view.running_on.get(name)
+                if on is None:
+                    view.running_on[name] = {job.id}
+                else:
+                    on.add(job.id)
+                if name not in present:
+                    view.unplaced += 1
+                    continue
+                view.busy[name] += 1
+                if job.start_time is not None and job.vacatable:
+                    by_start, by_saved = _victim_keys(job)
+                    start_keys.append(by_start)
+                    saved_keys.append(by_saved)
+                    tally.victim_shapes[job.shape] += 1
+                    view.on_place.setdefault(present[name].place, set()).add(job.id)
+            tally.by_start = SortedList(start_keys)
+            tally.by_saved = SortedList(saved_keys)
+        for owner, mine in idle.items():
+            tally = view._tally(owner)
+            tally.idle = len(mine)
+            tally.waiting = _sum4(mine)
+            tally.shapes = dict(Counter(map(_SHAPE, mine)))
+            tally.listed = mine  # which job has which shape: sorted out at the owner's first change
+            if len(tally.shapes) > 1:
+                tally._sort_out()
+        for owner, mine in vacating.items():
+            tally = view._tally(owner)
+            tally.vacating = len(mine)
+            tally.leaving = _sum4(mine)
+            for job in mine:
+                if job.slot is not None:
+                    view.leaving[job.slot] += 1
+        for slot in present.values():
+            if not slot.partitionable and slot.parent is None and slot.name not in view.busy \
+                    and slot.name not in view.leaving:
+                view.free_static.add(slot.name)
+        return view
+
+    def snapshot(self, time: float, kept: tuple[Any, ...] = ()) -> Snapshot:
+        """A snapshot of the pool as the view has it now, carrying the view."""
+        return Snapshot(time=time, slots=tuple(self.slots.values()), jobs=tuple(self.jobs.values()),
+                        kept=kept, view=self, stamp=self.stamp)
+
+
+def view_of(snapshot: Snapshot) -> PoolView:
+    """The view a decision on ``snapshot`` reads: the one it carries, if that has not changed since
+    the snapshot was taken; else one built from its slots and jobs."""
+    view = snapshot.view
+    if isinstance(view, PoolView) and view.stamp == snapshot.stamp:
+        return view
+    return PoolView.of(snapshot.slots, snapshot.jobs)

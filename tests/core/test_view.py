@@ -1,0 +1,170 @@
+"""The kept pool view (osep/core/view.py): kept through any sequence of changes it equals the view
+built from the final pool, a decision on it gives exactly the plan of a decision on the plain
+snapshot, and on static pools with flat shares both give the naive reference's plan."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from naive import naive_decide
+
+from builders import snap
+from osep.core.model import Job, JobId, JobState, Kept, Slot, Snapshot
+from osep.core.plan import Target, VictimOrder
+from osep.core.policy import PolicySettings, decide
+from osep.core.resources import Unit
+from osep.core.shares import ShareTable
+from osep.core.tree import ShareTree, TreeNode
+from osep.core.view import PoolView, view_of
+
+NOW = 10_000.0
+FLAT = ["a", "b", "c", "d"]
+TREED = ["g.a", "g.b", "h.c", "d"]
+STATIC = [f"s{k}" for k in range(6)]
+MACHINES = ["m0", "m1", "m2"]
+DYNAMIC = [f"{m}_{k}" for m in MACHINES for k in range(3)]
+SHAPES = [(1, 0, 0, 0), (1, 0, 0, 0), (1, 512, 0, 0), (2, 1024, 0, 0), (1, 256, 1, 0), (4, 0, 0, 0)]
+# Starts and checkpoints from a few values (ties, and starts after now), or anything.
+TIMES = st.one_of(st.sampled_from([0.0, 100.0, 5000.0, NOW, NOW + 50.0]),
+                  st.floats(0.0, 2 * NOW, allow_nan=False))
+
+
+def job_of(draw: Any, owners: list[str], static: bool) -> Job:
+    owner = draw(st.sampled_from(owners))
+    job_id = JobId(owner, draw(st.integers(0, 1)), draw(st.integers(0, 5)))
+    state = draw(st.sampled_from([JobState.IDLE, JobState.IDLE, JobState.RUNNING, JobState.RUNNING,
+                                  JobState.VACATING, JobState.HELD]))
+    shape = (1, 0, 0, 0) if static else draw(st.sampled_from(SHAPES))
+    slots = [*STATIC, "gone"] if static else [*STATIC, *DYNAMIC, "gone"]
+    running = state in (JobState.RUNNING, JobState.VACATING)
+    return Job(job_id, owner, state, submit_time=0.0,
+               slot=draw(st.sampled_from(slots)) if running else None,
+               start_time=draw(st.one_of(st.none(), TIMES, TIMES, TIMES)) if running else None,
+               checkpoint_time=draw(st.one_of(st.none(), TIMES)) if running else None,
+               cpus=shape[0], memory=shape[1], gpus=shape[2], disk=shape[3],
+               vacatable=draw(st.sampled_from([True, True, True, False])))
+
+
+def slot_of(draw: Any, static: bool) -> Slot:
+    kind = "static" if static else draw(st.sampled_from(["static", "machine", "dynamic"]))
+    if kind == "static":
+        return Slot(draw(st.sampled_from(STATIC)), cpus=draw(st.sampled_from([1, 1, 2])),
+                    memory=draw(st.sampled_from([None, 1024, 4096])))
+    if kind == "machine":
+        return Slot(draw(st.sampled_from(MACHINES)), cpus=draw(st.integers(0, 4)),
+                    memory=draw(st.sampled_from([None, 0, 2048])), gpus=draw(st.integers(0, 1)),
+                    partitionable=True)
+    name = draw(st.sampled_from(DYNAMIC))
+    shape = draw(st.sampled_from(SHAPES))
+    return Slot(name, cpus=shape[0], memory=shape[1], gpus=shape[2], parent=name.split("_")[0])
+
+
+@st.composite
+def kept_pools(draw: Any) -> tuple[PoolView, PolicySettings, tuple[Kept, ...]]:
+    """A view kept through a random sequence of changes, a policy and room kept for owners."""
+    static = draw(st.booleans())
+    tree = draw(st.booleans())
+    owners = TREED if tree else FLAT
+    view = PoolView()
+    for _ in range(draw(st.integers(0, 60))):
+        op = draw(st.sampled_from(["job", "job", "job", "job", "drop job", "slot", "slot", "drop slot"]))
+        if op == "job":
+            view.put_job(job_of(draw, owners, static))
+        elif op == "drop job" and view.jobs:
+            view.drop_job(draw(st.sampled_from(sorted(view.jobs))))
+        elif op == "slot":
+            view.put_slot(slot_of(draw, static))
+        elif op == "drop slot" and view.slots:
+            view.drop_slot(draw(st.sampled_from(sorted(view.slots))))
+    unit = draw(st.sampled_from([Unit.SLOTS, Unit.CPUS] if tree else list(Unit)))
+    target = Target.OWNER if unit is Unit.DOMINANT else draw(st.sampled_from(list(Target)))
+    amounts = {o: float(draw(st.integers(0, 6))) for o in owners[:3]}
+    shares: ShareTable | ShareTree
+    if tree:
+        nodes = {
+            "g": TreeNode("g", "", float(draw(st.integers(0, 10))), False, ("g.a", "g.b")),
+            "g.a": TreeNode("g.a", "g", amounts["g.a"], False),
+            "g.b": TreeNode("g.b", "g", amounts["g.b"], False),
+            "h": TreeNode("h", "", float(draw(st.integers(0, 10))), False, ("h.c",)),
+            "h.c": TreeNode("h.c", "h", amounts["h.c"], False),
+        }
+        shares = ShareTree(nodes, unit.value, ("g", "h"))
+    elif unit is Unit.SLOTS:
+        shares = ShareTable(amounts)
+    else:
+        shares = ShareTable({o: {"cpus": a, "gpus": 1.0} for o, a in amounts.items()})
+    policy = PolicySettings(shares, target=target,
+                            victim_order=draw(st.sampled_from(list(VictimOrder))),
+                            max_vacates=draw(st.one_of(st.none(), st.integers(0, 8))), unit=unit)
+    places = STATIC if static else [*STATIC, *MACHINES]
+    kept = tuple(Kept(draw(st.sampled_from(owners)), draw(st.sampled_from(places)),
+                      draw(st.sampled_from(SHAPES[:3])))
+                 for _ in range(draw(st.integers(0, 3))))
+    return view, policy, kept
+
+
+def contents(view: PoolView) -> dict[str, Any]:
+    """Everything a decision reads of a view, in a form that compares."""
+    tallies = {
+        o: (t.running, t.idle, t.vacating, t.ran, t.waiting, t.leaving, dict(t.shapes),
+            {s: t.first(s) for s in t.shapes}, list(t.victims(True)), list(t.victims(False)),
+            dict(t.victim_shapes))
+        for o, t in view.tallies.items()
+    }
+    return {
+        "jobs": view.jobs, "slots": view.slots, "tallies": tallies, "busy": dict(view.busy),
+        "leaving": dict(view.leaving), "unplaced": view.unplaced, "free": view.free_static,
+        "rooms": view.rooms, "open": view.open_rooms, "on_place": view.on_place,
+        "whole": view.whole, "wholes": dict(view.wholes), "totals": view.totals(),
+        "capacity": view.capacity,
+    }
+
+
+@settings(max_examples=250, deadline=None)
+@given(kept_pools())
+def test_a_kept_view_is_the_view_of_the_pool_it_ends_with(case: Any) -> None:
+    view, policy, kept = case
+    kept_snapshot = view.snapshot(NOW, kept)
+    plain = Snapshot(NOW, kept_snapshot.slots, kept_snapshot.jobs, kept)
+    built = view_of(plain)
+    assert built is not view
+    assert contents(built) == contents(view)
+    assert view_of(kept_snapshot) is view
+    assert kept_snapshot == plain  # the view is not part of what a snapshot is
+
+    stamp = view.stamp
+    plan = decide(kept_snapshot, policy)
+    assert view.stamp == stamp and contents(view) == contents(built)  # read, never changed
+    assert plan == decide(plain, policy)
+
+
+@settings(max_examples=300, deadline=None)
+@given(kept_pools())
+def test_the_naive_loop_gives_the_same_plan_on_static_pools_with_flat_shares(case: Any) -> None:
+    view, policy, kept = case
+    if view.rooms or any(s.parent is not None for s in view.slots.values()) \
+            or not isinstance(policy.shares, ShareTable):
+        return
+    snapshot = Snapshot(NOW, tuple(view.slots.values()), tuple(view.jobs.values()), kept)
+    assert naive_decide(snapshot, policy) == decide(snapshot, policy)
+
+
+def test_a_snapshot_of_a_view_that_changed_since_is_decided_on_its_own_jobs() -> None:
+    base = snap(running={"a": [0.0, 1.0, 2.0]}, idle={"b": 3})
+    view = PoolView.of(base.slots, base.jobs)
+    taken = view.snapshot(base.time)
+    policy = PolicySettings(ShareTable({"a": 1.0, "b": 2.0}))
+    before = decide(taken, policy)
+    view.drop_job(base.jobs[0].id)  # the pool moved on: the snapshot still shows the job
+    assert view_of(taken) is not view
+    assert decide(taken, policy) == before == decide(base, policy)
+
+
+def test_jobs_and_slots_listed_twice_are_counted_once_and_noted() -> None:
+    base = snap(running={"a": [0.0]}, idle={"b": 1})
+    twice = Snapshot(base.time, base.slots * 2, base.jobs + base.jobs[:1])
+    plan = decide(twice, PolicySettings(ShareTable({"a": 0.0, "b": 1.0})))
+    assert plan.capacity == 1
+    assert any("listed twice" in note for note in plan.notes)
