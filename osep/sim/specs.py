@@ -110,5 +110,6 @@ class SimResult:
     capacity: int
     jobs: tuple[JobRecord, ...]
     end: float
-    cycles: int
+    cycles: int  # enforcement cycles run
     vacates: int
+    unfinished: int = 0  # jobs not done where the run stopped (at its horizon)

@@ -59,7 +59,7 @@ def simulate(
         victim_order=VictimOrder(victim_order) if victim_order else None,
     )
     check_plot(plot)
-    outcomes = run_scenario(loaded, policies or None, settings, interval)
+    outcomes = run_scenario(loaded, policies or None, settings, interval, records=plot is not None)
     doc = comparison(loaded, outcomes)
     click.echo(render.RENDERERS[fmt](doc), nl=False)
     if plot is not None:
