@@ -93,6 +93,7 @@ def simulate(
     resource: str = "slots",
     watch: Watch | None = None,
     records: bool = True,
+    every_cycle: bool = False,
 ) -> SimResult:
     """Run the pool until every job has completed (or the horizon), enforcing ``policy`` every
     ``interval`` seconds if given.
@@ -101,7 +102,8 @@ def simulate(
     from ``policy``. The seeds' models (``settings.order``) rank owners on ``tree`` (the policy's
     shares, a flat table or an owner tree, in ``resource``; by default ``shares`` as one level).
     ``watch`` is told what happens to every job as it happens; with ``records`` the result holds
-    every job's record too (memory that grows with the jobs).
+    every job's record too (memory that grows with the jobs). ``every_cycle``: run every cycle of
+    both grids while jobs remain, as a pool that ticks (what the results are checked against).
     """
     pool = SimulatedPool(slots, settings)
     # Jobs submitted at one instant arrive in the order given.
@@ -133,10 +135,14 @@ def simulate(
     negotiations = _Ticks(settings.negotiation_interval)
     enforcements = _Ticks(interval)
     negotiation_due = enforcement_due = False
+    negotiated = 0
 
     def wants_enforcement() -> bool:
         book = pool.book
-        return pool.waiting > 0 or bool(book.holds) or bool(book.standing())
+        return every_cycle or pool.waiting > 0 or bool(book.holds) or bool(book.standing())
+
+    def wants_negotiation() -> bool:
+        return every_cycle or ordering.ticks or pool.can_match()
 
     def plan_cycles(kind: int) -> None:
         """Schedule the next cycles that could do something, after an event of ``kind`` now."""
@@ -149,7 +155,7 @@ def simulate(
                 at = enforcements.next
             schedule(at, _Event.ENFORCE, None)
             enforcement_due = True
-        if not negotiation_due and (ordering.ticks or pool.can_match()):
+        if not negotiation_due and wants_negotiation():
             at = negotiations.at_or_after(now)
             if at == now and kind >= _Event.NEGOTIATE:
                 negotiations.passed()
@@ -197,11 +203,14 @@ def simulate(
             assert enforcer is not None
             enforcements.passed()
             enforcement_due = False
-            enforcer.run_cycle(pool)
+            if wants_enforcement():  # as it was when it was scheduled, or something changed since
+                enforcer.run_cycle(pool)
         else:
             negotiations.passed()
             negotiation_due = False
-            negotiate(pool, ordering)
+            if wants_negotiation():
+                negotiated += 1
+                negotiate(pool, ordering)
         collect()
         plan_cycles(kind)
     if pool.completed < total:
@@ -213,6 +222,7 @@ def simulate(
         cycles=enforcer.cycles if enforcer else 0,
         vacates=pool.vacates,
         unfinished=total - pool.completed,
+        negotiations=negotiated,
     )
 
 

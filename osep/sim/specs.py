@@ -113,3 +113,4 @@ class SimResult:
     cycles: int  # enforcement cycles run
     vacates: int
     unfinished: int = 0  # jobs not done where the run stopped (at its horizon)
+    negotiations: int = 0  # negotiation cycles run
