@@ -10,9 +10,11 @@ is re-ranked for every slot, the fair-share models once per cycle (HTCondor's ne
 cycle into per-submitter portions instead).
 
 What a cycle looks at: the free static slots and the machines with a core unclaimed (the pool keeps
-them, in its order), and the owners with jobs queued. An owner whose queue empties, or whose
-allowance runs out, is passed over for the rest of the cycle, and the cycle stops once nobody left
-can be given anything and no room kept for someone is left to hand over.
+them in its order, with how many have each room), and the owners with jobs queued. Within a cycle
+queues only shrink and allowances only fall, so an owner whose queue empties or whose allowance runs
+out is passed over for the rest of it, a room no job was found for is not offered again, and the
+cycle stops once no room kept for someone is left to hand over and nobody left can be given
+anything, or no room left is one a job might be found for.
 """
 
 from __future__ import annotations
@@ -35,42 +37,57 @@ def negotiate(pool: SimulatedPool, ordering: Ordering) -> None:
     def ranks() -> list[str]:
         return ordering.rank(now, pool.idle, pool.running, pool.accountant)
 
-    def anyone(ranked: list[str]) -> bool:
-        """Whether an owner of ``ranked`` (every owner with jobs queued, when re-ranked for each
-        slot) could still be given something."""
-        if ordering.per_slot:
-            return any(book.may_match(owner) for owner in pool.idle)
-        return bool(ranked)
-
     ranked = [] if ordering.per_slot else ranks()
-    free = pool.free_slots()
-    # The free slots still to visit that room is kept on.
-    kept_ahead = sum(1 for slot in free if kept_at[slot.spec.name])
-    for slot in free:
-        name = slot.spec.name
+    unwanted: set[Room] = set()  # rooms no job was found for, this cycle
+
+    def done(rooms_ahead: dict[Room, int]) -> bool:
+        """Whether nothing is left to do, but for room kept for someone: nobody can be given
+        anything, or none of the rooms still to visit is one a job might be found for."""
+        if ordering.per_slot:
+            if not any(book.may_match(owner) for owner in pool.idle):
+                return True
+        elif not ranked:
+            return True
+        return all(room in unwanted for room, count in rooms_ahead.items() if count)
+
+    rooms_ahead = pool.free_rooms()  # of the free slots from the one being visited on
+    kept_ahead = sum(1 for name in kept_at if name in pool.slots and pool.slots[name].job is None
+                     and pool.slots[name].parent is None)
+    for slot in pool.free_slots():
+        if not kept_ahead and done(rooms_ahead):
+            break
+        name, room = slot.spec.name, slot.room
+        rooms_ahead[room] -= 1
         if kept_at[name]:
             kept_ahead -= 1
-            kept = book.take(name, now)
             kept_at[name] -= 1
+            kept = book.take(name, now)
             if kept is not None:
-                job = pool.pop_fitting(kept.owner, slot.room)
+                job = pool.pop_fitting(kept.owner, room)
                 if job is not None:
                     pool.start(job, slot)
                     book.handed_over(kept)
                     continue
+        if room in unwanted:
+            continue
         if ordering.per_slot:
             ranked = ranks()
         # A static slot is charged whole, as SlotWeight (its cores) charges it.
-        job = _first(pool, book, ranked, slot.room, slot.spec.cpus)
-        if job is not None:
+        job = _first(pool, book, ranked, room, slot.spec.cpus)
+        if job is None:
+            unwanted.add(room)
+        else:
             pool.start(job, slot)
             book.matched(job.spec.owner, slot.spec.cpus)
-        elif not kept_ahead and not anyone(ranked):
+    unwanted.clear()  # a machine's room is offered within each owner's allowance, not charged whole
+    rooms_ahead = pool.open_rooms()
+    kept_ahead = sum(1 for name in kept_at if kept_at[name] and name in pool.machines
+                     and pool.machines[name].free[0] > 0)
+    for machine in pool.open_machines():
+        if not kept_ahead and done(rooms_ahead):
             break
-    machines = pool.open_machines()
-    kept_ahead = sum(1 for machine in machines if kept_at[machine.spec.name])
-    for machine in machines:
         name = machine.spec.name
+        rooms_ahead[machine.free] -= 1
         if kept_at[name]:
             kept_ahead -= 1
             while (kept := book.take_fitting(name, now, machine.free)) is not None:
@@ -78,16 +95,15 @@ def negotiate(pool: SimulatedPool, ordering: Ordering) -> None:
                 if job is not None:
                     pool.start_on(job, machine)
                     book.handed_over(kept)
-        while machine.free[0] > 0:
+        while machine.free[0] > 0 and machine.free not in unwanted:
             if ordering.per_slot:
                 ranked = ranks()
             job = _first(pool, book, ranked, machine.free, None)
             if job is None:
+                unwanted.add(machine.free)
                 break
             pool.start_on(job, machine)
             book.matched(job.spec.owner, job.spec.cpus)
-        if not kept_ahead and not anyone(ranked):
-            break
 
 
 def _first(pool: SimulatedPool, book: ReservationBook, ranked: list[str], room: Room,

@@ -33,7 +33,7 @@ import bisect
 import heapq
 import math
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Protocol
 
 from osep.core.model import Job, JobId, JobState, Slot, Snapshot
@@ -128,6 +128,43 @@ class IdleQueue:
             del self._shapes[where]
         self._count -= 1
         return best
+
+
+class Places:
+    """Places with room free (static slots without a job, machines with a core unclaimed), as
+    their positions in the pool's order, and how many have each room."""
+
+    __slots__ = ("positions", "rooms")
+
+    def __init__(self) -> None:
+        self.positions: list[int] = []
+        self.rooms: dict[Room, int] = {}
+
+    def __len__(self) -> int:
+        return len(self.positions)
+
+    def add(self, position: int, room: Room) -> None:
+        bisect.insort(self.positions, position)
+        self.rooms[room] = self.rooms.get(room, 0) + 1
+
+    def remove(self, position: int, room: Room) -> None:
+        del self.positions[bisect.bisect_left(self.positions, position)]
+        left = self.rooms[room] - 1
+        if left:
+            self.rooms[room] = left
+        else:
+            del self.rooms[room]
+
+    def walk(self) -> Iterator[int]:
+        """The positions in order; the one given may be taken out (or changed) before the next is
+        asked for."""
+        k = 0
+        positions = self.positions
+        while k < len(positions):
+            position = positions[k]
+            yield position
+            if k < len(positions) and positions[k] == position:
+                k += 1
 
 
 class SimJob:
@@ -228,9 +265,14 @@ class SimulatedPool:
         # The static slots and the machines in the pool's order, and which are free (static slots
         # without a job, machines with a core unclaimed), as sorted positions in those lists.
         self._static = static
-        self._free = list(range(len(static)))
+        self._free = Places()
+        for place in static:
+            self._free.add(place.index, place.room)
         self._machines = machines
-        self._open = [m.index for m in machines if m.free[0] > 0]
+        self._open = Places()
+        for machine in machines:
+            if machine.free[0] > 0:
+                self._open.add(machine.index, machine.free)
         self._arrived = 0
         self.watch: Watch = Unwatched()
         self.book = ReservationBook(settings.reservation_lifetime)
@@ -335,7 +377,7 @@ class SimulatedPool:
         owner = job.spec.owner
         self.accountant.accrue_owner(self.now, owner, self.running[owner])
         if slot.parent is None:
-            del self._free[bisect.bisect_left(self._free, slot.index)]
+            self._free.remove(slot.index, slot.room)
         self.waiting -= 1
         self.watch.start(self.now, job.spec, slot.spec.name)
         job.state = JobState.RUNNING
@@ -361,13 +403,14 @@ class SimulatedPool:
         slot.job = None
         if slot.parent is not None:  # a dynamic slot goes back to its machine
             machine = slot.parent
-            closed = machine.free[0] <= 0
+            if machine.free[0] > 0:
+                self._open.remove(machine.index, machine.free)
             machine.give_back(slot)
-            if closed and machine.free[0] > 0:
-                bisect.insort(self._open, machine.index)
+            if machine.free[0] > 0:
+                self._open.add(machine.index, machine.free)
             del self.slots[slot.spec.name]
         else:
-            bisect.insort(self._free, slot.index)
+            self._free.add(slot.index, slot.room)
         job.slot = None
         job.vacate_sent = None
         self.running[job.spec.owner] -= 1
@@ -397,9 +440,11 @@ class SimulatedPool:
 
     def start_on(self, job: SimJob, machine: SimMachine) -> None:
         """Start ``job`` in a dynamic slot carved for it from ``machine``."""
+        if machine.free[0] > 0:
+            self._open.remove(machine.index, machine.free)
         slot = machine.carve(job.spec.shape)
-        if machine.free[0] <= 0:
-            del self._open[bisect.bisect_left(self._open, machine.index)]
+        if machine.free[0] > 0:
+            self._open.add(machine.index, machine.free)
         self.slots[slot.spec.name] = slot
         self.start(job, slot)
 
@@ -416,13 +461,23 @@ class SimulatedPool:
             del self.idle[owner]
         return None if entry is None else self.jobs[entry[2]]
 
-    def free_slots(self) -> list[SimSlot]:
-        """The static slots without a job, in the pool's order."""
-        return [self._static[k] for k in self._free]
+    def free_slots(self) -> Iterator[SimSlot]:
+        """The static slots without a job, in the pool's order (a job may start on the one given
+        before the next is asked for)."""
+        return (self._static[k] for k in self._free.walk())
 
-    def open_machines(self) -> list[SimMachine]:
-        """The partitionable machines with a core unclaimed, in the pool's order."""
-        return [self._machines[k] for k in self._open]
+    def free_rooms(self) -> dict[Room, int]:
+        """How many static slots without a job have each room."""
+        return dict(self._free.rooms)
+
+    def open_machines(self) -> Iterator[SimMachine]:
+        """The partitionable machines with a core unclaimed, in the pool's order (jobs may start on
+        the one given before the next is asked for)."""
+        return (self._machines[k] for k in self._open.walk())
+
+    def open_rooms(self) -> dict[Room, int]:
+        """How many machines with a core unclaimed have each room unclaimed."""
+        return dict(self._open.rooms)
 
     def can_match(self) -> bool:
         """Whether a negotiation now could hand something over: a static slot or a core of a

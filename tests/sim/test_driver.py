@@ -13,7 +13,10 @@ from osep.core.resources import Unit
 from osep.core.shares import ShareTable
 from osep.measure.meter import Meter
 from osep.measure.records import compute
+from osep.sim import driver
 from osep.sim.driver import simulate
+from osep.sim.orderings import Ordering
+from osep.sim.pool import SimulatedPool
 from osep.sim.specs import Checkpointing, JobSpec, Order, PoolSettings, SlotSpec
 from osep.sim.watch import Metering
 
@@ -64,10 +67,64 @@ def run(case: dict, every_cycle: bool):
                     interval=case["interval"], resource=case["resource"], every_cycle=every_cycle)
 
 
+def visit_everything(pool: SimulatedPool, ordering: Ordering) -> None:
+    """A negotiation cycle that looks at every slot, every machine and every ranked owner, as the
+    negotiator did before it kept track of what could change hands."""
+    pool.accountant.accrue(pool.now, pool.running)
+    book = pool.book
+
+    def ranks() -> list[str]:
+        return ordering.rank(pool.now, pool.idle, pool.running, pool.accountant)
+
+    ranked = [] if ordering.per_slot else ranks()
+    for slot in [s for s in pool.slots.values() if s.parent is None]:
+        if slot.job is not None:
+            continue
+        kept = book.take(slot.spec.name, pool.now)
+        if kept is not None:
+            job = pool.pop_fitting(kept.owner, slot.room)
+            if job is not None:
+                pool.start(job, slot)
+                book.handed_over(kept)
+                continue
+        if ordering.per_slot:
+            ranked = ranks()
+        for owner in ranked:
+            if book.may_match(owner, slot.spec.cpus):
+                job = pool.pop_fitting(owner, slot.room)
+                if job is not None:
+                    pool.start(job, slot)
+                    book.matched(owner, slot.spec.cpus)
+                    break
+    for machine in pool.machines.values():
+        while (kept := book.take_fitting(machine.spec.name, pool.now, machine.free)) is not None:
+            job = pool.pop_fitting(kept.owner, machine.free)
+            if job is not None:
+                pool.start_on(job, machine)
+                book.handed_over(kept)
+        placed = True
+        while placed and machine.free[0] > 0:
+            placed = False
+            if ordering.per_slot:
+                ranked = ranks()
+            for owner in ranked:
+                if book.may_match(owner):
+                    job = pool.pop_fitting(owner, machine.free, book.allowance(owner))
+                    if job is not None:
+                        pool.start_on(job, machine)
+                        book.matched(owner, job.spec.cpus)
+                        placed = True
+                        break
+
+
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(pools())
 def test_skipping_cycles_changes_nothing(case):
-    ticking, skipping = run(case, True), run(case, False)
+    """Against a pool that ticks through every cycle and visits everything in each."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(driver, "negotiate", visit_everything)
+        ticking = run(case, True)
+    skipping = run(case, False)
     assert skipping.jobs == ticking.jobs
     assert (skipping.end, skipping.vacates, skipping.unfinished) == (
         ticking.end, ticking.vacates, ticking.unfinished)
