@@ -258,12 +258,12 @@ def _check_fit(path: Path | str, slots: tuple[SlotSpec, ...], origins: list[_Ori
 def simulation_limit(negotiation: float, interval: float, units: int, owners: int) -> float:
     """The latest a simulation may run to, in simulated seconds: by then the pool has made at most
     ``MAX_CYCLES`` negotiation and enforcement cycles in all, and at most ``MAX_WORK`` of enforcement
-    cycles x (slots + jobs) plus negotiation cycles x owners. (The simulator runs only the cycles that
-    could do something, but a file can keep every one of them busy: an enforcement cycle looks at every
-    slot and job in flight, a negotiation cycle at the owners, the free slots and the queued jobs'
-    shapes.)"""
+    cycles x (slots + jobs + ``OWNER_WORK`` x owners) plus negotiation cycles x owners. (The simulator
+    runs only the cycles that could do something, but a file can keep every one of them busy: an
+    enforcement cycle looks at every slot, job in flight and owner, a negotiation cycle at the owners,
+    the free slots and the queued jobs' shapes.)"""
     cycles = B.MAX_CYCLES / (1 / negotiation + 1 / interval)
-    work = B.MAX_WORK / (units / interval + owners / negotiation)
+    work = B.MAX_WORK / ((units + B.OWNER_WORK * owners) / interval + owners / negotiation)
     return min(cycles, work)
 
 
@@ -275,7 +275,7 @@ def _horizon(path: Path | str, meta: Table, horizon: float | None, negotiation: 
     why = (f"with a negotiation cycle every {negotiation:g} s and an enforcement cycle every {interval:g} s"
            f"{' (-t)' if given_t else ''} over {units:,} slots and jobs and {owners:,} owners, a simulation "
            f"stops by {limit:,.0f} s (at most {B.MAX_CYCLES:,} cycles, and {B.MAX_WORK:,} enforcement "
-           "cycles x slots and jobs plus negotiation cycles x owners)")
+           f"cycles x (slots, jobs and {B.OWNER_WORK} x owners) plus negotiation cycles x owners)")
     if horizon is not None:
         if horizon > limit:
             raise meta.error("horizon", f"must be at most {limit:,.0f} s: {why}")
