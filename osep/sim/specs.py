@@ -108,7 +108,7 @@ class PoolSettings:
 @dataclass(frozen=True, slots=True)
 class SimResult:
     capacity: int
-    jobs: tuple[JobRecord, ...]
+    jobs: tuple[JobRecord, ...]  # every job's record, when asked for (else empty)
     end: float
     cycles: int  # enforcement cycles run
     vacates: int
