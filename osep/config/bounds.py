@@ -47,9 +47,13 @@ MAX_SHARE_DEFAULT = float(1 << 40)
 
 # What one simulation may cost: it stops at its horizon, which is never later than the time by which
 # the pool has made MAX_CYCLES negotiation and enforcement cycles in all, nor than the time by which
-# cycles x (slots + jobs) reaches MAX_WORK (each cycle's cost grows with the slots and jobs it looks at).
-MAX_CYCLES = 300_000
+# enforcement cycles x (slots + jobs + OWNER_WORK x owners) plus negotiation cycles x owners reaches
+# MAX_WORK (an enforcement cycle's cost grows with the slots, the jobs in flight and the owners, each
+# owner costing the decision about ten times what a job does; a negotiation cycle's with the owners).
+# README's "Bounds" gives what each cost, measured.
+MAX_CYCLES = 1_000_000
 MAX_WORK = 20_000_000
+OWNER_WORK = 10
 
 
 def share_maximum(resource: str) -> float:

@@ -122,6 +122,10 @@ class ReservationBook:
         self._reservations = kept
         return found
 
+    def standing(self) -> tuple[Reservation, ...]:
+        """The reservations not ended yet (some may have run out of time: see :meth:`take`)."""
+        return tuple(self._reservations)
+
     def handed_over(self, taken: Reservation) -> None:
         """A job of the owner started on the slot ``taken`` kept: that raises the owner's running
         count by one, which must not fulfil the owner's reservations that would have ended before

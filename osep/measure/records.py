@@ -1,9 +1,11 @@
-"""What happened to each job, as run records: the simulator's output, measured by the meter.
+"""What happened to each job, as run records: what a simulation keeps when asked (plots, tests),
+measured by the meter.
 
-:class:`JobRecord` and :class:`Run` are the common currency of the simulator and the metrics;
-:func:`feed` turns records into the meter's events (:mod:`osep.measure.meter`), so simulated runs and
-replayed event logs are measured by the same code, and :func:`curves` asks the same meter for the exact
-step curves of a small run, for plotting.
+A simulation feeds its meters as it runs (:class:`osep.sim.watch.Metering`, the meter's own events
+in time order) and keeps no record of finished jobs; when its records are asked for,
+:class:`JobRecord` and :class:`Run` hold them. :func:`feed` turns records into the meter's events
+(:mod:`osep.measure.meter`), so records, simulated runs and replayed event logs are measured by the same
+code, and :func:`curves` asks the same meter for the exact step curves of a small run, for plotting.
 """
 
 from __future__ import annotations

@@ -126,7 +126,7 @@ def study(
     if what_if.policies:
         _check_what_if(sources, result, interval, capacity, what_if)
         scenario = replace(_scenario(sources, result, policy, interval, capacity, what_if), excess=excess)
-        outcomes = run_scenario(scenario, what_if.policies, policy, interval)
+        outcomes = run_scenario(scenario, what_if.policies, policy, interval, records=curves)
         what_ifs = {n: outcome_column(o, totals(scenario)) for n, o in outcomes.items()}
     jobs = sum(o.jobs for o in result.metrics.owners)
     info = {

@@ -1,5 +1,22 @@
 """Moving the simulated pool through virtual time: arrivals, negotiation cycles, enforcement cycles,
-job ends and vacates, as one discrete-event loop."""
+job ends and vacates, as one discrete-event loop.
+
+It does work only when something changes. Negotiation cycles fall every ``negotiation_interval``
+seconds from 0, and enforcement cycles every ``interval``, as in a pool that ticks; but a cycle is
+run only where it could do something, and the instants where it could not are skipped:
+
+- a negotiation cycle runs where a slot or a machine's core is free and some owner not held to
+  nothing has a job queued, or room is kept for someone (:meth:`osep.sim.pool.SimulatedPool.
+  can_match`); an ordering whose state moves at every cycle (``ticks``: Share) has all of them, while
+  jobs remain;
+- an enforcement cycle runs where a job is idle, an owner is held or room is kept: without any, the
+  policy plans nothing, and the cycle would change nothing (the counted ``cycles`` are those run).
+
+So results are those of ticking through every instant, and an idle stretch costs nothing. The run
+ends with the last job (or at the horizon). Arrivals are taken from the jobs in submit order as
+time reaches them, and what happens to each job is told to the ``watch`` as it happens; the
+records of every job are kept only when asked for.
+"""
 
 from __future__ import annotations
 
@@ -15,8 +32,9 @@ from osep.enforce.actuator import Actuator, Limits
 from osep.enforce.loop import Enforcer
 from osep.sim import orderings
 from osep.sim.negotiator import negotiate
-from osep.sim.pool import SimulatedPool
+from osep.sim.pool import SimulatedPool, Watch
 from osep.sim.specs import JobSpec, PoolSettings, SimResult, SlotSpec
+from osep.sim.watch import Recorder, Tee
 
 
 class _Event(enum.IntEnum):
@@ -32,6 +50,36 @@ class _Event(enum.IntEnum):
 _LATER = {"finish": _Event.FINISH, "release": _Event.RELEASE}
 
 
+class _Ticks:
+    """The instants 0, step, 2 step, ... (added up, as a ticking clock adds them), walked forward."""
+
+    def __init__(self, step: float) -> None:
+        self.step = step
+        self.next = 0.0  # the first instant not passed yet
+        self.last: float | None = None  # the last instant passed
+
+    def at_or_after(self, t: float) -> float:
+        """The first instant not passed that is not before ``t`` (the instants before it are
+        passed)."""
+        while self.next < t:
+            self._pass()
+        return self.next
+
+    def _pass(self) -> None:
+        self.last = self.next
+        self.next += self.step
+
+    def passed(self) -> None:
+        """The next instant was taken (its cycle ran)."""
+        self._pass()
+
+    def last_by(self, t: float) -> float | None:
+        """The last instant not after ``t`` (passing every instant up to it)."""
+        while self.next <= t:
+            self._pass()
+        return self.last
+
+
 def simulate(
     slots: Iterable[SlotSpec],
     jobs: Iterable[JobSpec],
@@ -43,6 +91,9 @@ def simulate(
     logger: Any = None,
     tree: Any = None,
     resource: str = "slots",
+    watch: Watch | None = None,
+    records: bool = True,
+    every_cycle: bool = False,
 ) -> SimResult:
     """Run the pool until every job has completed (or the horizon), enforcing ``policy`` every
     ``interval`` seconds if given.
@@ -50,9 +101,18 @@ def simulate(
     ``shares`` (resolved, in slots) feed the Fair-Share negotiator; the enforcement loop takes its own
     from ``policy``. The seeds' models (``settings.order``) rank owners on ``tree`` (the policy's
     shares, a flat table or an owner tree, in ``resource``; by default ``shares`` as one level).
+    ``watch`` is told what happens to every job as it happens; with ``records`` the result holds
+    every job's record too (memory that grows with the jobs). ``every_cycle``: run every cycle of
+    both grids while jobs remain, as a pool that ticks (what the results are checked against).
     """
     pool = SimulatedPool(slots, settings)
-    jobs = list(jobs)
+    # Jobs submitted at one instant arrive in the order given.
+    arrivals = sorted(jobs, key=lambda spec: spec.submit)
+    total = len(arrivals)
+    recorder = Recorder() if records else None
+    watches: list[Watch] = [w for w in (watch, recorder) if w is not None]
+    if watches:
+        pool.watch = watches[0] if len(watches) == 1 else Tee(*watches)
     queue: list[tuple[float, int, int, Any]] = []
     seq = 0
 
@@ -66,22 +126,58 @@ def simulate(
             schedule(time, _LATER[kind], data)
         pool.later.clear()
 
-    total = 0
-    for spec in jobs:
-        schedule(spec.submit, _Event.ARRIVE, spec)
-        total += 1
     ordering = orderings.build(
         settings.order, shares, tree if tree is not None else shares, resource,
-        {spec.owner for spec in jobs}, settings.models, settings.half_life, settings.initial_usage,
-        pool.capacity)
+        {spec.owner for spec in arrivals}, settings.models, settings.half_life,
+        settings.initial_usage, pool.capacity)
     pool.on_leave = lambda spec, start, vacated: ordering.ended(spec, start, pool.now, vacated)
     enforcer = Enforcer(policy, Actuator(pool, limits), logger) if policy is not None else None
-    if enforcer is not None:
-        schedule(0.0, _Event.ENFORCE, None)
-    schedule(0.0, _Event.NEGOTIATE, None)
+    negotiations = _Ticks(settings.negotiation_interval)
+    enforcements = _Ticks(interval)
+    negotiation_due = enforcement_due = False
+    negotiated = 0
+
+    def wants_enforcement() -> bool:
+        book = pool.book
+        return every_cycle or pool.waiting > 0 or bool(book.holds) or bool(book.standing())
+
+    def wants_negotiation() -> bool:
+        return every_cycle or ordering.ticks or pool.can_match()
+
+    def plan_cycles(kind: int) -> None:
+        """Schedule the next cycles that could do something, after an event of ``kind`` now."""
+        nonlocal negotiation_due, enforcement_due
+        now = pool.now
+        if enforcer is not None and not enforcement_due and wants_enforcement():
+            at = enforcements.at_or_after(now)
+            if at == now and kind >= _Event.ENFORCE:
+                enforcements.passed()
+                at = enforcements.next
+            schedule(at, _Event.ENFORCE, None)
+            enforcement_due = True
+        if not negotiation_due and wants_negotiation():
+            at = negotiations.at_or_after(now)
+            if at == now and kind >= _Event.NEGOTIATE:
+                negotiations.passed()
+                at = negotiations.next
+            schedule(at, _Event.NEGOTIATE, None)
+            negotiation_due = True
+
     horizon = settings.horizon if settings.horizon is not None else math.inf
-    while queue and pool.completed < total:
-        time, kind, _, data = heapq.heappop(queue)
+    plan_cycles(-1)
+    arrived = 0
+    while pool.completed < total:
+        time: float
+        kind: int
+        data: Any
+        if arrived < total and (not queue or (arrivals[arrived].submit, _Event.ARRIVE)
+                                < (queue[0][0], queue[0][1])):
+            time, kind, data = arrivals[arrived].submit, _Event.ARRIVE, arrivals[arrived]
+            arrived += 1
+        elif queue:
+            time, kind, _, data = heapq.heappop(queue)
+        else:
+            break
         if time > horizon:
             break
         pool.now = time
@@ -105,17 +201,40 @@ def simulate(
                 pool.enqueue(data)
         elif kind == _Event.ENFORCE:
             assert enforcer is not None
-            enforcer.run_cycle(pool)
-            schedule(time + interval, _Event.ENFORCE, None)
+            enforcements.passed()
+            enforcement_due = False
+            if wants_enforcement():  # as it was when it was scheduled, or something changed since
+                enforcer.run_cycle(pool)
         else:
-            negotiate(pool, ordering)
-            schedule(time + settings.negotiation_interval, _Event.NEGOTIATE, None)
+            negotiations.passed()
+            negotiation_due = False
+            if wants_negotiation():
+                negotiated += 1
+                negotiate(pool, ordering)
         collect()
+        plan_cycles(kind)
+    if pool.completed < total:
+        _stop(pool, horizon, negotiations, enforcements if enforcer is not None else None)
     return SimResult(
         capacity=pool.capacity,
-        jobs=pool.records(),
+        jobs=recorder.records() if recorder is not None else (),
         end=pool.now,
         cycles=enforcer.cycles if enforcer else 0,
         vacates=pool.vacates,
+        unfinished=total - pool.completed,
+        negotiations=negotiated,
     )
 
+
+def _stop(pool: SimulatedPool, horizon: float, negotiations: _Ticks, enforcements: _Ticks | None
+          ) -> None:
+    """The run stops at the horizon with jobs left: the clock stands at the last instant by then
+    of an event or a cycle (a ticking pool would have passed every cycle's), and the runs still on
+    a slot end there."""
+    if horizon < math.inf:
+        for ticks in (negotiations, enforcements):
+            last = ticks.last_by(horizon) if ticks is not None else None
+            if last is not None and last > pool.now:
+                pool.now = last
+    for job in pool.running_jobs():
+        pool.watch.end(pool.now, job.spec, False, 0.0)

@@ -1,8 +1,12 @@
-"""Running a scenario under several policies (:mod:`osep.sim.variants`), side by side."""
+"""Running a scenario under several policies (:mod:`osep.sim.variants`), side by side.
+
+Each run's metrics are fed as it goes (:class:`osep.sim.watch.Metering`): a run keeps the jobs in
+flight, not a record of every job, unless its records are asked for (plots, tests).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -16,12 +20,13 @@ from osep.core.resources import RESOURCES, Unit, Vec, held, measure
 from osep.core.tree import ShareTree
 from osep.errors import OsepError
 from osep.measure.documents import column, document
-from osep.measure.meter import Ideal, Metrics
-from osep.measure.records import Dominant, JobRecord, compute
+from osep.measure.meter import Ideal, Meter, Metrics
+from osep.measure.records import Dominant, JobRecord
 from osep.measure.trees import group_shares, top_group, tree_ideal
 from osep.sim.driver import simulate
 from osep.sim.specs import Checkpointing, JobSpec, Order, PoolSettings, SimResult
 from osep.sim.variants import VARIANTS, Variant
+from osep.sim.watch import Metering, Weigh, in_slots
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,7 +42,7 @@ class Outcome:
     metrics: Metrics
     resource: str = "slots"
     capacity: float = 0.0
-    records: tuple[JobRecord, ...] = ()
+    records: tuple[JobRecord, ...] = ()  # kept only when asked for
     dominant: Dominant | None = None  # PV in dominant shares (unit = "dominant")
     groups: Metrics | None = None  # an owner tree's top-level groups, measured as owners
     negotiator: str = "fairshare"  # the simulated negotiator's order (osep.sim.orderings)
@@ -52,14 +57,22 @@ def capacity_in(scenario: Scenario, resource: str) -> float:
     return totals(scenario)[RESOURCES.index(resource)]
 
 
+def weigher(resource: str) -> Weigh:
+    """What a job weighs in ``resource`` (what it asked for of it; 1 in slots), and holds of every
+    resource (its request)."""
+    if resource == "slots":
+        return in_slots
+    return lambda spec: (float(getattr(spec, resource)), held(spec.shape))
+
+
 def weighed(records: tuple[JobRecord, ...], jobs: Mapping[Hashable, JobSpec], resource: str
             ) -> tuple[JobRecord, ...]:
     """The records with each job weighing what it asked for of ``resource`` (1 in slots), and
     holding its request of every resource."""
     if resource == "slots":
         return records
-    return tuple(replace(r, weight=float(getattr(jobs[r.id], resource)), amount=held(jobs[r.id].shape))
-                 for r in records)
+    weigh = weigher(resource)
+    return tuple(replace(r, weight=w, amount=a) for r in records for w, a in (weigh(jobs[r.id]),))
 
 
 def totals(scenario: Scenario) -> Vec:
@@ -92,11 +105,12 @@ def pool_settings(scenario: Scenario, variant: Variant) -> PoolSettings:
 
 def run_policy(
     scenario: Scenario, name: str, policy: PolicySettings | None = None,
-    interval: float | None = None, logger: Any = None,
+    interval: float | None = None, logger: Any = None, records: bool = False,
 ) -> Outcome:
     """Simulate ``scenario`` under the policy called ``name``.
 
     ``policy`` and ``interval`` replace the scenario's own (the CLI uses them for option overrides).
+    ``records``: keep every job's record in the outcome (for a plot).
     """
     variant = VARIANTS[name]
     settings = policy if policy is not None else scenario.policy
@@ -110,6 +124,12 @@ def run_policy(
     interval = interval if interval is not None else scenario.interval
     jobs = placed(scenario.jobs, settings)
     pool = pool_settings(scenario, variant)
+    dominant = dominant_measures(scenario, settings)
+    meter = Meter(shares, capacity, origin=0.0, dominant=dominant, ideal=ideal(settings))
+    meters: list[tuple[Meter, Callable[[str], str] | None]] = [(meter, None)]
+    groups = group_meter(capacity, settings)
+    if groups is not None:
+        meters.append(groups)
     result = simulate(
         scenario.slots,
         jobs,
@@ -120,24 +140,31 @@ def run_policy(
         logger=log.bind(policy=name, scenario=scenario.name),
         tree=settings.shares,
         resource=resource,
+        watch=Metering(meters, weigher(resource)),
+        records=records,
     )
-    records = weighed(result.jobs, {j.id: j for j in jobs}, resource)
-    dominant = dominant_measures(scenario, settings)
-    return Outcome(variant, settings, interval, shares, result,
-                   compute(records, capacity, shares, dominant, ideal(settings)), resource, capacity,
-                   records, dominant, group_metrics(records, capacity, settings), pool.order.value)
+    kept = weighed(result.jobs, {j.id: j for j in jobs}, resource) if records else ()
+    return Outcome(variant, settings, interval, shares, result, meter.result(), resource, capacity,
+                   kept, dominant, groups[0].result() if groups is not None else None,
+                   pool.order.value)
 
 
-def group_metrics(records: tuple[JobRecord, ...], capacity: float, settings: PolicySettings
-                  ) -> Metrics | None:
-    """With an owner tree, the metrics of its top-level groups: each job counted for the group it is
-    in, each group's ideal its feasible share among the groups."""
+def group_meter(capacity: float, settings: PolicySettings
+                ) -> tuple[Meter, Callable[[str], str]] | None:
+    """With an owner tree, a meter of its top-level groups, and the group each owner is counted
+    for: each group's ideal is its feasible share among the groups."""
     tree = settings.shares
     if not isinstance(tree, ShareTree):
         return None
-    top = {r.owner: top_group(tree, r.owner) for r in records}
-    return compute(tuple(replace(r, owner=top[r.owner]) for r in records), capacity,
-                   group_shares(tree, capacity))
+    tops: dict[str, str] = {}
+
+    def top(owner: str) -> str:
+        group = tops.get(owner)
+        if group is None:
+            group = tops[owner] = top_group(tree, owner)
+        return group
+
+    return Meter(group_shares(tree, capacity), capacity, origin=0.0), top
 
 
 def placed(jobs: tuple[JobSpec, ...], settings: PolicySettings) -> tuple[JobSpec, ...]:
@@ -161,8 +188,9 @@ def run_scenario(
     policy: PolicySettings | None = None,
     interval: float | None = None,
     logger: Any = None,
+    records: bool = False,
 ) -> dict[str, Outcome]:
-    return {n: run_policy(scenario, n, policy, interval, logger)
+    return {n: run_policy(scenario, n, policy, interval, logger, records)
             for n in (names or scenario.policies)}
 
 
@@ -184,7 +212,7 @@ def outcome_column(out: Outcome, pool: Vec) -> dict[str, Any]:
             "excess": out.negotiator,
         }
     extra: dict[str, Any] = {}
-    unfinished = sum(1 for r in out.result.jobs if r.finish is None)
+    unfinished = out.result.unfinished
     if unfinished:  # the run stopped at the scenario's horizon with these still queued or running
         extra["unfinished"] = unfinished
     if out.groups is not None:

@@ -46,22 +46,27 @@ def factors(usage: Mapping[str, float], shares: Mapping[str, float]) -> dict[str
 
 
 class Accountant:
-    """Decayed usage per owner, kept exact by accruing whenever what an owner occupies changes."""
+    """Decayed usage per owner, kept exact by accruing each owner's whenever what it occupies changes
+    (:meth:`accrue_owner`), and everyone's before it is read (:meth:`accrue`)."""
 
     def __init__(self, half_life: float, initial: Mapping[str, float]) -> None:
         self.half_life = half_life
         self.usage: dict[str, float] = dict(initial)
         self.charged: dict[str, float] = {}  # slot-seconds held since the start, undecayed
-        self._at = 0.0
+        self._at: dict[str, float] = {}  # when each owner's usage was last brought up (else 0)
+
+    def accrue_owner(self, now: float, owner: str, held: int) -> None:
+        """Bring ``owner``'s usage up to ``now``, it having held ``held`` slots since it was last
+        brought up."""
+        elapsed = now - self._at.get(owner, 0.0)
+        if elapsed > 0:
+            self.usage[owner] = decayed(self.usage.get(owner, 0.0), held, elapsed, self.half_life)
+            if held:
+                self.charged[owner] = self.charged.get(owner, 0.0) + held * elapsed
+            self._at[owner] = now
 
     def accrue(self, now: float, occupied: Mapping[str, int]) -> None:
-        """Bring usage up to ``now``, ``occupied`` having held since the last call."""
-        elapsed = now - self._at
-        if elapsed > 0:
-            for owner in set(self.usage) | set(occupied):
-                self.usage[owner] = decayed(self.usage.get(owner, 0.0), occupied.get(owner, 0),
-                                            elapsed, self.half_life)
-            for owner, held in occupied.items():
-                if held:
-                    self.charged[owner] = self.charged.get(owner, 0.0) + held * elapsed
-            self._at = now
+        """Bring every owner's usage up to ``now``, ``occupied`` having held since each was last
+        brought up."""
+        for owner in [*self.usage, *(o for o in occupied if o not in self.usage)]:
+            self.accrue_owner(now, owner, occupied.get(owner, 0))

@@ -8,62 +8,121 @@ is left goes, a job at a time, to the first owner in rank order with a job that 
 allowance. The rank order is the ordering's (:mod:`osep.sim.orderings`): first come first served
 is re-ranked for every slot, the fair-share models once per cycle (HTCondor's negotiator divides a
 cycle into per-submitter portions instead).
+
+What a cycle looks at: the free static slots and the machines with a core unclaimed (the pool keeps
+them in its order, with how many have each room), and the owners with jobs queued. Within a cycle
+queues only shrink and allowances only fall, so an owner whose queue empties or whose allowance runs
+out is passed over for the rest of it, a room no job was found for is not offered again, and the
+cycle stops once no room kept for someone is left to hand over and nobody left can be given
+anything, or no room left is one a job might be found for.
 """
 
 from __future__ import annotations
 
+from collections import Counter
+
+from osep.core.reservations import ReservationBook
+from osep.core.resources import Room
 from osep.sim.orderings import Ordering
-from osep.sim.pool import SimulatedPool
+from osep.sim.pool import SimJob, SimulatedPool
 
 
 def negotiate(pool: SimulatedPool, ordering: Ordering) -> None:
     """One negotiation cycle at ``pool.now``."""
-    pool.accountant.accrue(pool.now, pool.running)
+    now = pool.now
+    pool.accountant.accrue(now, pool.running)
     book = pool.book
+    kept_at = Counter(r.slot for r in book.standing())
 
     def ranks() -> list[str]:
-        return ordering.rank(pool.now, pool.idle, pool.running, pool.accountant)
+        return ordering.rank(now, pool.idle, pool.running, pool.accountant)
 
     ranked = [] if ordering.per_slot else ranks()
-    for slot in [s for s in pool.slots.values() if s.parent is None]:
-        if slot.job is not None:
+    unwanted: set[Room] = set()  # rooms no job was found for, this cycle
+
+    def done(rooms_ahead: dict[Room, int]) -> bool:
+        """Whether nothing is left to do, but for room kept for someone: nobody can be given
+        anything, or none of the rooms still to visit is one a job might be found for."""
+        if ordering.per_slot:
+            if not any(book.may_match(owner) for owner in pool.idle):
+                return True
+        elif not ranked:
+            return True
+        return all(room in unwanted for room, count in rooms_ahead.items() if count)
+
+    rooms_ahead = pool.free_rooms()  # of the free slots from the one being visited on
+    kept_ahead = sum(1 for name in kept_at if name in pool.slots and pool.slots[name].job is None
+                     and pool.slots[name].parent is None)
+    for slot in pool.free_slots():
+        if not kept_ahead and done(rooms_ahead):
+            break
+        name, room = slot.spec.name, slot.room
+        rooms_ahead[room] -= 1
+        if kept_at[name]:
+            kept_ahead -= 1
+            kept_at[name] -= 1
+            kept = book.take(name, now)
+            if kept is not None:
+                job = pool.pop_fitting(kept.owner, room)
+                if job is not None:
+                    pool.start(job, slot)
+                    book.handed_over(kept)
+                    continue
+        if room in unwanted:
             continue
-        kept = book.take(slot.spec.name, pool.now)
-        if kept is not None:
-            job = pool.pop_fitting(kept.owner, slot.room)
-            if job is not None:
-                pool.start(job, slot)
-                book.handed_over(kept)
-                continue
         if ordering.per_slot:
             ranked = ranks()
-        for candidate in ranked:
-            # A static slot is charged whole, as SlotWeight (its cores) charges it.
-            if not book.may_match(candidate, slot.spec.cpus):
-                continue
-            job = pool.pop_fitting(candidate, slot.room)
-            if job is not None:
-                pool.start(job, slot)
-                book.matched(candidate, slot.spec.cpus)
-                break
-    for machine in pool.machines.values():
-        while (kept := book.take_fitting(machine.spec.name, pool.now, machine.free)) is not None:
-            job = pool.pop_fitting(kept.owner, machine.free)
-            if job is not None:
-                pool.start_on(job, machine)
-                book.handed_over(kept)
-        placed = True
-        while placed and machine.free[0] > 0:
-            placed = False
-            if ordering.per_slot:
-                ranked = ranks()
-            for candidate in ranked:
-                if not book.may_match(candidate):
-                    continue
-                allowed = book.allowance(candidate)
-                job = pool.pop_fitting(candidate, machine.free, allowed)
+        # A static slot is charged whole, as SlotWeight (its cores) charges it.
+        job = _first(pool, book, ranked, room, slot.spec.cpus)
+        if job is None:
+            unwanted.add(room)
+        else:
+            pool.start(job, slot)
+            book.matched(job.spec.owner, slot.spec.cpus)
+    unwanted.clear()  # a machine's room is offered within each owner's allowance, not charged whole
+    rooms_ahead = pool.open_rooms()
+    kept_ahead = sum(1 for name in kept_at if kept_at[name] and name in pool.machines
+                     and pool.machines[name].free[0] > 0)
+    for machine in pool.open_machines():
+        if not kept_ahead and done(rooms_ahead):
+            break
+        name = machine.spec.name
+        rooms_ahead[machine.free] -= 1
+        if kept_at[name]:
+            kept_ahead -= 1
+            while (kept := book.take_fitting(name, now, machine.free)) is not None:
+                job = pool.pop_fitting(kept.owner, machine.free)
                 if job is not None:
                     pool.start_on(job, machine)
-                    book.matched(candidate, job.spec.cpus)
-                    placed = True
-                    break
+                    book.handed_over(kept)
+        while machine.free[0] > 0 and machine.free not in unwanted:
+            if ordering.per_slot:
+                ranked = ranks()
+            job = _first(pool, book, ranked, machine.free, None)
+            if job is None:
+                unwanted.add(machine.free)
+                break
+            pool.start_on(job, machine)
+            book.matched(job.spec.owner, job.spec.cpus)
+
+
+def _first(pool: SimulatedPool, book: ReservationBook, ranked: list[str], room: Room,
+           charge: int | None) -> SimJob | None:
+    """The oldest job that fits ``room`` of the first owner in ``ranked`` that has one and may be
+    given it (``charge``: the cores a static slot charges; None: the job's own, within the
+    owner's allowance), taken off its queue. Owners that can be given nothing more this cycle (no
+    job queued, or no allowance left) are dropped from ``ranked``."""
+    k = 0
+    while k < len(ranked):
+        owner = ranked[k]
+        if owner not in pool.idle or not book.may_match(owner):
+            del ranked[k]
+            continue
+        if charge is None:
+            job = pool.pop_fitting(owner, room, book.allowance(owner))
+        else:
+            job = pool.pop_fitting(owner, room) if book.may_match(owner, charge) else None
+        if job is not None:
+            return job
+        k += 1
+    return None

@@ -1,9 +1,11 @@
 """How the simulated negotiator ranks owners: the one list of orderings, each behind one small face.
 
 An :class:`Ordering` answers three things for :mod:`osep.sim.negotiator` and the driver: which
-owners come first for a free slot (:meth:`Ordering.rank`), when a submitted job joins the queue
-(:meth:`Ordering.admit`; at once for all but Cambridge), and what a run that ended charges
-(:meth:`Ordering.ended`). The seeds' models keep their formulas in :mod:`osep.fairshare`; here they
+owners come first for a free slot (:meth:`Ordering.rank`; only owners with jobs queued are ranked),
+when a submitted job joins the queue (:meth:`Ordering.admit`; at once for all but Cambridge), and
+what a run that ended charges (:meth:`Ordering.ended`). The driver negotiates only when something
+can change hands, unless the ordering says it ``ticks`` (its state moves at every negotiation cycle,
+as Share's does). The seeds' models keep their formulas in :mod:`osep.fairshare`; here they
 only get their state (usage kept by the pool's :class:`osep.sim.fairshare.Accountant`, or their own)
 and an order of owners:
 
@@ -46,7 +48,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
-from typing import Any
+from typing import Any, Protocol
 
 from osep.core.model import JobId
 from osep.fairshare import cambridge, grid, share, slurm
@@ -56,8 +58,17 @@ from osep.sim.specs import JobSpec, ModelParams, Order
 
 MAX_TURNROUND = 58 * 86400.0  # Hazel: the longest turnround given (a Cambridge term)
 
-# The few things an ordering reads of the pool (the simulated pool has them all).
-Idle = Mapping[str, list[tuple[float, int, JobId]]]
+
+class Queue(Protocol):
+    """What an ordering reads of an owner's queue (:class:`osep.sim.pool.IdleQueue`)."""
+
+    def __len__(self) -> int: ...
+
+    def head(self) -> tuple[float, int, JobId]: ...
+
+
+# The owners with jobs queued, and their queues.
+Idle = Mapping[str, Queue]
 
 
 class Ordering:
@@ -65,10 +76,11 @@ class Ordering:
 
     order = Order.FIFO
     per_slot = True  # re-rank before every slot (the queue's head changes as jobs start)
+    ticks = False  # whether its state moves at every negotiation cycle, matches or not
 
     def rank(self, now: float, idle: Idle, running: Mapping[str, int],
              usage: fairshare.Accountant) -> list[str]:
-        return [o for _, o in sorted((q[0], o) for o, q in idle.items() if q)]
+        return [o for _, o in sorted((q.head(), o) for o, q in idle.items() if q)]
 
     def admit(self, spec: JobSpec, now: float, idle: Idle, running: Mapping[str, int]) -> float:
         """Whether ``spec`` (submitted, not yet in the queue) joins the queue the negotiator matches
@@ -120,6 +132,7 @@ class Slurm(Ordering):
 class Share(Ordering):
     order = Order.SHARE
     per_slot = False
+    ticks = True  # stepped with each cycle's charges: the K6 cuts and the K5 guard are per step
 
     def __init__(self, tree: Hierarchy, params: ModelParams, half_life: float,
                  initial: Mapping[str, float]) -> None:

@@ -15,25 +15,157 @@ What it models, and what it leaves out:
 - checkpointing: none (a vacated job starts over), at vacate time (all work done before the vacate
   signal is kept), or periodic every N seconds of a run (work since the last checkpoint is lost).
 
+What it keeps for the negotiator, so that a cycle looks only at what can change hands: each owner's
+queued jobs by shape (:class:`IdleQueue`: the oldest job that fits a room is found at the heads of
+the shapes' queues), the free static slots and the partitionable machines with cores unclaimed, in
+the pool's order, and how many jobs are idle. It keeps no record of finished jobs: what happens to
+each job is told, as it happens, to a :class:`Watch` (the run records of
+:class:`osep.sim.watch.Recorder`, the meters of :class:`osep.sim.watch.Metering`), and a job that
+finished is forgotten.
+
 Not modelled: matchmaking by arbitrary Requirements, claim reuse between jobs of the same owner,
 network transfer times and schedd limits.
 """
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import math
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Protocol
 
 from osep.core.model import Job, JobId, JobState, Slot, Snapshot
 from osep.core.reservations import ReservationBook
 from osep.core.resources import Room, Shape, add_room, fits, less
 from osep.core.view import PoolView
 from osep.errors import PoolError
-from osep.measure.records import JobRecord, Run
 from osep.sim.fairshare import Accountant
 from osep.sim.specs import Checkpointing, JobSpec, PoolSettings, SlotSpec
+
+
+class Watch(Protocol):
+    """What a simulated pool tells as it happens, in time order (all at the pool's ``now``)."""
+
+    def submit(self, t: float, spec: JobSpec) -> None:
+        """The job was submitted."""
+
+    def start(self, t: float, spec: JobSpec, slot: str) -> None:
+        """A run of the job began on ``slot``."""
+
+    def signal(self, t: float, spec: JobSpec) -> None:
+        """The job was told to vacate (it keeps its slot until it releases it, or finishes)."""
+
+    def end(self, t: float, spec: JobSpec, vacated: bool, useful: float) -> None:
+        """The run ended without the job finishing: ``vacated`` (it goes back to the queue, having
+        kept ``useful`` seconds of work), or cut off where the simulation stopped."""
+
+    def finish(self, t: float, spec: JobSpec) -> None:
+        """The job's run ended with the job done."""
+
+
+class Unwatched:
+    """A :class:`Watch` that keeps nothing."""
+
+    def submit(self, t: float, spec: JobSpec) -> None:
+        pass
+
+    def start(self, t: float, spec: JobSpec, slot: str) -> None:
+        pass
+
+    def signal(self, t: float, spec: JobSpec) -> None:
+        pass
+
+    def end(self, t: float, spec: JobSpec, vacated: bool, useful: float) -> None:
+        pass
+
+    def finish(self, t: float, spec: JobSpec) -> None:
+        pass
+
+
+# A queued job: (the time it joined the queue, its arrival number, its id), oldest first.
+Entry = tuple[float, int, JobId]
+
+
+class IdleQueue:
+    """One owner's queued jobs, oldest first, kept by shape: the oldest that fits a room is the
+    oldest of the heads of the shapes that fit (an owner has a few shapes, and many jobs)."""
+
+    __slots__ = ("_count", "_shapes")
+
+    def __init__(self) -> None:
+        self._shapes: dict[Shape, list[Entry]] = {}
+        self._count = 0
+
+    def __len__(self) -> int:
+        return self._count
+
+    def push(self, entry: Entry, shape: Shape) -> None:
+        heap = self._shapes.get(shape)
+        if heap is None:
+            heap = self._shapes[shape] = []
+        heapq.heappush(heap, entry)
+        self._count += 1
+
+    def head(self) -> Entry:
+        """The oldest job (the queue must not be empty)."""
+        return min(heap[0] for heap in self._shapes.values())
+
+    def pop_fitting(self, room: Room, cpus: int | None = None) -> Entry | None:
+        """The oldest job that fits ``room`` (and asks for at most ``cpus`` cores, if given), taken
+        off the queue; None if none does."""
+        best: Entry | None = None
+        where: Shape | None = None
+        for shape, heap in self._shapes.items():
+            if (fits(shape, room) and (cpus is None or shape[0] <= cpus)
+                    and (best is None or heap[0] < best)):
+                best, where = heap[0], shape
+        if where is None:
+            return None
+        heap = self._shapes[where]
+        heapq.heappop(heap)
+        if not heap:
+            del self._shapes[where]
+        self._count -= 1
+        return best
+
+
+class Places:
+    """Places with room free (static slots without a job, machines with a core unclaimed), as
+    their positions in the pool's order, and how many have each room."""
+
+    __slots__ = ("positions", "rooms")
+
+    def __init__(self) -> None:
+        self.positions: list[int] = []
+        self.rooms: dict[Room, int] = {}
+
+    def __len__(self) -> int:
+        return len(self.positions)
+
+    def add(self, position: int, room: Room) -> None:
+        bisect.insort(self.positions, position)
+        self.rooms[room] = self.rooms.get(room, 0) + 1
+
+    def remove(self, position: int, room: Room) -> None:
+        del self.positions[bisect.bisect_left(self.positions, position)]
+        left = self.rooms[room] - 1
+        if left:
+            self.rooms[room] = left
+        else:
+            del self.rooms[room]
+
+    def walk(self) -> Iterator[int]:
+        """The positions in order; the one given may be taken out (or changed) before the next is
+        asked for."""
+        k = 0
+        positions = self.positions
+        while k < len(positions):
+            position = positions[k]
+            yield position
+            if k < len(positions) and positions[k] == position:
+                k += 1
 
 
 class SimJob:
@@ -41,7 +173,6 @@ class SimJob:
         "finish",
         "gain",
         "run_id",
-        "runs",
         "saved",
         "seq",
         "slot",
@@ -58,7 +189,6 @@ class SimJob:
         self.slot: SimSlot | None = None
         self.start = 0.0
         self.saved = 0.0
-        self.runs: list[Run] = []
         self.finish: float | None = None
         self.run_id = 0
         self.vacate_sent: float | None = None
@@ -66,14 +196,16 @@ class SimJob:
 
 
 class SimSlot:
-    """A static slot, or a dynamic slot carved from ``parent``."""
+    """A static slot (``index``: its place in the pool's order), or a dynamic slot carved from
+    ``parent``."""
 
-    __slots__ = ("job", "parent", "spec")
+    __slots__ = ("index", "job", "parent", "spec")
 
-    def __init__(self, spec: SlotSpec, parent: SimMachine | None = None) -> None:
+    def __init__(self, spec: SlotSpec, parent: SimMachine | None = None, index: int = -1) -> None:
         self.spec = spec
         self.job: SimJob | None = None
         self.parent = parent
+        self.index = index
 
     @property
     def room(self) -> Room:
@@ -81,14 +213,16 @@ class SimSlot:
 
 
 class SimMachine:
-    """A partitionable slot: what it has unclaimed, and the dynamic slots carved from it."""
+    """A partitionable slot: what it has unclaimed, and the dynamic slots carved from it
+    (``index``: its place in the pool's order)."""
 
-    __slots__ = ("carved", "free", "spec")
+    __slots__ = ("carved", "free", "index", "spec")
 
-    def __init__(self, spec: SlotSpec) -> None:
+    def __init__(self, spec: SlotSpec, index: int = -1) -> None:
         self.spec = spec
         self.free: Room = spec.room
         self.carved = 0
+        self.index = index
 
     def carve(self, shape: Shape) -> SimSlot:
         self.carved += 1
@@ -118,9 +252,30 @@ class SimulatedPool:
         # Static and dynamic slots by name (dynamic ones come and go with their jobs), and machines.
         self.slots = {s.name: SimSlot(s) for s in specs if not s.partitionable}
         self.machines = {s.name: SimMachine(s) for s in specs if s.partitionable}
+        static = list(self.slots.values())
+        machines = list(self.machines.values())
+        for k, place in enumerate(static):
+            place.index = k
+        for k, machine in enumerate(machines):
+            machine.index = k
         self.capacity = sum(s.as_slot().slots for s in specs)
-        self.jobs: dict[JobId, SimJob] = {}
-        self.idle: dict[str, list[tuple[float, int, JobId]]] = defaultdict(list)
+        self.jobs: dict[JobId, SimJob] = {}  # submitted and not finished
+        # Owners with jobs queued (an owner whose queue empties is dropped).
+        self.idle: dict[str, IdleQueue] = {}
+        self.waiting = 0  # idle jobs, queued or not
+        # The static slots and the machines in the pool's order, and which are free (static slots
+        # without a job, machines with a core unclaimed), as sorted positions in those lists.
+        self._static = static
+        self._free = Places()
+        for place in static:
+            self._free.add(place.index, place.room)
+        self._machines = machines
+        self._open = Places()
+        for machine in machines:
+            if machine.free[0] > 0:
+                self._open.add(machine.index, machine.free)
+        self._arrived = 0
+        self.watch: Watch = Unwatched()
         self.book = ReservationBook(settings.reservation_lifetime)
         self.later: list[Later] = []  # collected by the driver after every call
         self.vacates = 0
@@ -158,8 +313,9 @@ class SimulatedPool:
         interval = self.settings.checkpoint_interval
         while heap and heap[0][0] <= self.now:
             _, job_id, run = heapq.heappop(heap)
-            job = self.jobs[job_id]
-            if job.run_id != run or job.state not in (JobState.RUNNING, JobState.VACATING):
+            job = self.jobs.get(job_id)  # finished jobs are forgotten
+            if job is None or job.run_id != run or job.state not in (JobState.RUNNING,
+                                                                     JobState.VACATING):
                 continue  # the run ended
             shown = self._view(job)
             if shown != self.view.jobs.get(job_id):
@@ -199,6 +355,7 @@ class SimulatedPool:
         job.state = JobState.VACATING
         job.vacate_sent = self.now
         self._shown(job)
+        self.watch.signal(self.now, job.spec)
         self.later.append((self.now + self.settings.vacate_delay, "release",
                            (job.spec.id, job.run_id)))
 
@@ -235,19 +392,32 @@ class SimulatedPool:
         ``queued``) when :meth:`enqueue` says. Either way it is an idle job of the pool's."""
         if spec.id in self.jobs:
             raise PoolError(f"duplicate job id {spec.id}")
-        job = SimJob(spec, len(self.jobs))
+        job = SimJob(spec, self._arrived)
+        self._arrived += 1
         self.jobs[spec.id] = job
         self._shown(job)
+        self.waiting += 1
+        self.watch.submit(self.now, spec)
         if queued:
-            heapq.heappush(self.idle[spec.owner], (spec.submit, job.seq, spec.id))
+            self._queue(job, spec.submit)
 
     def enqueue(self, job_id: JobId) -> None:
         """A job submitted earlier joins the queue now, behind the jobs already in it."""
-        job = self.jobs[job_id]
-        heapq.heappush(self.idle[job.spec.owner], (self.now, job.seq, job_id))
+        self._queue(self.jobs[job_id], self.now)
+
+    def _queue(self, job: SimJob, since: float) -> None:
+        queue = self.idle.get(job.spec.owner)
+        if queue is None:
+            queue = self.idle[job.spec.owner] = IdleQueue()
+        queue.push((since, job.seq, job.spec.id), job.spec.shape)
 
     def start(self, job: SimJob, slot: SimSlot) -> None:
-        self.accountant.accrue(self.now, self.running)
+        owner = job.spec.owner
+        self.accountant.accrue_owner(self.now, owner, self.running[owner])
+        if slot.parent is None:
+            self._free.remove(slot.index, slot.room)
+        self.waiting -= 1
+        self.watch.start(self.now, job.spec, slot.spec.name)
         job.state = JobState.RUNNING
         job.start = self.now
         job.slot = slot
@@ -261,81 +431,113 @@ class SimulatedPool:
             self._next_checkpoint(job, self.settings.checkpoint_interval)
 
     def _leave(self, job: SimJob, vacated: bool) -> None:
-        self.accountant.accrue(self.now, self.running)
+        owner = job.spec.owner
+        self.accountant.accrue_owner(self.now, owner, self.running[owner])
         slot = job.slot
         assert slot is not None
-        useful = job.gain if vacated else self.now - job.start
-        job.runs.append(Run(slot.spec.name, job.start, self.now, vacated, useful, job.vacate_sent))
+        if vacated:
+            self.watch.end(self.now, job.spec, True, job.gain)
+        else:
+            self.watch.finish(self.now, job.spec)
         if self.on_leave is not None:
             self.on_leave(job.spec, job.start, vacated)
         slot.job = None
         if slot.parent is not None:  # a dynamic slot goes back to its machine
-            slot.parent.give_back(slot)
+            machine = slot.parent
+            if machine.free[0] > 0:
+                self._open.remove(machine.index, machine.free)
+            machine.give_back(slot)
+            if machine.free[0] > 0:
+                self._open.add(machine.index, machine.free)
             del self.slots[slot.spec.name]
             self.view.drop_slot(slot.spec.name)
             self.view.put_slot(_machine_slot(slot.parent))
+        else:
+            self._free.add(slot.index, slot.room)
         job.slot = None
         job.vacate_sent = None
         self.running[job.spec.owner] -= 1
 
     def finish(self, job_id: JobId, run_id: int) -> None:
-        job = self.jobs[job_id]
-        if job.run_id != run_id or job.state not in (JobState.RUNNING, JobState.VACATING):
+        job = self.jobs.get(job_id)
+        if job is None or job.run_id != run_id or job.state not in (JobState.RUNNING,
+                                                                    JobState.VACATING):
             return  # a stale event of an earlier run
         self._leave(job, vacated=False)
         job.state = JobState.COMPLETED
         job.finish = self.now
         self.completed += 1
         self.view.drop_job(job_id)
+        del self.jobs[job_id]
 
     def release(self, job_id: JobId, run_id: int) -> None:
-        job = self.jobs[job_id]
-        if job.run_id != run_id or job.state is not JobState.VACATING:
+        job = self.jobs.get(job_id)
+        if job is None or job.run_id != run_id or job.state is not JobState.VACATING:
             return  # finished during its vacate
         self._leave(job, vacated=True)
         job.saved += job.gain
         job.gain = 0.0
         job.state = JobState.IDLE
-        heapq.heappush(self.idle[job.spec.owner], (job.spec.submit, job.seq, job.spec.id))
+        self.waiting += 1
+        self._queue(job, job.spec.submit)
         self.vacates += 1
         self._shown(job)
 
     def start_on(self, job: SimJob, machine: SimMachine) -> None:
         """Start ``job`` in a dynamic slot carved for it from ``machine``."""
+        if machine.free[0] > 0:
+            self._open.remove(machine.index, machine.free)
         slot = machine.carve(job.spec.shape)
+        if machine.free[0] > 0:
+            self._open.add(machine.index, machine.free)
         self.slots[slot.spec.name] = slot
         self.view.put_slot(_machine_slot(machine))
         self.view.put_slot(slot.spec.as_slot(machine.spec.name))
         self.start(job, slot)
 
+    # -- what the negotiator asks ---------------------------------------------------------------
+
     def pop_fitting(self, owner: str, room: Room, cpus: int | None = None) -> SimJob | None:
-        """The owner's oldest idle job that fits ``room`` (and asks for no more than ``cpus``
+        """The owner's oldest queued job that fits ``room`` (and asks for no more than ``cpus``
         cores, if given), taken off its queue; None if none does."""
         queue = self.idle.get(owner)
-        if not queue:
+        if queue is None:
             return None
-        passed = []
-        found = None
-        while queue:
-            entry = heapq.heappop(queue)
-            job = self.jobs[entry[2]]
-            if fits(job.spec.shape, room) and (cpus is None or job.spec.cpus <= cpus):
-                found = job
-                break
-            passed.append(entry)
-        for entry in passed:
-            heapq.heappush(queue, entry)
-        return found
+        entry = queue.pop_fitting(room, cpus)
+        if not queue:
+            del self.idle[owner]
+        return None if entry is None else self.jobs[entry[2]]
 
-    def records(self) -> tuple[JobRecord, ...]:
-        """Every job's record. A job still on a slot (the run stopped at a horizon) has its run so
-        far, up to now: it held the slot until then, and is not counted as waiting for one."""
-        return tuple(
-            JobRecord(j.spec.id, j.spec.owner, j.spec.submit, j.spec.runtime, j.finish,
-                      (*j.runs, Run(j.slot.spec.name, j.start, self.now, False, 0.0, j.vacate_sent))
-                      if j.slot is not None and j.finish is None else tuple(j.runs))
-            for j in self.jobs.values()
-        )
+    def free_slots(self) -> Iterator[SimSlot]:
+        """The static slots without a job, in the pool's order (a job may start on the one given
+        before the next is asked for)."""
+        return (self._static[k] for k in self._free.walk())
+
+    def free_rooms(self) -> dict[Room, int]:
+        """How many static slots without a job have each room."""
+        return dict(self._free.rooms)
+
+    def open_machines(self) -> Iterator[SimMachine]:
+        """The partitionable machines with a core unclaimed, in the pool's order (jobs may start on
+        the one given before the next is asked for)."""
+        return (self._machines[k] for k in self._open.walk())
+
+    def open_rooms(self) -> dict[Room, int]:
+        """How many machines with a core unclaimed have each room unclaimed."""
+        return dict(self._open.rooms)
+
+    def can_match(self) -> bool:
+        """Whether a negotiation now could hand something over: a static slot or a core of a
+        machine is free, and some owner not held to nothing has a job queued, or room is kept for
+        someone."""
+        if not self._free and not self._open:
+            return False
+        book = self.book
+        return bool(book.standing()) or any(book.may_match(owner) for owner in self.idle)
+
+    def running_jobs(self) -> list[SimJob]:
+        """The jobs on a slot (running or vacating), in the order they arrived."""
+        return [j for j in self.jobs.values() if j.slot is not None]
 
 
 def _machine_slot(machine: SimMachine) -> Slot:

@@ -108,7 +108,9 @@ class PoolSettings:
 @dataclass(frozen=True, slots=True)
 class SimResult:
     capacity: int
-    jobs: tuple[JobRecord, ...]
+    jobs: tuple[JobRecord, ...]  # every job's record, when asked for (else empty)
     end: float
-    cycles: int
+    cycles: int  # enforcement cycles run
     vacates: int
+    unfinished: int = 0  # jobs not done where the run stopped (at its horizon)
+    negotiations: int = 0  # negotiation cycles run

@@ -146,7 +146,8 @@ def simulate(
         target=Target(target) if target else None,
         victim_order=VictimOrder(victim_order) if victim_order else None,
     )
-    outcomes = run_scenario(loaded, policies or None, settings, interval)
+    check_plot(plot)
+    outcomes = run_scenario(loaded, policies or None, settings, interval, records=plot is not None)
     doc = comparison(loaded, outcomes)
     if resolved is not None:
         doc["scenario"]["trace"] = resolved

@@ -247,7 +247,7 @@ def test_a_scenario_in_cores_is_measured_in_core_seconds():
     from osep.sim.experiment import comparison, run_scenario
 
     scenario = load_scenario(Path(__file__).parents[2] / "config" / "scenarios" / "machines.toml")
-    outcomes = run_scenario(scenario, ("none", "osep"))
+    outcomes = run_scenario(scenario, ("none", "osep"), records=True)
     none, osep = outcomes["none"], outcomes["osep"]
     assert none.resource == "cpus" and none.capacity == 20 and none.shares == {"owner1": 10, "owner2": 10}
     # Without osep owner2's two 4-core jobs (8 of its 10 cores) wait from 300 s until owner1's jobs

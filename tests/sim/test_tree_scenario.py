@@ -11,7 +11,7 @@ SCENARIO = Path(__file__).parents[2] / "config" / "scenarios" / "tree.toml"
 
 
 def test_an_idle_subgroups_share_goes_to_its_siblings_not_to_the_other_vo():
-    outcomes = run_scenario(load_scenario(SCENARIO))
+    outcomes = run_scenario(load_scenario(SCENARIO), records=True)
     osep = outcomes["osep"]
     # jobs are placed by the tree: carol's jobs count for her project, p2
     owners = {r.owner for r in osep.result.jobs}
@@ -74,7 +74,7 @@ count = 1
 runtime = 86400
 """)
     scenario = load_scenario(path)
-    for outcome in run_scenario(scenario).values():
+    for outcome in run_scenario(scenario, records=True).values():
         assert outcome.metrics.violation == 0
         record = outcome.result.jobs[0]
         assert record.finish is None and record.runs[-1].end == 3600
