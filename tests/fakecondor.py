@@ -240,8 +240,10 @@ class _Schedd:
         self._pool = pool
         self._name = name
 
-    def query(self, constraint: str = "true", projection: Any = None) -> list[classad2.ClassAd]:
-        return self._pool._query(self._name, constraint)
+    def query(self, constraint: str = "true", projection: Any = None,
+              limit: int = -1) -> list[classad2.ClassAd]:
+        found = self._pool._query(self._name, constraint)
+        return found if limit < 0 else found[:limit]
 
     def act(self, action: Any, ids: list[str]) -> classad2.ClassAd:
         return self._pool._act(self._name, action, ids)

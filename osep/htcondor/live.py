@@ -142,14 +142,18 @@ def _call(settings: LiveSettings, what: str, func: Callable[[], T], attempts: in
         raise PoolError(f"{what}: {type(exc).__name__}: {exc}") from exc
 
 
-def job_constraints(pairs: Iterable[tuple[int, int]], chunk: int = RECHECK_CHUNK) -> list[str]:
+def job_constraints(pairs: Iterable[tuple[int, int]], chunk: int = RECHECK_CHUNK) -> list[tuple[str, int]]:
     """Schedd constraints that select the jobs ``pairs`` names (cluster, proc), at most ``chunk`` jobs
-    each. Built from integers only: a pair that is not two job numbers HTCondor could give (0 to
-    2^31 - 1) names no job in any queue and is left out."""
+    each, with how many jobs each names (the most it can match: the query's limit, so that the
+    schedd may stop once it has found them). Built from integers only: a pair that is not two job
+    numbers HTCondor could give (0 to 2^31 - 1) names no job in any queue and is left out."""
     numbers = sorted({(int(c), int(p)) for c, p in pairs if _job_number(c) and _job_number(p)})
     step = max(1, chunk)
-    return [" || ".join(f"(ClusterId == {c:d} && ProcId == {p:d})" for c, p in numbers[at:at + step])
-            for at in range(0, len(numbers), step)]
+    out = []
+    for at in range(0, len(numbers), step):
+        part = numbers[at:at + step]
+        out.append((" || ".join(f"(ClusterId == {c:d} && ProcId == {p:d})" for c, p in part), len(part)))
+    return out
 
 
 def _job_number(value: object) -> bool:
@@ -432,9 +436,10 @@ class LivePool:
             raise PoolError(f"schedd {name!r} was not in the last snapshot")
         schedd = htcondor.Schedd(ad)
         ads: list[Any] = []
-        for constraint in job_constraints(wanted):
+        for constraint, jobs in job_constraints(wanted):
             ads.extend(self.call(f"re-checking jobs on schedd {name}",
-                                 partial(schedd.query, constraint=constraint, projection=JOB_ATTRS)))
+                                 partial(schedd.query, constraint=constraint, projection=JOB_ATTRS,
+                                         limit=jobs)))
         return ads
 
     # -- acting ---------------------------------------------------------------------------------

@@ -21,9 +21,12 @@ from osep.replay.damage import MAX_JOB_NUMBER
 SECOND = "schedd2@cm"
 
 
-def selected(constraints: list[str], pairs: set[tuple[int, int]]) -> set[tuple[int, int]]:
-    """The (cluster, proc) of the jobs ``pairs`` that some constraint selects."""
-    exprs = [classad2.ExprTree(c) for c in constraints]
+def selected(constraints: list[tuple[str, int]], pairs: set[tuple[int, int]]) -> set[tuple[int, int]]:
+    """The (cluster, proc) of the jobs ``pairs`` that some constraint selects; each constraint
+    selects as many as it says it names."""
+    exprs = [classad2.ExprTree(c) for c, _ in constraints]
+    for (_, count), expr in zip(constraints, exprs, strict=True):
+        assert sum(expr.eval(classad(ClusterId=c, ProcId=p)) is True for c, p in pairs) == count
     return {(c, p) for c, p in pairs
             if any(e.eval(classad(ClusterId=c, ProcId=p)) is True for e in exprs)}
 
@@ -42,12 +45,14 @@ class Evil(int):
 
 @pytest.mark.parametrize("pairs, expected", [
     ([], []),
-    ([(7, 3)], ["(ClusterId == 7 && ProcId == 3)"]),
-    ([(7, 3), (7, 3), (2, 0)], ["(ClusterId == 2 && ProcId == 0) || (ClusterId == 7 && ProcId == 3)"]),
-    ([(MAX_JOB_NUMBER, MAX_JOB_NUMBER)], [f"(ClusterId == {MAX_JOB_NUMBER} && ProcId == {MAX_JOB_NUMBER})"]),
+    ([(7, 3)], [("(ClusterId == 7 && ProcId == 3)", 1)]),
+    ([(7, 3), (7, 3), (2, 0)],
+     [("(ClusterId == 2 && ProcId == 0) || (ClusterId == 7 && ProcId == 3)", 2)]),
+    ([(MAX_JOB_NUMBER, MAX_JOB_NUMBER)],
+     [(f"(ClusterId == {MAX_JOB_NUMBER} && ProcId == {MAX_JOB_NUMBER})", 1)]),
     # Numbers no queue can hold name no job: left out, never written.
     ([(2**63, 0), (1, 2**31), (-1, 0), (1, -5), (10**400, 1), (True, 0), (1, False)], []),
-    ([(Evil(4), 1)], ["(ClusterId == 4 && ProcId == 1)"]),
+    ([(Evil(4), 1)], [("(ClusterId == 4 && ProcId == 1)", 1)]),
 ])
 def test_the_constraint_is_made_of_job_numbers_only(pairs, expected):
     assert job_constraints(pairs) == expected
@@ -57,8 +62,9 @@ def test_many_jobs_make_several_queries_of_at_most_a_chunk_each():
     pairs = {(c, p) for c in range(1, 11) for p in range(105)}  # 1,050 jobs
     constraints = job_constraints(pairs)
     assert len(constraints) == -(-len(pairs) // RECHECK_CHUNK) == 11
-    assert all(c.count("ClusterId") <= RECHECK_CHUNK for c in constraints)
-    assert max(len(c) for c in constraints) < 8192
+    assert [n for _, n in constraints] == [RECHECK_CHUNK] * 10 + [50]
+    assert all(c.count("ClusterId") == n for c, n in constraints)
+    assert max(len(c) for c, _ in constraints) < 8192
     assert selected(constraints, pairs | {(11, 0), (1, 105)}) == pairs
     assert len(job_constraints(pairs, chunk=0)) == len(pairs)  # a chunk of nothing is a chunk of one
 
