@@ -10,7 +10,8 @@ and RequestDisk are the expressions condor_submit writes), and ``--second`` in t
 runs ``--cycles`` enforcement cycles of the daemon's own loop (LivePool and Enforcer, dry run) and
 prints, per phase, the median wall and CPU seconds, the queries per daemon, and osep's own share of
 the cycle: translate + decide + act (what the policy's issue counts as osep's work; the rest is
-HTCondor's queries). The pool is stopped at the end, whatever happens.
+HTCondor's queries); then the re-check of victims before acting, as one look and as a query per job,
+in the same run. The pool is stopped at the end, whatever happens.
 
     sudo scripts/bench_live.py [--idle 100000] [--second 2000] [--cycles 5]
 
