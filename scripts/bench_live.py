@@ -10,7 +10,8 @@ and RequestDisk are the expressions condor_submit writes), and ``--second`` in t
 runs ``--cycles`` enforcement cycles of the daemon's own loop (LivePool and Enforcer, dry run) and
 prints, per phase, the median wall and CPU seconds, the queries per daemon, and osep's own share of
 the cycle: translate + decide + act (what the policy's issue counts as osep's work; the rest is
-HTCondor's queries). The pool is stopped at the end, whatever happens.
+HTCondor's queries); then the re-check of victims before acting, as one look and as a query per job,
+in the same run. The pool is stopped at the end, whatever happens.
 
     sudo scripts/bench_live.py [--idle 100000] [--second 2000] [--cycles 5]
 
@@ -165,10 +166,53 @@ def measure(cycles: int, queued: int, pids: dict[str, int]) -> int:
                   f"{len(report.plan.vacates)} vacates planned (dry run)", flush=True)
         logfile.close()
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    report_table(rows, queued)
-    print(f"peak memory of this process (pool start, submissions and {cycles} cycles): {peak:.0f} MiB")
+        report_table(rows, queued)
+        print(f"peak memory of this process (pool start, submissions and {cycles} cycles): {peak:.0f} MiB")
+        compare_recheck(live, [v.job for v in report.plan.vacates], pids)
     compare_translation()
     return 0
+
+
+def compare_recheck(live: Any, victims: list[Any], pids: dict[str, int]) -> None:
+    """The re-check of victims before acting, as the actuator does it (one look: a query per
+    schedd) and as it did before (a query per victim), for the last plan's victims and for every
+    running job (what a plan with p = 20 re-checks here): wall seconds and the first schedd's own
+    CPU, medians of three, in the same run."""
+    import htcondor2
+
+    from osep.core.model import JobId
+    from osep.htcondor.ads import JOB_ATTRS
+
+    located = {str(a["Name"]): a for a in
+               htcondor2.Collector("127.0.0.1:9618").locateAll(htcondor2.DaemonType.Schedd)}
+    running = [JobId(name, int(ad["ClusterId"]), int(ad["ProcId"]))
+               for name, schedd_ad in located.items()
+               for ad in htcondor2.Schedd(schedd_ad).query(constraint="JobStatus == 2",
+                                                          projection=["ClusterId", "ProcId"])]
+
+    def one_each(ids: list[Any]) -> None:
+        for job_id in ids:
+            schedd = htcondor2.Schedd(located[job_id.schedd])
+            schedd.query(constraint=f"ClusterId == {job_id.cluster} && ProcId == {job_id.proc}",
+                         projection=JOB_ATTRS)
+
+    def timed(run: Any) -> tuple[float, float]:
+        walls, served = [], []
+        for _ in range(3):
+            before, began = cpu_of(pids["first"]), time.monotonic()
+            run()
+            walls.append(time.monotonic() - began)
+            served.append(cpu_of(pids["first"]) - before)
+        return statistics.median(walls), statistics.median(served)
+
+    for what, ids in (("the last plan's victims", victims), ("every running job", running)):
+        if not ids:
+            continue
+        look = timed(lambda ids=ids: live.look(ids))
+        each = timed(lambda ids=ids: one_each(ids))
+        print(f"re-checking {what} ({len(ids)}): one look {look[0]:.3f} s wall, first schedd's CPU "
+              f"{look[1]:.3f} s; a query per job {each[0]:.3f} s wall, first schedd's CPU {each[1]:.3f} s "
+              f"({each[0] / max(look[0], 1e-9):.1f}x the look's wall time)")
 
 
 def compare_translation() -> None:

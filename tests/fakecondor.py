@@ -47,6 +47,7 @@ class FakeCondor:
         # "schedd" (every schedd), a schedd's name, "negotiator", "collector": refusing every command
         self.down: set[str] = set()
         self.lose_vacate_replies = False  # the schedd vacates, but its answer never arrives
+        self.queries: list[tuple[str, str]] = []  # every query of a schedd: (schedd, constraint)
         self._procs: dict[str, int] = {}
 
     # -- building the pool ----------------------------------------------------------------------
@@ -130,6 +131,7 @@ class FakeCondor:
     def _query(self, schedd: str, constraint: str) -> list[classad2.ClassAd]:
         self._refuse("schedd")
         self._refuse(schedd)
+        self.queries.append((schedd, constraint))
         expr = classad2.ExprTree(constraint)
         out = []
         for job in self.queues[schedd]:
@@ -238,8 +240,10 @@ class _Schedd:
         self._pool = pool
         self._name = name
 
-    def query(self, constraint: str = "true", projection: Any = None) -> list[classad2.ClassAd]:
-        return self._pool._query(self._name, constraint)
+    def query(self, constraint: str = "true", projection: Any = None,
+              limit: int = -1) -> list[classad2.ClassAd]:
+        found = self._pool._query(self._name, constraint)
+        return found if limit < 0 else found[:limit]
 
     def act(self, action: Any, ids: list[str]) -> classad2.ClassAd:
         return self._pool._act(self._name, action, ids)

@@ -4,11 +4,22 @@ about a pool."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from osep.core.model import Job, JobId, Snapshot
 from osep.core.resources import Shape
+
+
+@dataclass(frozen=True, slots=True)
+class Look:
+    """What a fresh look at several jobs found: each job still in its queue (``jobs``), and each that
+    could not be looked at, with why (``failed``: its schedd did not answer, or its ad cannot be
+    read). A job in neither is gone."""
+
+    jobs: Mapping[JobId, Job] = field(default_factory=dict)
+    failed: Mapping[JobId, str] = field(default_factory=dict)
 
 
 class Pool(Protocol):
@@ -16,8 +27,9 @@ class Pool(Protocol):
         """A consistent view of slots and jobs, stamped with the pool's own notion of now."""
         ...
 
-    def job(self, job_id: JobId) -> Job | None:
-        """A fresh look at one job (for the re-check just before acting); None if it is gone."""
+    def look(self, job_ids: Collection[JobId]) -> Look:
+        """A fresh look at several jobs at once (the re-check of a plan's victims just before acting):
+        one query per schedd, not one per job."""
         ...
 
     def vacate(self, job_id: JobId) -> None:

@@ -6,8 +6,8 @@ The policy may plan whatever it likes; only this module touches a pool, and it r
 - the cycle's vacate cap is reached (a second guard behind the policy's own ``p``);
 - any other vacate of the same room may not go (a room made by several vacates on one partitionable
   slot is made whole or not at all, and kept for its beneficiary only if made);
-- the victim changed since the snapshot (no longer running, or restarted: another start time, or
-  now transferring its output or suspended);
+- the victim changed since the snapshot (gone, no longer running, restarted: another start time,
+  moved to another slot, now another owner's, or now transferring its output or suspended);
 - the victim has run for less than the minimum run time (it is left alone; as it ages it becomes
   eligible, so this delays enforcement by at most that minimum);
 - the job was already vacated too often within the last hour.
@@ -15,6 +15,11 @@ The policy may plan whatever it likes; only this module touches a pool, and it r
 A vacate whose answer never came (:class:`osep.errors.UnknownOutcome`) may have gone through: it is
 reported as failed, but counted as sent (for the caps) and the room it was for is kept for its
 beneficiary; the pool shows the job as vacating until it is seen to have left or restarted.
+
+The victims of a plan are re-checked together, in one look at the pool (one query per schedd, not one
+per job), before any of them is vacated. A look that fails (whatever it raises) fails the re-check of
+every victim it was for, logged once as ``recheck_failed`` with their number; nothing is vacated
+unchecked, and the rest of the plan (rooms, holds) and the cycle go on.
 
 A fault in one action (whatever it raises) is that action's failure, logged; the others, and the
 cycle, go on. A vacate that failed that way may have been sent: it too counts as possibly done.
@@ -29,7 +34,7 @@ import structlog
 
 from osep.core.model import JobId, JobState
 from osep.core.plan import Claim, Plan, Vacate
-from osep.core.pool import Pool
+from osep.core.pool import Look, Pool
 from osep.enforce.decisionlog import Outcome, Recorder
 from osep.errors import PoolError, UnknownOutcome
 
@@ -76,9 +81,10 @@ class Actuator:
         groups: dict[int, list[Vacate]] = {}
         for vacate in plan.vacates:
             groups.setdefault(vacate.group, []).append(vacate)
+        looked = self._look(plan.vacates, record)
         # The vacates of a group make one room together: all of them go, or none does.
         for group in groups.values():
-            outcomes = self._group(group, now, cap, sent)
+            outcomes = self._group(group, now, cap, sent, looked)
             for vacate, result in zip(group, outcomes, strict=True):
                 if result.outcome in (Outcome.DONE, Outcome.DRY_RUN) or result.possibly_done:
                     sent += 1
@@ -112,13 +118,25 @@ class Actuator:
                 self._held = bool(plan.holds)
         return results
 
-    def _group(self, group: list[Vacate], now: float, cap: int, sent: int) -> list[ActionResult]:
+    def _look(self, vacates: tuple[Vacate, ...], record: Recorder) -> Look | str:
+        """The plan's victims as the pool has them now, in one look; or why the look failed."""
+        if not vacates:
+            return Look()
+        try:
+            return self.pool.look([v.job for v in vacates])
+        except Exception as exc:  # noqa: BLE001 - contained to the re-checks
+            problem = _problem(exc)
+            record.log.error("recheck_failed", jobs=len(vacates), problem=problem)
+            return problem
+
+    def _group(self, group: list[Vacate], now: float, cap: int, sent: int,
+               looked: Look | str) -> list[ActionResult]:
         """Outcomes for the vacates of one group: each is re-checked first, and if any of them may
         not go (or the group does not fit in what is left of the cycle's cap), none is sent."""
         if sent + len(group) > cap:
             return [ActionResult(v, Outcome.RATE_LIMITED, f"cycle cap of {cap} reached")
                     for v in group]
-        refusals = [(v, self._check(v, now)) for v in group]
+        refusals = [(v, self._check(v, now, looked)) for v in group]
         refused = next(((v, r) for v, r in refusals if r is not None), None)
         if refused is not None:
             job, why = refused[0].job, refused[1]
@@ -128,15 +146,21 @@ class Actuator:
                     for v, r in refusals]
         return [self._send(v, now) for v in group]
 
-    def _check(self, vacate: Vacate, now: float) -> ActionResult | None:
-        """Why ``vacate`` may not be sent now, or None if it may."""
-        try:
-            current = self.pool.job(vacate.job)
-        except Exception as exc:  # noqa: BLE001 - contained to this job
-            return ActionResult(vacate, Outcome.FAILED, f"re-check failed: {_problem(exc)}")
+    def _check(self, vacate: Vacate, now: float, looked: Look | str) -> ActionResult | None:
+        """Why ``vacate`` may not be sent now (the pool's fresh look at its job: ``looked``, or why
+        that look failed), or None if it may."""
+        why = looked if isinstance(looked, str) else looked.failed.get(vacate.job)
+        if why is not None:
+            return ActionResult(vacate, Outcome.FAILED, f"re-check failed: {why}")
+        assert isinstance(looked, Look)
+        current = looked.jobs.get(vacate.job)
         if current is None or current.state is not JobState.RUNNING:
             state = "gone" if current is None else current.state.value
             return ActionResult(vacate, Outcome.CHANGED, f"job is {state}")
+        if current.owner != vacate.owner:
+            return ActionResult(vacate, Outcome.CHANGED, f"job is now {current.owner}'s")
+        if (current.slot or "") != vacate.slot:
+            return ActionResult(vacate, Outcome.CHANGED, f"job moved to {current.slot} since the snapshot")
         if not current.vacatable:
             return ActionResult(vacate, Outcome.CHANGED, "job is transferring output or suspended")
         if current.start_time != vacate.start_time:

@@ -21,6 +21,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any, TypeVar
 
 import classad2
@@ -35,6 +36,7 @@ from tenacity import (
 )
 
 from osep.core.model import Job, JobId, JobState, Slot, Snapshot
+from osep.core.pool import Look
 from osep.core.reservations import Reservation, ReservationBook
 from osep.core.resources import Shape
 from osep.errors import PoolError, UnknownOutcome
@@ -61,11 +63,13 @@ from osep.htcondor.ceilings import NO_CEILING, Ceilings
 from osep.htcondor.groups import PoolView
 from osep.htcondor.settings import LiveSettings
 from osep.htcondor.state import MAX_ENTRIES, SavedState, StateError, StateFile
+from osep.replay.damage import MAX_JOB_NUMBER
 from osep.timing import QUERY, TRANSLATE, Phases
 
 T = TypeVar("T")
 
 VACATE_TIMEOUT = 600.0  # after this a vacate that never took effect is forgotten (and logged)
+RECHECK_CHUNK = 100  # jobs per re-check query (a constraint of about 4 KiB)
 HOUR = 3600.0  # how far back the vacates of each job are kept (OSEP_MAX_VACATES_PER_JOB_PER_HOUR)
 
 
@@ -136,6 +140,24 @@ def _call(settings: LiveSettings, what: str, func: Callable[[], T], attempts: in
         raise PoolError(f"{what}: {exc}") from exc
     except Exception as exc:  # the edge: anything else is the bindings' fault
         raise PoolError(f"{what}: {type(exc).__name__}: {exc}") from exc
+
+
+def job_constraints(pairs: Iterable[tuple[int, int]], chunk: int = RECHECK_CHUNK) -> list[tuple[str, int]]:
+    """Schedd constraints that select the jobs ``pairs`` names (cluster, proc), at most ``chunk`` jobs
+    each, with how many jobs each names (the most it can match: the query's limit, so that the
+    schedd may stop once it has found them). Built from integers only: a pair that is not two job
+    numbers HTCondor could give (0 to 2^31 - 1) names no job in any queue and is left out."""
+    numbers = sorted({(int(c), int(p)) for c, p in pairs if _job_number(c) and _job_number(p)})
+    step = max(1, chunk)
+    out = []
+    for at in range(0, len(numbers), step):
+        part = numbers[at:at + step]
+        out.append((" || ".join(f"(ClusterId == {c:d} && ProcId == {p:d})" for c, p in part), len(part)))
+    return out
+
+
+def _job_number(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_JOB_NUMBER
 
 
 def knobs(names: Iterable[str]) -> dict[str, str]:
@@ -378,21 +400,47 @@ class LivePool:
             raise PoolError(f"schedd {job_id.schedd!r} was not in the last snapshot")
         return htcondor.Schedd(ad)
 
-    def job(self, job_id: JobId) -> Job | None:
-        schedd = self._schedd(job_id)
-        ads = self.call(
-            f"querying job {job_id}",
-            lambda: schedd.query(
-                constraint=f"ClusterId == {job_id.cluster} && ProcId == {job_id.proc}",
-                projection=JOB_ATTRS),
-        )
-        if not ads:
-            return None
-        try:
-            entry = to_job(job_id.schedd, ads[0], naming=self.settings.naming)
-        except BadAd as exc:
-            raise PoolError(f"job {job_id} has an ad osep cannot read: {exc}") from None
-        return self._as_seen(entry).job if entry is not None else None
+    def look(self, job_ids: Iterable[JobId]) -> Look:
+        """The jobs as their schedds have them now: one query per schedd (per ``RECHECK_CHUNK`` jobs),
+        retried; a schedd that cannot be asked is its own jobs' failure, the others are still looked
+        at. A job whose ad cannot be read is that job's failure."""
+        by_schedd: dict[str, dict[tuple[int, int], JobId]] = {}
+        for job_id in job_ids:
+            by_schedd.setdefault(job_id.schedd, {})[(job_id.cluster, job_id.proc)] = job_id
+        found: dict[JobId, Job] = {}
+        failed: dict[JobId, str] = {}
+        for name, wanted in by_schedd.items():
+            try:
+                ads = self._look_up(name, wanted)
+            except PoolError as exc:
+                failed.update(dict.fromkeys(wanted.values(), str(exc)))
+                continue
+            for ad in ads:
+                cluster, proc = integer(ad.get("ClusterId")), integer(ad.get("ProcId"))
+                asked = wanted.get((cluster, proc)) if cluster is not None and proc is not None else None
+                if asked is None:  # not asked for (the schedd's answer is data too)
+                    continue
+                try:
+                    entry = to_job(name, ad, naming=self.settings.naming)
+                except BadAd as exc:
+                    failed[asked] = f"its ad cannot be read: {exc}"
+                    continue
+                if entry is not None:
+                    found[asked] = self._as_seen(entry).job
+        return Look(found, failed)
+
+    def _look_up(self, name: str, wanted: Mapping[tuple[int, int], JobId]) -> list[Any]:
+        """The ads of the jobs ``wanted`` (cluster, proc) in the queue of schedd ``name``."""
+        ad = self._schedds.get(name)
+        if ad is None:
+            raise PoolError(f"schedd {name!r} was not in the last snapshot")
+        schedd = htcondor.Schedd(ad)
+        ads: list[Any] = []
+        for constraint, jobs in job_constraints(wanted):
+            ads.extend(self.call(f"re-checking jobs on schedd {name}",
+                                 partial(schedd.query, constraint=constraint, projection=JOB_ATTRS,
+                                         limit=jobs)))
+        return ads
 
     # -- acting ---------------------------------------------------------------------------------
 

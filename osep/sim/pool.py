@@ -37,6 +37,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Protocol
 
 from osep.core.model import Job, JobId, JobState, Slot, Snapshot
+from osep.core.pool import Look
 from osep.core.reservations import ReservationBook
 from osep.core.resources import Room, Shape, add_room, fits, less
 from osep.core.view import PoolView
@@ -339,6 +340,9 @@ class SimulatedPool:
         if job is None or job.finish is not None:
             return None
         return self._view(job)
+
+    def look(self, job_ids: Iterable[JobId]) -> Look:
+        return Look({i: j for i in job_ids if (j := self.job(i)) is not None})
 
     def vacate(self, job_id: JobId) -> None:
         job = self.jobs.get(job_id)

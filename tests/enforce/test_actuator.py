@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import replace
 
 from structlog.testing import capture_logs
 
 from builders import jid, name, snap
-from osep.core.model import Job, JobId, JobState, Snapshot
+from osep.core.model import JobId, JobState, Snapshot
 from osep.core.policy import PolicySettings, decide
+from osep.core.pool import Look
 from osep.core.shares import ShareTable
 from osep.enforce.actuator import Actuator, Limits
 from osep.enforce.decisionlog import Outcome
@@ -27,12 +29,17 @@ class FakePool:
         self.fail_on: set[str] = set()
         self.lost: set[str] = set()  # vacates that go through but whose answer never comes
         self.held: list[str] = []
+        self.looks: list[list[str]] = []  # every look at jobs, by the jobs it was for
+        self.unanswered: dict[str, str] = {}  # job -> why a look could not see it
 
     def snapshot(self) -> Snapshot:
         return self.current
 
-    def job(self, job_id: JobId) -> Job | None:
-        return self.jobs.get(job_id)
+    def look(self, job_ids: Iterable[JobId]) -> Look:
+        ids = list(job_ids)
+        self.looks.append([name(i) for i in ids])
+        failed = {i: self.unanswered[name(i)] for i in ids if name(i) in self.unanswered}
+        return Look({i: self.jobs[i] for i in ids if i in self.jobs and i not in failed}, failed)
 
     def vacate(self, job_id: JobId) -> None:
         if name(job_id) in self.fail_on:
@@ -111,6 +118,36 @@ def test_recheck_skips_a_job_that_finished_or_restarted():
     assert [r.outcome for r in results] == [Outcome.CHANGED, Outcome.CHANGED]
     assert "gone" in results[0].detail and "restarted" in results[1].detail
     assert [c for c in pool.calls if c[0] != "hold"] == []  # b still waits, so a is still held
+
+
+def test_the_victims_are_rechecked_in_one_look():
+    pool, actuator, plan = setup()
+    actuator.apply(plan)
+    assert pool.looks == [["a.3", "a.2"]]
+    # A dry run re-checks them too (what it logs is what a real run would do); a plan with no
+    # victims looks at nothing.
+    pool, actuator, plan = setup(dry_run=True)
+    actuator.apply(plan)
+    assert pool.looks == [["a.3", "a.2"]]
+    pool = FakePool(snap(now=1000.0, running={"a": [0]}, idle={"b": 1}, free=1))
+    Actuator(pool).apply(decide(pool.current, POLICY))
+    assert pool.looks == []
+
+
+def test_recheck_skips_a_job_moved_to_another_slot_or_now_another_owners(verbose_logs):
+    pool, actuator, plan = setup()
+    pool.jobs[jid("a.3")] = replace(pool.jobs[jid("a.3")], slot="s9")
+    pool.jobs[jid("a.2")] = replace(pool.jobs[jid("a.2")], owner="c")
+    with capture_logs() as events:
+        results = actuator.apply(plan)
+    assert [r.outcome for r in results] == [Outcome.CHANGED, Outcome.CHANGED]
+    assert results[0].detail == "job moved to s9 since the snapshot"
+    assert results[1].detail == "job is now c's"
+    assert [c for c in pool.calls if c[0] != "hold"] == []
+    logged = [(e["job"], e["outcome"], e["detail"]) for e in events
+              if e["event"] == "action" and e["kind"] == "vacate"]
+    assert logged == [("a#0.3", "skipped-changed", "job moved to s9 since the snapshot"),
+                      ("a#0.2", "skipped-changed", "job is now c's")]
 
 
 def test_recheck_skips_a_job_no_longer_running():
@@ -227,15 +264,15 @@ class Faulty(FakePool):
     """A pool whose handling of some jobs breaks with an error that is not the pool's own (a fault
     in osep or in the bindings)."""
 
-    def __init__(self, snapshot: Snapshot, broken_check: str = "", broken_send: str = "",
+    def __init__(self, snapshot: Snapshot, broken_look: bool = False, broken_send: str = "",
                  broken_hold: bool = False) -> None:
         super().__init__(snapshot)
-        self.broken_check, self.broken_send, self.broken_hold = broken_check, broken_send, broken_hold
+        self.broken_look, self.broken_send, self.broken_hold = broken_look, broken_send, broken_hold
 
-    def job(self, job_id: JobId) -> Job | None:
-        if name(job_id) == self.broken_check:
+    def look(self, job_ids: Iterable[JobId]) -> Look:
+        if self.broken_look:
             raise OverflowError("int too big to convert")
-        return super().job(job_id)
+        return super().look(job_ids)
 
     def vacate(self, job_id: JobId) -> None:
         if name(job_id) == self.broken_send:
@@ -253,10 +290,12 @@ def test_a_fault_in_one_job_is_that_jobs_and_the_rest_go_on():
     snapshot = snap(now=1000.0, running={"a": [10, 20, 30, 40]}, idle={"b": 2}, free=0)
     plan = decide(snapshot, POLICY)
     assert [name(v.job) for v in plan.vacates] == ["a.3", "a.2"]
-    pool = Faulty(snapshot, broken_check="a.3", broken_hold=True)
+    # One job the look could not see (its schedd did not answer, its ad cannot be read).
+    pool = Faulty(snapshot, broken_hold=True)
+    pool.unanswered = {"a.3": "querying schedd a: timed out"}
     results = Actuator(pool).apply(plan)
     assert [r.outcome for r in results] == [Outcome.FAILED, Outcome.DONE]
-    assert results[0].detail == "re-check failed: internal error: OverflowError: int too big to convert"
+    assert results[0].detail == "re-check failed: querying schedd a: timed out"
     assert ("vacate", "a.2") in pool.calls  # the other job still went
     # A vacate that broke on the way out may have gone: it counts, and its room is kept.
     pool = Faulty(snapshot, broken_send="a.3")
@@ -264,3 +303,19 @@ def test_a_fault_in_one_job_is_that_jobs_and_the_rest_go_on():
     assert results[0].outcome is Outcome.FAILED and results[0].possibly_done
     assert "SystemError" in results[0].detail
     assert [c for c in pool.calls if c[0] == "reserve"] == [("reserve", "s3", "b"), ("reserve", "s2", "b")]
+
+
+def test_a_look_that_fails_fails_every_recheck_and_the_rest_goes_on(verbose_logs):
+    """Whatever the look raises: no victim is vacated unchecked, one counted line says so, and the
+    claims and holds of the plan still go."""
+    snapshot = snap(now=1000.0, running={"a": [10, 20, 30, 40]}, idle={"b": 3}, free=1)
+    plan = decide(snapshot, POLICY)
+    assert len(plan.vacates) == 1 and len(plan.claims) == 1
+    pool = Faulty(snapshot, broken_look=True)
+    with capture_logs() as events:
+        results = Actuator(pool).apply(plan)
+    assert [r.outcome for r in results] == [Outcome.FAILED, Outcome.DONE]
+    assert results[0].detail == "re-check failed: internal error: OverflowError: int too big to convert"
+    assert [c[0] for c in pool.calls] == ["reserve", "hold"]
+    (line,) = [e for e in events if e["event"] == "recheck_failed"]
+    assert line["jobs"] == 1 and "OverflowError" in line["problem"]

@@ -12,6 +12,7 @@ from builders import jid, snap
 from osep.config.knobs import DaemonSettings, Overrides, load_run_settings, parse_knobs, run_settings
 from osep.config.policy import PolicyFile
 from osep.core.policy import PolicySettings
+from osep.core.pool import Look
 from osep.core.shares import ShareTable
 from osep.enforce.daemon import Daemon
 from osep.errors import ConfigError, PoolError
@@ -36,8 +37,9 @@ class FakeLive:
             raise PoolError("schedd down")
         return self.current
 
-    def job(self, job_id):
-        return next((j for j in self.current.jobs if j.id == job_id), None)
+    def look(self, job_ids):
+        wanted = set(job_ids)
+        return Look({j.id: j for j in self.current.jobs if j.id in wanted})
 
     def vacate(self, job_id):
         self.calls.append(("vacate", job_id))
