@@ -47,13 +47,16 @@ MAX_SHARE_DEFAULT = float(1 << 40)
 
 # What one simulation may cost: it stops at its horizon, which is never later than the time by which
 # the pool has made MAX_CYCLES negotiation and enforcement cycles in all, nor than the time by which
-# enforcement cycles x (slots + jobs + OWNER_WORK x owners) plus negotiation cycles x owners reaches
-# MAX_WORK (an enforcement cycle's cost grows with the slots, the jobs in flight and the owners, each
-# owner costing the decision about ten times what a job does; a negotiation cycle's with the owners).
-# README's "Bounds" gives what each cost, measured.
+# enforcement cycles x (slots + jobs / JOBS_PER_UNIT + OWNER_WORK x owners) plus negotiation cycles x
+# owners reaches MAX_WORK. An enforcement cycle's cost grows with the slots and the owners (an owner
+# costs the decision about twenty times what a slot does); the jobs in flight cost it little since the
+# simulated pool keeps its view of them (a cycle hands the decision the kept view, and a job costs a
+# few hundredths of a slot). A negotiation cycle's cost grows with the owners. README's "Bounds" gives
+# what each cost, measured.
 MAX_CYCLES = 1_000_000
-MAX_WORK = 20_000_000
-OWNER_WORK = 10
+MAX_WORK = 80_000_000
+OWNER_WORK = 20
+JOBS_PER_UNIT = 20
 
 
 def share_maximum(resource: str) -> float:

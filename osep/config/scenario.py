@@ -279,27 +279,30 @@ def _check_fit(path: Path | str, slots: tuple[SlotSpec, ...], origins: list[_Ori
         checked.add(shape)
 
 
-def simulation_limit(negotiation: float, interval: float, units: int, owners: int) -> float:
+def simulation_limit(negotiation: float, interval: float, slots: int, jobs: int, owners: int) -> float:
     """The latest a simulation may run to, in simulated seconds: by then the pool has made at most
     ``MAX_CYCLES`` negotiation and enforcement cycles in all, and at most ``MAX_WORK`` of enforcement
-    cycles x (slots + jobs + ``OWNER_WORK`` x owners) plus negotiation cycles x owners. (The simulator
-    runs only the cycles that could do something, but a file can keep every one of them busy: an
-    enforcement cycle looks at every slot, job in flight and owner, a negotiation cycle at the owners,
-    the free slots and the queued jobs' shapes.)"""
+    cycles x (slots + jobs / ``JOBS_PER_UNIT`` + ``OWNER_WORK`` x owners) plus negotiation cycles x
+    owners. (The simulator runs only the cycles that could do something, but a file can keep every
+    one of them busy: an enforcement cycle looks at every slot and owner and hands the decision the
+    kept view of the jobs in flight, a negotiation cycle looks at the owners, the free slots and the
+    queued jobs' shapes.)"""
     cycles = B.MAX_CYCLES / (1 / negotiation + 1 / interval)
-    work = B.MAX_WORK / ((units + B.OWNER_WORK * owners) / interval + owners / negotiation)
+    per_cycle = slots + jobs / B.JOBS_PER_UNIT + B.OWNER_WORK * owners
+    work = B.MAX_WORK / (per_cycle / interval + owners / negotiation)
     return min(cycles, work)
 
 
 def _horizon(path: Path | str, meta: Table, horizon: float | None, negotiation: float, interval: float,
-             units: int, owners: int, origins: list[_Origin], given_t: bool) -> float:
+             slots: int, jobs: int, owners: int, origins: list[_Origin], given_t: bool) -> float:
     """When the simulation stops at the latest: the file's horizon, or the latest the bounds allow
     (a file whose jobs cannot all end by then, even on an idle pool, is refused)."""
-    limit = simulation_limit(negotiation, interval, units, owners)
+    limit = simulation_limit(negotiation, interval, slots, jobs, owners)
     why = (f"with a negotiation cycle every {negotiation:g} s and an enforcement cycle every {interval:g} s"
-           f"{' (-t)' if given_t else ''} over {units:,} slots and jobs and {owners:,} owners, a simulation "
-           f"stops by {limit:,.0f} s (at most {B.MAX_CYCLES:,} cycles, and {B.MAX_WORK:,} enforcement "
-           f"cycles x (slots, jobs and {B.OWNER_WORK} x owners) plus negotiation cycles x owners)")
+           f"{' (-t)' if given_t else ''} over {slots:,} slots, {jobs:,} jobs and {owners:,} owners, a "
+           f"simulation stops by {limit:,.0f} s (at most {B.MAX_CYCLES:,} cycles, and {B.MAX_WORK:,} "
+           f"enforcement cycles x (slots + jobs / {B.JOBS_PER_UNIT} + {B.OWNER_WORK} x owners) plus "
+           "negotiation cycles x owners)")
     if horizon is not None:
         if horizon > limit:
             raise meta.error("horizon", f"must be at most {limit:,.0f} s: {why}")
@@ -376,7 +379,7 @@ def _build(top: Table, path: Path | str, interval: float | None, *, policy: Poli
     shares = policy.settings.shares
     named = shares.nodes if isinstance(shares, ShareTree) else shares.shares
     owners = len({*named, *usage, *(job.owner for job in jobs)})
-    horizon = _horizon(path, meta, horizon, negotiation, t, len(slots) + len(jobs), owners, origins,
+    horizon = _horizon(path, meta, horizon, negotiation, t, len(slots), len(jobs), owners, origins,
                        interval is not None)
     return Scenario(
         path=str(path),

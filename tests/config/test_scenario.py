@@ -358,3 +358,16 @@ def test_validate_reads_a_scenario_once(tmp_path, monkeypatch):
     monkeypatch.setattr(files, "read_toml", lambda p: reads.append(p) or real_files(p))
     result = CliRunner().invoke(cli, ["validate", str(write(tmp_path, "[scenario]\n" + BASE))])
     assert result.exit_code == 0 and len(reads) == 1
+
+
+def test_the_simulation_limit_lets_the_whole_lcg_log_run_and_still_bounds_a_busy_pool():
+    # The whole LCG 2005 log as `osep simulate --trace` runs it on 1,580 slots (owners group.user):
+    # its last job ends at 1,123,132 s, which the bound before issue 11 stopped at 15,865 s.
+    from osep.config.scenario import simulation_limit
+
+    assert simulation_limit(60, 300, 1_580, 187_520, 231) > 1_123_132
+    # What README's "Bounds" measures at the limit: 10,000 slots with cycles of 1 s, 8,000 pairs.
+    assert simulation_limit(1, 1, 10_000, 0, 2) == pytest.approx(B.MAX_WORK / (10_000 + 40 + 2))
+    # Jobs weigh a twentieth of a slot, owners twenty slots.
+    assert simulation_limit(1, 1, 0, 200_000, 0) == simulation_limit(1, 1, 10_000, 0, 0) == B.MAX_WORK / 10_000
+    assert simulation_limit(1, 1, 0, 0, 500) == pytest.approx(B.MAX_WORK / (20 * 500 + 500))
