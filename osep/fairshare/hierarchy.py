@@ -127,7 +127,9 @@ def of_shares(shares: Any, resource: str, members: Iterable[str] = ()) -> Hierar
     """The account tree a policy's shares describe in ``resource``: a :class:`ShareTree` as it is; a
     flat table, or a mapping of owners to amounts, as one level. Every name in ``members`` the policy
     does not list is added as a leaf of no shares where the accountant would charge it (inside the
-    group it is placed in, for a tree; at the top level otherwise)."""
+    group it is placed in, for a tree; at the top level otherwise), in name order (``members`` may be
+    a set: its order is not the tree's)."""
+    members = sorted(set(members))
     if isinstance(shares, ShareTree):
         parents = shares.parents()
         raw = shares.raw()

@@ -29,9 +29,10 @@ is marked "reconstructed" where it is defined:
 - the K5 guard's action (:func:`edge_guard`): raise the usage of every user whose near-future
   proportion exceeds K5 times its due, just enough that it equals K5 times its due, with the others'
   usage held; all such users are held at once (a small fixed point, so that the order of users does
-  not matter). When several users have no usage and their bounds add up to the whole machine or more,
-  they are held at their due proportion instead (K5 cannot hold for all of them at once). When no
-  active user has any usage, nothing changes.
+  not matter; its sums are exactly rounded, ``math.fsum``, so that not even the rounding does). When
+  several users have no usage and their bounds add up to the whole machine or more, they are held at
+  their due proportion instead (K5 cannot hold for all of them at once). When no active user has any
+  usage, nothing changes.
 - the K6 test and action (:func:`group_charge_factors`): the paper's "10%" is how far below its due a
   group may fall, so the test is ``actual < (1 - 0.10) * due``, both measured within the group's
   parent (the charges of the last period under the group over those under its parent; its ``m_share``
@@ -49,6 +50,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
+from math import fsum
 
 from osep.fairshare.hierarchy import ROOT, Hierarchy, usage_fractions
 from osep.sim.fairshare import decayed
@@ -119,14 +121,14 @@ def _rates(m_share: Mapping[str, float], usage: Mapping[str, float], users: Coll
 def proportions(m_share: Mapping[str, float], usage: Mapping[str, float],
                 users: Collection[str]) -> tuple[dict[str, float], dict[str, float]]:
     """Each active user's proportion due and near-future proportion (both reconstructed)."""
-    total = sum(m_share[u] for u in users)
+    total = fsum(m_share[u] for u in users)
     due = {u: (m_share[u] / total if total > 0 else 0.0) for u in users}
     rates = _rates(m_share, usage, users)
     unbounded = [u for u, r in rates.items() if r == INF]
     if unbounded:
         near = {u: (1.0 / len(unbounded) if rates[u] == INF else 0.0) for u in users}
     else:
-        rate_total = sum(rates.values())
+        rate_total = fsum(rates.values())
         near = {u: (r / rate_total if rate_total > 0 else 0.0) for u, r in rates.items()}
     return due, near
 
@@ -142,23 +144,23 @@ def edge_guard(m_share: Mapping[str, float], usage: Mapping[str, float], users: 
     bounds = bound
     while True:
         free = [u for u in users if u not in held]
-        if sum(bound[u] for u in held) >= 1.0:  # K5 cannot hold for all of them: due instead
+        if fsum(bound[u] for u in held) >= 1.0:  # K5 cannot hold for all of them: due instead
             bounds = due
             break
-        free_rate = sum(rates[u] for u in free)
+        free_rate = fsum(rates[u] for u in free)
         if free_rate == INF:  # users with no usage expect the whole machine
             newly = [u for u in free if rates[u] == INF and bound[u] < 1.0]
             if not newly:
                 return out
             held.update(newly)
             continue
-        rate_total = free_rate / (1.0 - sum(bound[u] for u in held))
+        rate_total = free_rate / (1.0 - fsum(bound[u] for u in held))
         newly = [u for u in free if bound[u] < 1.0 and rates[u] > bound[u] * rate_total]
         if not newly:
             break
         held.update(newly)
-    free_rate = sum(rates[u] for u in users if u not in held)
-    held_total = sum(bounds[u] for u in held)
+    free_rate = fsum(rates[u] for u in users if u not in held)
+    held_total = fsum(bounds[u] for u in held)
     if free_rate in (0.0, INF) or held_total >= 1.0:  # nobody left to measure against
         return out
     rate_total = free_rate / (1.0 - held_total)
@@ -232,7 +234,7 @@ class ShareState:
         shares = m_shares(self.tree, active_leaves)
         cut = adjusted_charges(self.tree, shares, charges, tolerance)
         elapsed = max(0.0, now - self.at)
-        for leaf in set(self.usage) | set(cut):
+        for leaf in [*self.usage, *(leaf for leaf in cut if leaf not in self.usage)]:
             self.usage[leaf] = decay_usage(self.usage.get(leaf, 0.0), cut.get(leaf, 0.0), elapsed,
                                            self.half_life)
         self.usage.update(edge_guard(shares, self.usage, list(active_leaves), k5))

@@ -34,7 +34,7 @@ def factor(usage: float, share: float, dampening: float = 1.0) -> float:
 
 def factors(usage: Mapping[str, float], shares: Mapping[str, float]) -> dict[str, float]:
     """Priority factor per owner from raw decayed usage and raw shares."""
-    owners = set(usage) | set(shares)
+    owners = [*usage, *(o for o in shares if o not in usage)]
     total_usage = sum(usage.values())
     total_share = sum(shares.values())
     out = {}

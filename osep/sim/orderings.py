@@ -91,11 +91,27 @@ class Ordering:
         """A run of ``spec`` from ``start`` ended now (``vacated``: the job goes back to the queue)."""
 
 
+SIGNIFICANT = 12  # digits of a model's value that rank owners; the rest is rounding
+
+
+def settled(value: float) -> float:
+    """``value`` to :data:`SIGNIFICANT` significant digits (infinities and NaN as they are).
+
+    Owners the formulas tie (equal shares and usage reached by different sums and products, as
+    ``0.6 * 2/3 * 0.5`` and ``0.4 * 0.5``) get values a few units in the last place apart; ranked on
+    those, the order of tied owners would be the rounding's, and it moves with the order of any sum.
+    Rounded to 12 digits they tie, and the tie goes by name."""
+    if not math.isfinite(value) or value == 0.0:
+        return value
+    return float(f"{value:.{SIGNIFICANT}g}")
+
+
 def _by_value(idle: Idle, value: Mapping[str, float], best_high: bool) -> list[str]:
-    """The owners with queued jobs, best ``value`` first (ties by name); any without one last."""
+    """The owners with queued jobs, best ``value`` first; values equal to :data:`SIGNIFICANT`
+    significant digits tie, and ties go by name; any owner without a value last."""
     sign = -1.0 if best_high else 1.0
     return sorted((o for o, q in idle.items() if q),
-                  key=lambda o: (sign * value[o] if o in value else math.inf, o))
+                  key=lambda o: (sign * settled(value[o]) if o in value else math.inf, o))
 
 
 class FairShare(Ordering):

@@ -1,7 +1,11 @@
 """Kay and Lauder's Share: m_share down the tree over active siblings, the priority increment, the
 edge-effect (K5) and group (K6) guards."""
 
+import itertools
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from osep.fairshare import share
 from osep.fairshare.hierarchy import Hierarchy
@@ -89,6 +93,39 @@ def test_newcomers_whose_bounds_cover_the_machine_are_held_at_their_due():
     _, near = share.proportions(m, guarded, ["old", "n1", "n2"])
     assert near["n1"] == pytest.approx(0.3)
     assert near["old"] == pytest.approx(0.4)
+
+
+# The tree scenario (config/scenarios/tree.toml) when vo_a comes back: every active user has an
+# m_share of 0.2, reached by different products (0.6 * 2/3 * 0.5 inside vo_a, 0.4 * 0.5 inside
+# vo_b); only vo_b.b1 has usage, the four others are held to K5 times their due together.
+TREE = Hierarchy({"vo_a": "", "vo_a.p1": "vo_a", "vo_a.p1.u1": "vo_a.p1", "vo_a.p1.u2": "vo_a.p1",
+                  "vo_a.p2": "vo_a", "vo_a.p3": "vo_a", "vo_b": "", "vo_b.b1": "vo_b", "vo_b.b2": "vo_b"},
+                 {"vo_a": 60, "vo_a.p1": 50, "vo_a.p1.u1": 50, "vo_a.p1.u2": 50, "vo_a.p2": 25,
+                  "vo_a.p3": 25, "vo_b": 40, "vo_b.b1": 50, "vo_b.b2": 50})
+TREE_ACTIVE = ["vo_a.p1.u1", "vo_a.p1.u2", "vo_a.p2", "vo_b.b1", "vo_b.b2"]
+
+
+def test_the_guard_gives_the_same_usage_bit_for_bit_whatever_the_order_of_users():
+    # It summed over a set once: the last bits of the held users' usage moved with PYTHONHASHSEED,
+    # and with them which of the tied users the simulated negotiator served first.
+    m = share.m_shares(TREE, TREE_ACTIVE)
+    usage = {"vo_b.b1": 23948.09311258404}
+    first = share.edge_guard(m, usage, TREE_ACTIVE)
+    assert all(first[u] > 0 for u in TREE_ACTIVE)
+    for users in itertools.permutations(TREE_ACTIVE):
+        assert share.edge_guard(m, usage, list(users)) == first
+
+
+@given(st.lists(st.tuples(st.floats(0.01, 1.0), st.one_of(st.just(0.0), st.floats(1e-6, 1e6))),
+                min_size=1, max_size=7), st.randoms(use_true_random=False))
+def test_the_guard_and_the_proportions_do_not_depend_on_the_order_of_users(rows, rnd):
+    users = [f"u{i}" for i in range(len(rows))]
+    m = {u: r[0] for u, r in zip(users, rows, strict=True)}
+    usage = {u: r[1] for u, r in zip(users, rows, strict=True)}
+    shuffled = users[:]
+    rnd.shuffle(shuffled)
+    assert share.edge_guard(m, usage, shuffled) == share.edge_guard(m, usage, users)
+    assert share.proportions(m, usage, shuffled) == share.proportions(m, usage, users)
 
 
 def test_the_figure_5_group_below_its_due_has_its_charges_cut():

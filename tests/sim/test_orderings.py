@@ -17,7 +17,7 @@ from osep.core.model import JobId
 from osep.core.plan import Target
 from osep.core.shares import ShareTable
 from osep.errors import OsepError
-from osep.fairshare.hierarchy import of_shares
+from osep.fairshare.hierarchy import Hierarchy, of_shares
 from osep.sim import orderings
 from osep.sim.driver import simulate
 from osep.sim.experiment import outcome_column, run_policy, run_scenario, totals
@@ -98,6 +98,45 @@ def test_share_runs_no_one_with_no_share_before_an_owner():
     order = build(Order.SHARE, {"a": 1.0}, ["a", "stranger"])
     acc = accountant({}, charged={"a": 1e6})
     assert order.rank(60.0, queued("stranger", "a"), {"a": 5}, acc) == ["a", "stranger"]
+
+
+# vo_a of config/scenarios/tree.toml comes back while vo_b.b1 holds the pool: the four users with no
+# usage all have an m_share of 0.2 (0.6 * 2/3 * 0.5 in vo_a, 0.4 * 0.5 in vo_b) and the same guarded
+# usage, so the same priority increment, but for the last bits.
+SHARE_TREE = Hierarchy(
+    {"vo_a": "", "vo_a.p1": "vo_a", "vo_a.p1.u1": "vo_a.p1", "vo_a.p1.u2": "vo_a.p1", "vo_a.p2": "vo_a",
+     "vo_a.p3": "vo_a", "vo_b": "", "vo_b.b1": "vo_b", "vo_b.b2": "vo_b"},
+    {"vo_a": 60, "vo_a.p1": 50, "vo_a.p1.u1": 50, "vo_a.p1.u2": 50, "vo_a.p2": 25, "vo_a.p3": 25,
+     "vo_b": 40, "vo_b.b1": 50, "vo_b.b2": 50})
+
+
+@pytest.mark.parametrize("now", [600.0, 660.0, 3600.0])
+def test_share_ranks_owners_its_formulas_tie_by_name(now):
+    # Ranked on the raw increments, vo_b.b2 (a unit in the last place lower) came first.
+    order = orderings.Share(SHARE_TREE, ModelParams(), 3600.0, {})
+    acc = accountant({}, charged={"vo_b.b1": 40 * now})
+    idle = queued("vo_b.b2", "vo_a.p2", "vo_b.b1", "vo_a.p1.u2", "vo_a.p1.u1")
+    assert order.rank(now, idle, {"vo_b.b1": 40}, acc) == [
+        "vo_a.p1.u1", "vo_a.p1.u2", "vo_a.p2", "vo_b.b2", "vo_b.b1"]
+
+
+@pytest.mark.parametrize(("a", "b", "tied"), [
+    (0.6 * (50 / 75) * 0.5, 0.4 * 0.5, True),  # the same m_share by two products
+    (0.1 + 0.2, 0.3, True),
+    (1.0, 1.0 + 1e-9, False),  # a real difference, however small, still ranks
+    (1e-300, 1.0000000000001e-300, True),
+    (0.0, 0.0, True),
+    (math.inf, math.inf, True),
+])
+def test_values_equal_to_twelve_digits_tie(a, b, tied):
+    assert (orderings.settled(a) == orderings.settled(b)) is tied
+
+
+def test_a_tie_goes_by_name_whatever_the_order_of_the_queues():
+    values = {"b": 0.3, "a": 0.1 + 0.2, "c": 0.2}
+    for owners in (("a", "b", "c"), ("c", "b", "a"), ("b", "c", "a")):
+        ranked = orderings._by_value(queued(*owners), values, best_high=True)
+        assert ranked == ["a", "b", "c"]
 
 
 # -- Cambridge ------------------------------------------------------------------------------------
