@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import math
 from pathlib import Path
 
 import pytest
@@ -232,9 +234,22 @@ def test_a_tree_one_level_deep_decides_as_flat_shares_do(data) -> None:
     a = decide(snapshot, flat)
     b = decide(snapshot, PolicySettings(tree, flat.target, flat.victim_order, flat.max_vacates,
                                        flat.unit))
-    assert b.vacates == a.vacates
-    assert b.claims == a.claims
+    # The same decisions; the figures a reason quotes come out of the tree's water-filling and the
+    # flat one by different sums, so they may differ in their last bit (1 ulp was seen).
+    assert [_without_reason(v) for v in b.vacates] == [_without_reason(v) for v in a.vacates]
+    assert [_without_reason(c) for c in b.claims] == [_without_reason(c) for c in a.claims]
+    for x, y in zip((*b.vacates, *b.claims), (*a.vacates, *a.claims), strict=True):
+        assert _figures(x.reason) == pytest.approx(_figures(y.reason), rel=1e-9, abs=1e-9, nan_ok=True)
     assert b.holds == a.holds
+
+
+def _without_reason(action):
+    return dataclasses.replace(action, reason=None)
+
+
+def _figures(reason) -> list[float]:
+    return [math.nan if f is None else f for f in (reason.beneficiary_target, reason.beneficiary_active,
+                                                    reason.victim_target, reason.victim_active)]
 
 
 def test_flat_shares_still_flat() -> None:
