@@ -65,6 +65,15 @@ class _Ticks:
             self._pass()
         return self.next
 
+    def next_from(self, t: float, ran_at_t: bool) -> float:
+        """The instant the next cycle falls on, from ``t``: the first not passed that is not before
+        ``t``, but after ``t`` if ``ran_at_t`` (a cycle at ``t`` is then over: it is passed)."""
+        at = self.at_or_after(t)
+        if at == t and ran_at_t:
+            self.passed()
+            at = self.next
+        return at
+
     def _pass(self) -> None:
         self.last = self.next
         self.next += self.step
@@ -149,18 +158,10 @@ def simulate(
         nonlocal negotiation_due, enforcement_due
         now = pool.now
         if enforcer is not None and not enforcement_due and wants_enforcement():
-            at = enforcements.at_or_after(now)
-            if at == now and kind >= _Event.ENFORCE:
-                enforcements.passed()
-                at = enforcements.next
-            schedule(at, _Event.ENFORCE, None)
+            schedule(enforcements.next_from(now, kind >= _Event.ENFORCE), _Event.ENFORCE, None)
             enforcement_due = True
         if not negotiation_due and wants_negotiation():
-            at = negotiations.at_or_after(now)
-            if at == now and kind >= _Event.NEGOTIATE:
-                negotiations.passed()
-                at = negotiations.next
-            schedule(at, _Event.NEGOTIATE, None)
+            schedule(negotiations.next_from(now, kind >= _Event.NEGOTIATE), _Event.NEGOTIATE, None)
             negotiation_due = True
 
     horizon = settings.horizon if settings.horizon is not None else math.inf
