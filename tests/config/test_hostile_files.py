@@ -34,6 +34,7 @@ from osep.ui.cli import cli
 
 ROOT = Path(__file__).parents[2]
 SCENARIOS = sorted((ROOT / "config" / "scenarios").glob("*.toml"))
+JOB_LISTS = sorted((ROOT / "config" / "scenarios").glob("*.csv"))
 GUARD = 60  # seconds a case may take before it counts as a hang
 MINIMUM = 1000  # cases of each family
 
@@ -426,6 +427,8 @@ def run_corpus(family: str, tmp_path: Path) -> Figures:
         figures.cases[case.kind] = figures.cases.get(case.kind, 0) + 1
         work = home / f"{n:05d}"
         work.mkdir()
+        for job_list in JOB_LISTS:  # a scenario's CSV job list lies beside it
+            (work / job_list.name).symlink_to(job_list)
         if case.make is not None:
             path = case.make(work)
         else:
