@@ -611,6 +611,11 @@ class Meter:
     def in_flight(self) -> int:
         return len(self._jobs)
 
+    @property
+    def jobs(self) -> Mapping[Hashable, _Job]:
+        """The jobs in flight (read only: replay asks about each event's job with one look-up)."""
+        return self._jobs
+
     def owner_of(self, job: Hashable) -> str | None:
         state = self._jobs.get(job)
         return state.owner if state is not None else None

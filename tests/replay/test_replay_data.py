@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from osep.config.policy import load_policy
 from osep.errors import LogError, OsepError
 from osep.htcondor import eventlog
-from osep.htcondor.eventlog import read_event_log
+from osep.htcondor.eventlog import read_event_log, read_event_rows
 from osep.replay.study import LogSource, WhatIf, study
 from tests.replay.careful_reader import records as careful_records
 
@@ -37,7 +37,7 @@ def replay_file(name: str, decisions: bool = True, slots: int | None = None,
         [LogSource(DATA / f"{name}.events.log")],
         policy.settings,
         interval=interval if interval is not None else policy.interval,
-        read_log=read_event_log,
+        read_log=read_event_rows,
         warn=warnings.append,
         decisions=log if decisions and log.exists() else None,
         slots=slots,
@@ -131,7 +131,7 @@ def test_a_decision_log_that_gives_no_size_is_named(tmp_path):
     with pytest.raises(OsepError, match=f"^{log}: no cycle in this decision log records the pool's "
                                         "size: pass --slots N$"):
         study([LogSource(DATA / "share-back.events.log")], policy.settings, interval=2,
-              read_log=read_event_log, warn=print, decisions=log)
+              read_log=read_event_rows, warn=print, decisions=log)
 
 
 def test_a_what_if_pool_of_too_many_slots_is_refused():
@@ -152,7 +152,7 @@ def test_a_what_if_run_of_too_many_cycles_is_refused(tmp_path):
     policy = load_policy(DATA / "share-back.policy.toml")
     with pytest.raises(OsepError, match=f"^{path}: the recorded workload spans 2,209,075,240 s, "
                                         "44,181,505 negotiation and enforcement cycles"):
-        study([LogSource(path, "alice")], policy.settings, interval=300, read_log=read_event_log,
+        study([LogSource(path, "alice")], policy.settings, interval=300, read_log=read_event_rows,
               warn=print, slots=4, what_if=WhatIf(("osep",)))
 
 
@@ -210,7 +210,7 @@ def test_a_job_with_no_submit_event_is_reported_and_counted(damaged):
     warnings: list[str] = []
     policy = load_policy(DATA / "share-back.policy.toml")
     result = study([LogSource(damaged)], policy.settings, interval=policy.interval,
-                   read_log=read_event_log, warn=warnings.append, slots=4)
+                   read_log=read_event_rows, warn=warnings.append, slots=4)
     assert len(warnings) == 1
     assert f"{damaged}: event" in warnings[0] and "(job 2.0): no submit event" in warnings[0]
     assert owners(result)["bob"].jobs == 2
