@@ -130,6 +130,7 @@ def replay_rows(
     warn: Callable[[str], None],
     owners: Mapping[str, str] | None = None,
     signals: Mapping[JobId, list[float]] | None = None,
+    vacates: Iterable[tuple[float, JobId]] | None = None,
     curves: bool = False,
     workload: bool = False,
     progress: Callable[[int, float], None] | None = None,
@@ -138,7 +139,9 @@ def replay_rows(
 ) -> Replay:
     """:func:`replay` of ``rows`` (:data:`osep.replay.events.Row`, in time order; a row's file is
     ``sources[i]`` for its index i, looked up only when it is needed): what ``osep replay`` runs,
-    with no object made per event."""
+    with no object made per event. ``vacates``: what ``signals`` says, as a stream of (time sent,
+    job) in time order (:func:`osep.enforce.decisionlog.vacates_in_order`), read as the replay
+    reaches each time; only the signals of jobs in flight are kept."""
     owners = owners or {}
     pending: dict[Hashable, list[float]] = {_key(job): list(times)
                                             for job, times in (signals or {}).items()}
@@ -157,6 +160,23 @@ def replay_rows(
     start: float | None = None
     SUBMIT, EXECUTE, EVICT, TERMINATE = (EventKind.SUBMIT, EventKind.EXECUTE, EventKind.EVICT,
                                          EventKind.TERMINATE)
+    stream = iter(vacates) if vacates is not None else None
+    upcoming = next(stream, None) if stream is not None else None
+    due = upcoming[0] if upcoming is not None else math.inf  # when the next vacate was sent
+
+    def pull(t: float) -> float:
+        """Take the vacates sent by ``t`` into ``pending``; when the next one was sent. One for a
+        job not in flight that was sent over a second ago can date none of its runs (see
+        :func:`_signal_for`) and is dropped."""
+        nonlocal upcoming
+        assert stream is not None
+        while upcoming is not None and upcoming[0] <= t:
+            sent, job_id = upcoming
+            key = _key(job_id)
+            if key in jobs or sent >= t - 1.0:
+                pending.setdefault(key, []).append(sent)
+            upcoming = next(stream, None)
+        return upcoming[0] if upcoming is not None else math.inf
 
     def owner_for(index: int, position: int, job: Hashable, owner: str | None,
                   account: str | None) -> str:
@@ -198,6 +218,8 @@ def replay_rows(
         elif kind is EVICT:
             if state.start is None:
                 continue
+            if due <= t:
+                due = pull(t)
             if job in pending:
                 asked = _signal_for(pending, job, meter, t)
                 if asked is not None:
@@ -207,6 +229,8 @@ def replay_rows(
         elif kind is TERMINATE:
             name, submitted = state.owner, state.submit
             runtime = finish(t, job)
+            if job in pending:
+                _forget(pending, job, t)
             if workload:
                 if job in finished:  # the simulator needs one job per id
                     damage.add(sources[index], _place(position, job), FINISHED_AGAIN)
@@ -215,6 +239,8 @@ def replay_rows(
                     recorded.append(RecordedJob(_job_id(job), name, submitted, runtime))
         elif kind is EventKind.ABORT:
             meter.withdraw(t, job)
+            if job in pending:
+                _forget(pending, job, t)
         elif kind is EventKind.HOLD:
             if state.start is not None:
                 meter.end(t, job, evicted=False)
@@ -330,6 +356,16 @@ def _signal_for(pending: dict[Hashable, list[float]], job: Hashable, meter: _Met
     if not times:
         del pending[job]
     return chosen
+
+
+def _forget(pending: dict[Hashable, list[float]], job: Hashable, t: float) -> None:
+    """The job left the queue at ``t``: its signals sent over a second before can date none of
+    the runs of a job of the same id that comes later (see :func:`_signal_for`)."""
+    kept = [sent for sent in pending[job] if sent >= t - 1.0]
+    if kept:
+        pending[job] = kept
+    else:
+        del pending[job]
 
 
 def _key(job: Hashable) -> Hashable:

@@ -9,15 +9,16 @@ can run the whole path without it.
 from __future__ import annotations
 
 import datetime
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from osep.config.scenario import Scenario
+from osep.core.model import JobId
 from osep.core.policy import PolicySettings
 from osep.core.tree import ShareTree
-from osep.enforce.decisionlog import read_decisions
+from osep.enforce.decisionlog import read_decisions, vacates_in_order
 from osep.errors import OsepError
 from osep.measure.documents import column, document, iso
 from osep.measure.meter import Meter, Series
@@ -96,7 +97,10 @@ def study(
     the recorded workload (the enforcing ones over the negotiator ``excess`` names). With an owner
     tree in ``policy``, jobs are placed in it by their accounting names and its top-level groups
     are measured too."""
-    log = read_decisions(decisions, warn) if decisions is not None else None
+    # The decision log is read twice, holding a line at a time: first for the pool's size, its
+    # damage and whether its vacates are in time order, then as a stream of the vacates sent,
+    # taken as the replay reaches their times (read whole only when they are not in order).
+    log = read_decisions(decisions, warn, actions=False) if decisions is not None else None
     capacity = slots if slots is not None else (log.capacity if log is not None else None)
     if capacity is None or capacity <= 0:
         if log is not None:
@@ -106,6 +110,13 @@ def study(
             "the pool's size is unknown: pass --slots N (or a decision log whose cycles record it)"
         )
     shares = policy.shares.resolve(capacity)
+    signals: dict[JobId, list[float]] | None = None
+    vacates: Iterator[tuple[float, JobId]] | None = None
+    if decisions is not None and log is not None and log.vacates:
+        if log.vacates_ordered:
+            vacates = vacates_in_order(decisions)
+        else:
+            signals = read_decisions(decisions, lambda _: None).vacates_sent()
     streams = [read_log(s.path, warn, index) for index, s in enumerate(sources)]
     owners = {str(s.path): s.owner for s in sources if s.owner}
     result = replay_rows(
@@ -115,7 +126,8 @@ def study(
         capacity,
         warn=warn,
         owners=owners,
-        signals=log.vacates_sent() if log is not None else None,
+        signals=signals,
+        vacates=vacates,
         curves=curves,
         workload=bool(what_if.policies),
         progress=progress,
