@@ -143,7 +143,10 @@ COMMON = re.compile(
 SPLIT = re.compile(rb"\n\.\.\.(?=\r?\n)")
 SPLIT_TAKES = 4  # the bytes a match of SPLIT stands for
 MINUTES = 1 << 12  # minutes remembered, at most (the logs merged move through time together)
-SLOTS = 1 << 10  # slot names remembered per log, at most
+SLOTS = 1 << 13  # slot names remembered, at most, shared by the logs being merged
+# The slot each execute event's header text and first body line name, for the logs being merged
+# (a pool's slots are the same in every owner's log).
+_SLOTS: dict[tuple[bytes | None, bytes], str] = {}
 # The local time of each minute met, per time zone, shared by the logs being merged.
 _MINUTES: dict[tuple[object, ...], dict[bytes, float | None]] = {}
 SKIPPED = KNOWN_EVENT_TYPES - set(EVENT_KINDS) - {AD_INFORMATION}
@@ -163,7 +166,7 @@ def _events(handle: BinaryIO, name: str, damage: Damage, count: _Count,
     event."""
     year = time.localtime().tm_year
     minutes = _MINUTES.setdefault((time.timezone, time.altzone, *time.tzname), {})
-    slots: dict[tuple[bytes | None, bytes], str] = {}
+    slots = _SLOTS
     pending = b"\n"  # the newline before the next event, and what of it is read
     offset = -1  # of pending[0] in the file
     skipping: int | None = None  # the start of an event too long to keep, being read past

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import heapq
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from osep.replay.events import EventKind, LogEvent
-from osep.replay.history import UNKNOWN_OWNER, merge, replay
+from osep.replay.history import UNKNOWN_OWNER, merge, merge_rows, replay
 
 K = EventKind
 
@@ -167,3 +171,34 @@ def test_a_job_id_that_finishes_twice_is_one_job_of_the_what_if_workload():
     assert [(r.submit, r.runtime) for r in result.workload] == [(0, 10)]
     assert warnings == ["log: event 6 (job 1.0): the same job id finished again; left out of the "
                         "what-if runs"]
+
+
+# A log as lists of rows (only the four fields that order them): times mostly rising, sometimes
+# falling (a damaged log), cut into lists of any length, empty ones too.
+logs = st.lists(
+    st.tuples(
+        st.lists(st.tuples(st.sampled_from([0, 0, 1, 2, 5, -3]), st.integers(0, 1)), max_size=30),
+        st.lists(st.integers(0, 7), min_size=1, max_size=40),
+    ),
+    max_size=5,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(logs)
+def test_rows_merge_as_heapq_merges_them_in_any_order_and_any_lists(spec):
+    streams: list[list[list[tuple[float, int, int, int]]]] = []
+    for index, (steps, cuts) in enumerate(spec):
+        t, rows = 0.0, []
+        for position, (step, rank) in enumerate(steps, start=1):
+            t += step
+            rows.append((t, rank, index, position))
+        lists, at = [], 0
+        for cut in cuts * (len(rows) + 1):
+            if at >= len(rows):
+                break
+            lists.append(rows[at:at + cut])
+            at += cut
+        streams.append(lists)
+    want = list(heapq.merge(*(iter([r for rows in s for r in rows]) for s in streams)))
+    assert list(merge_rows([iter(s) for s in streams])) == want  # type: ignore[arg-type]
