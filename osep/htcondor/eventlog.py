@@ -215,6 +215,9 @@ def _events(handle: BinaryIO, name: str, damage: Damage, count: _Count,
         fullmatch, kinds, skipped, execute, evict = (COMMON.fullmatch, _FAST_KINDS, _FAST_SKIPPED,
                                                      EventKind.EXECUTE, EventKind.EVICT)
         add = out.append
+        # The last row's time and rank: a row of the same second keeps at least that rank, so that
+        # a log's rows stay in their own order (see osep.replay.events.Row).
+        last_when, last_rank = (out[-1][0], out[-1][1]) if out else (-1.0, 0)
         for at_part, part in enumerate(parts):
             common = fullmatch(part) if len(part) <= limit else None
             if common is not None:
@@ -251,8 +254,12 @@ def _events(handle: BinaryIO, name: str, damage: Damage, count: _Count,
                                                                   kind is not execute):
                         position += 1
                         readable += 1
-                        add((base + int(second), rank, index, position, kind, job, slot,
-                             checkpointed, None, None))
+                        when = base + int(second)
+                        if rank < last_rank and when == last_when:
+                            rank = last_rank
+                        last_when, last_rank = when, rank
+                        add((when, rank, index, position, kind, job, slot, checkpointed, None,
+                             None))
                         continue
             # The careful path: where the event begins and ends (after the newline of its "..."
             # line), and what it gives.
@@ -272,6 +279,8 @@ def _events(handle: BinaryIO, name: str, damage: Damage, count: _Count,
             else:
                 _take(out, _record(part[strip:] + b"\n", start, end, True, name, year, damage,
                                    count), index)
+                if out:
+                    last_when, last_rank = out[-1][0], out[-1][1]
             position, readable = count.position, count.readable
         count.position, count.readable = position, readable
         at = offset + sum(map(len, parts)) + SPLIT_TAKES * len(parts)
@@ -304,7 +313,10 @@ def _take(out: list[Row], found: Iterator[LogEvent | tuple[JobId | None, str, st
     before it when that is the same job's."""
     for item in found:
         if isinstance(item, LogEvent):
-            out.append((item.time, RANK[item.kind], index, item.position, item.kind,
+            rank = RANK[item.kind]
+            if out and out[-1][0] == item.time:
+                rank = max(rank, out[-1][1])
+            out.append((item.time, rank, index, item.position, item.kind,
                         key_of(item.job), item.slot, item.checkpointed, item.owner, item.account))
             continue
         job, owner, account = item

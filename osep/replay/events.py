@@ -60,7 +60,10 @@ JobKey: TypeAlias = tuple[str, int, int, str]
 # An event as replay reads it, a plain tuple: (time, rank, the index of its file among those
 # merged, position, kind, job, slot, checkpointed, owner, account). Its first four fields order
 # the merged logs with no key function: by time, runs ending first within a second, then by file,
-# each file in its own order.
+# each file in its own order. The rank is RANK's, or the rank of the row before it in its file
+# when that is of the same second and higher: a file's rows then stay in their order, and merged
+# as tuples they come in the order ``heapq.merge`` gives the events by (time, RANK) (a log's
+# event of a second ending a run, after one of that second that does not, waits for it there).
 Row: TypeAlias = tuple[float, int, int, int, EventKind, Hashable, str | None, bool, str | None,
                        str | None]
 

@@ -184,14 +184,19 @@ logs = st.lists(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=500, deadline=None)
 @given(logs)
-def test_rows_merge_as_heapq_merges_them_in_any_order_and_any_lists(spec):
+def test_rows_merge_as_heapq_merges_events_by_time_and_rank(spec):
+    """Rows ranked as the reader ranks them (an event of a second no lower than the one before it
+    in its file), merged as tuples, come in the order heapq.merge gives (time, rank) keys."""
     streams: list[list[list[tuple[float, int, int, int]]]] = []
+    events: list[list[tuple[float, int, int, int]]] = []  # with their own rank
     for index, (steps, cuts) in enumerate(spec):
-        t, rows = 0.0, []
-        for position, (step, rank) in enumerate(steps, start=1):
+        t, rows, real = 0.0, [], []
+        for position, (step, own) in enumerate(steps, start=1):
             t += step
+            real.append((t, own, index, position))
+            rank = max(own, rows[-1][1]) if rows and rows[-1][0] == t else own
             rows.append((t, rank, index, position))
         lists, at = [], 0
         for cut in cuts * (len(rows) + 1):
@@ -199,6 +204,8 @@ def test_rows_merge_as_heapq_merges_them_in_any_order_and_any_lists(spec):
                 break
             lists.append(rows[at:at + cut])
             at += cut
-        streams.append(lists)
-    want = list(heapq.merge(*(iter([r for rows in s for r in rows]) for s in streams)))
-    assert list(merge_rows([iter(s) for s in streams])) == want  # type: ignore[arg-type]
+        streams.append([*lists, rows[at:]])
+        events.append(real)
+    want = [(e[2], e[3]) for e in heapq.merge(*map(iter, events), key=lambda e: (e[0], e[1]))]
+    got = [(r[2], r[3]) for r in merge_rows([iter(s) for s in streams])]  # type: ignore[arg-type]
+    assert got == want
