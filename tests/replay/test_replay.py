@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from osep.replay.events import EventKind, LogEvent
-from osep.replay.history import UNKNOWN_OWNER, merge, merge_rows, replay
+from osep.replay.history import UNKNOWN_OWNER, _rows, merge, merge_rows, replay, replay_rows
 
 K = EventKind
 
@@ -209,3 +209,31 @@ def test_rows_merge_as_heapq_merges_events_by_time_and_rank(spec):
     want = [(e[2], e[3]) for e in heapq.merge(*map(iter, events), key=lambda e: (e[0], e[1]))]
     got = [(r[2], r[3]) for r in merge_rows([iter(s) for s in streams])]  # type: ignore[arg-type]
     assert got == want
+
+
+# Histories of four jobs with evictions, and vacates sent for them (and for a job never seen).
+histories = st.lists(
+    st.tuples(st.sampled_from([K.SUBMIT, K.EXECUTE, K.EVICT, K.EXECUTE, K.EVICT, K.TERMINATE,
+                               K.ABORT]),
+              st.sampled_from(["1.0", "2.0", "3.0", "4.0"]), st.sampled_from([0, 0, 1, 2, 5])),
+    max_size=40,
+)
+vacates = st.lists(st.tuples(st.integers(0, 120), st.sampled_from(["1.0", "2.0", "3.0", "9.0"])),
+                   max_size=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(histories, vacates)
+def test_vacates_streamed_in_time_order_date_evictions_as_the_whole_list_does(history, sent):
+    events, t = [], 0.0
+    for kind, job, step in history:
+        t += step
+        events.append(ev(kind, job, t, slot="s1" if kind is K.EXECUTE else None))
+    signals: dict[str, list[float]] = {}
+    for when, job in sorted(sent):
+        signals.setdefault(job, []).append(float(when))
+    whole, _ = run(events, signals=signals)
+    sources: list[str] = []
+    streamed = replay_rows(_rows(events, sources), sources, {"a": 1, "b": 1}, 2, warn=lambda _: None,
+                           vacates=[(float(when), job) for when, job in sorted(sent)])
+    assert streamed == whole

@@ -19,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from osep.config.policy import load_policy
+from osep.enforce.decisionlog import read_decisions, vacates_in_order
 from osep.errors import LogError, OsepError
 from osep.htcondor import eventlog
 from osep.htcondor.eventlog import read_event_log, read_event_rows
@@ -484,3 +485,23 @@ def test_ad_information_gives_the_whole_accounting_name_for_an_owner_tree(tmp_pa
     assert got[3] == ("group_chem", "group_chem")
     assert got[4] == (None, None)
     assert len(warnings) == 1 and "not a name" in warnings[0]
+
+
+def test_the_decision_log_read_for_replay_holds_no_actions_and_streams_its_vacates(tmp_path):
+    path = DATA / "share-back.decisions.jsonl"
+    whole = read_decisions(path, pytest.fail)
+    counted = read_decisions(path, pytest.fail, actions=False)
+    assert counted.actions == [] and whole.actions
+    assert (counted.capacity, counted.cycles, counted.vacates, counted.vacates_ordered) == (
+        whole.capacity, whole.cycles, whole.vacates, True)
+    streamed: dict = {}
+    for when, job in vacates_in_order(path):
+        streamed.setdefault(job, []).append(when)
+    assert streamed == whole.vacates_sent() and counted.vacates == 2
+    # Out of order (a clock set back): replay then reads the log whole.
+    shuffled = tmp_path / "shuffled.jsonl"
+    shuffled.write_text("".join(
+        f'{{"event": "action", "kind": "vacate", "cycle": 1, "time": {t}, "job": "{job}", '
+        f'"outcome": "done"}}\n' for t, job in ((200, "1.0"), (100, "2.0"))))
+    backwards = read_decisions(shuffled, pytest.fail, actions=False)
+    assert (backwards.vacates, backwards.vacates_ordered) == (2, False)
