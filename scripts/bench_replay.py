@@ -2,7 +2,7 @@
 """How fast `osep replay` reads large HTCondor event logs, and how much memory it needs.
 
     scripts/bench_replay.py [--jobs 10000 100000 1000000] [--owners 28] [--slots 2000] [--runs 3]
-                            [--keep DIR]
+                            [--keep DIR] [--code DIR ...]
 
 For each size it generates a synthetic but well-formed history (Poisson arrivals in daily waves over
 the owners, log-normal run times, first-come-first-served on a fixed pool, 2% of runs evicted and run
@@ -11,7 +11,10 @@ plus a decision log naming the evictions as osep's. It then runs `osep replay` o
 process and prints the child's own CPU time (user + system: the machine is shared, so wall time says
 little), events per CPU second and its peak resident memory, the median of ``--runs`` runs. Peak
 memory should stay flat as the log grows: replay keeps the jobs in flight, not the events. With
-``--keep DIR`` the logs are written to DIR/JOBS and used again when they are already there.
+``--keep DIR`` the logs are written to DIR/JOBS and used again when they are already there. With
+``--code DIR ...`` each replay is run once with the osep package of each DIR (a checkout of other
+code, say the code before a change), in turn, so that the figures of each are taken in the same
+minutes on the same logs: what a busy machine allows comparing.
 """
 
 from __future__ import annotations
@@ -109,7 +112,9 @@ def generate(out: Path, jobs: int, owners: int, slots: int, seed: int = 1) -> tu
 # Runs osep in the child and then reports the child's own peak resident memory on stderr.
 MEASURED = """
 import resource, runpy, sys
-sys.argv = ["osep", *sys.argv[1:]]
+if sys.argv[1] != "-":
+    sys.path.insert(0, sys.argv[1])
+sys.argv = ["osep", *sys.argv[2:]]
 try:
     runpy.run_module("osep", run_name="__main__")
 finally:
@@ -118,12 +123,13 @@ finally:
 """
 
 
-def replay(out: Path, owners: int) -> tuple[float, float, str]:
-    """Run osep replay in a child; returns (its CPU seconds, its peak RSS in MiB, a summary)."""
+def replay(out: Path, owners: int, code: Path | None = None) -> tuple[float, float, str]:
+    """Run osep replay in a child (with the osep package in ``code``, or this one); returns (its CPU
+    seconds, its peak RSS in MiB, a summary)."""
     logs = [f"vo{k:02d}={out / f'vo{k:02d}.log'}" for k in range(owners)]
     done = subprocess.run(
-        [sys.executable, "-c", MEASURED, "replay", *logs, "--policy", str(out / "policy.toml"),
-         "--decisions", str(out / "decisions.jsonl"), "--format", "json"],
+        [sys.executable, "-c", MEASURED, str(code.resolve()) if code else "-", "replay", *logs,
+         "--policy", str(out / "policy.toml"), "--decisions", str(out / "decisions.jsonl"), "--format", "json"],
         capture_output=True, text=True, check=False, env={"TZ": "UTC", "PATH": "/usr/bin:/bin"},
     )
     if done.returncode != 0:
@@ -145,6 +151,8 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=3, help="Replays per size (the median is shown).")
     parser.add_argument("--keep", type=Path,
                         help="Write the logs here and keep them (or use those already there).")
+    parser.add_argument("--code", type=Path, nargs="+", default=[None],
+                        help="Checkouts whose osep package to replay with, in turn (a row each).")
     parser.add_argument("--generate-into", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.generate_into is not None:
@@ -154,7 +162,7 @@ def main() -> int:
         print(events, size)
         return 0
     print(f"{'jobs':>9} {'events':>10} {'log MiB':>8} {'generate s':>10} {'replay CPU s':>12} "
-          f"{'events/s':>9} {'peak MiB':>9}  result")
+          f"{'events/s':>9} {'peak MiB':>9}  result" + ("  code" if len(args.code) > 1 else ""))
     for jobs in sorted(args.jobs):
         out = Path(tempfile.mkdtemp(prefix="osep-bench-")) if args.keep is None else \
             args.keep / f"{jobs}"
@@ -173,13 +181,19 @@ def main() -> int:
                 made_file.write_text(made_text)
                 generated = time.monotonic() - started
             events, size = (int(x) for x in made_text.split())
-            runs = sorted(replay(out, args.owners) for _ in range(max(1, args.runs)))
-            seconds, _, summary = runs[len(runs) // 2]
-            peak = statistics.median(r[1] for r in runs)
-            spread = f" ({runs[0][0]:.1f} to {runs[-1][0]:.1f})" if len(runs) > 1 else ""
-            print(f"{jobs:>9,} {events:>10,} {size / 2**20:>8.0f} {generated:>10.1f} "
-                  f"{seconds:>12.1f} {events / seconds:>9,.0f} {peak:>9.0f}  {summary}{spread}",
-                  flush=True)
+            measured: dict[int, list[tuple[float, float, str]]] = {k: [] for k in range(len(args.code))}
+            for _ in range(max(1, args.runs)):  # the checkouts in turn, so each sees the same load
+                for k, code in enumerate(args.code):
+                    measured[k].append(replay(out, args.owners, code))
+            for k, code in enumerate(args.code):
+                runs = sorted(measured[k])
+                seconds, _, summary = runs[len(runs) // 2]
+                peak = statistics.median(r[1] for r in runs)
+                spread = f" ({runs[0][0]:.1f} to {runs[-1][0]:.1f})" if len(runs) > 1 else ""
+                which = f"  {code}" if len(args.code) > 1 else ""
+                print(f"{jobs:>9,} {events:>10,} {size / 2**20:>8.0f} {generated:>10.1f} "
+                      f"{seconds:>12.1f} {events / seconds:>9,.0f} {peak:>9.0f}  {summary}{spread}"
+                      f"{which}", flush=True)
         finally:
             if args.keep is None:
                 shutil.rmtree(out, ignore_errors=True)

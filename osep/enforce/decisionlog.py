@@ -151,17 +151,26 @@ class DecisionLog:
     first: float | None = None
     last: float | None = None
     held_cycles: dict[str, int] = field(default_factory=dict)  # owner -> cycles spent held
+    # The vacates sent (done, naming a job), and whether the log gives them in time order (what
+    # :func:`vacates_in_order` needs); counted whether or not ``actions`` are kept.
+    vacates: int = 0
+    vacates_ordered: bool = True
 
     def vacates_sent(self) -> dict[JobId, list[float]]:
         """The job as its schedd's event logs name it (no schedd) -> times a vacate was sent for it,
         oldest first."""
         out: dict[JobId, list[float]] = {}
         for a in self.actions:
-            if a.kind == "vacate" and a.outcome is Outcome.DONE and a.job is not None:
+            if _sent(a):
+                assert a.job is not None
                 out.setdefault(a.job.in_schedd, []).append(a.time)
         for times in out.values():
             times.sort()
         return out
+
+
+def _sent(action: Action) -> bool:
+    return action.kind == "vacate" and action.outcome is Outcome.DONE and action.job is not None
 
 
 def read_decisions(
@@ -169,8 +178,12 @@ def read_decisions(
     warn: Callable[[str], None],
     since: float | None = None,
     until: float | None = None,
+    *,
+    actions: bool = True,
 ) -> DecisionLog:
-    """The log's cycles and actions with ``since <= time < until``.
+    """The log's cycles and actions with ``since <= time < until`` (with ``actions`` false, the
+    actions are counted but not kept: what ``osep replay`` reads first, with memory that does not
+    grow with the log).
 
     Bad lines are skipped and counted, and ``warn`` gets one line per kind of damage at the end:
     a line longer than :data:`osep.replay.damage.MAX_RECORD_BYTES` (never read whole), one that is
@@ -179,10 +192,36 @@ def read_decisions(
     event of the five above whose fields are of the wrong type or out of the bounds in
     :mod:`osep.replay.damage`. A file that cannot be read, or that holds damage and not one JSON
     object, raises :class:`LogError`."""
+    log = DecisionLog(str(path))
+    last_sent: float | None = None
+    for action in _actions(path, Damage(warn), log, since, until):
+        if _sent(action):
+            log.vacates += 1
+            if last_sent is not None and action.time < last_sent:
+                log.vacates_ordered = False
+            last_sent = action.time
+        if actions:
+            log.actions.append(action)
+    return log
+
+
+def vacates_in_order(path: Path) -> Iterator[tuple[float, JobId]]:
+    """The vacates the log says were sent, (time, the job as its schedd's event logs name it), in
+    the log's order, which is time order when :attr:`DecisionLog.vacates_ordered` (read by
+    :func:`read_decisions`, which also reported the damage: here it is passed over silently).
+    Holds one line at a time."""
+    for action in _actions(path, Damage(lambda _: None), DecisionLog(str(path)), None, None):
+        if _sent(action):
+            assert action.job is not None
+            yield action.time, action.job.in_schedd
+
+
+def _actions(path: Path, damage: Damage, log: DecisionLog, since: float | None,
+             until: float | None) -> Iterator[Action]:
+    """The log's actions, one at a time; the rest of what it says goes into ``log``, and its
+    damage into ``damage``, reported at the end."""
     name = str(path)
     regular_file(path, "decision log")
-    log = DecisionLog(name)
-    damage = Damage(warn)
     reasons: dict[tuple[int, int, str, str], str] = {}
     cycle_time: float | None = None
     objects = 0
@@ -222,14 +261,16 @@ def read_decisions(
                 if not _inside(time, since, until):
                     continue
                 cycle = _whole(event, "cycle", MAX_CYCLE) or 0
-                _take(log, event, event_name, max(1, log.runs), cycle, time, reasons)
+                action = _take(log, event, event_name, max(1, log.runs), cycle, time, reasons)
             except _Bad as bad:
                 damage.add(name, f"line {number}", f"{event_name} event with a bad {bad}, skipped")
+                continue
+            if action is not None:
+                yield action
     if objects == 0 and damage.total:
         where, problem = damage.first(name) or ("line 1", "")
         raise LogError(f"{name}: {where}: not a decision log ({brief(problem)})")
     damage.report()
-    return log
 
 
 class _Bad(Exception):
@@ -269,7 +310,8 @@ _DECODER = json.JSONDecoder(parse_constant=_no_constant)  # NaN and infinities a
 
 
 def _take(log: DecisionLog, event: dict[str, Any], name: str, run: int, cycle: int, time: float,
-          reasons: dict[tuple[int, int, str, str], str]) -> None:
+          reasons: dict[tuple[int, int, str, str], str]) -> Action | None:
+    """What the event adds to ``log``; an action is returned, not kept."""
     kind = event.get("kind")
     if name in (DECISION, ACTION) and kind is not None and not isinstance(kind, str):
         raise _Bad("kind")
@@ -281,14 +323,14 @@ def _take(log: DecisionLog, event: dict[str, Any], name: str, run: int, cycle: i
         outcome = event.get("outcome")
         if not isinstance(outcome, str) or outcome not in OUTCOMES:
             raise _Bad("outcome")
-        log.actions.append(Action(
+        return Action(
             run=run, cycle=cycle, time=time, kind=kind, outcome=Outcome(outcome),
             owner=_name(event, "owner"), beneficiary=_name(event, "beneficiary"),
             job=_job(event), slot=_name(event, "slot"),
             run_time=_duration(event, "run_time"), lost_work=_duration(event, "lost_work"),
             detail=_text(event, "detail"),
             reason=reasons.pop((run, cycle, kind, str(what)), None),
-        ))
+        )
     elif name == ACTION and kind == "hold" and event.get("outcome") == Outcome.DONE.value:
         owners = event.get("owners") or []
         if not isinstance(owners, list) or not all(name_ok(o) for o in owners):
@@ -302,6 +344,7 @@ def _take(log: DecisionLog, event: dict[str, Any], name: str, run: int, cycle: i
             log.capacity = max(log.capacity or 0, capacity)
         log.first = time if log.first is None else min(log.first, time)
         log.last = time if log.last is None else max(log.last, time)
+    return None
 
 
 def _inside(time: float | None, since: float | None, until: float | None) -> bool:

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from itertools import accumulate
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, cast
 
 import htcondor2 as htcondor
 
@@ -39,7 +39,7 @@ from osep.replay.damage import (
     name_ok,
     regular_file,
 )
-from osep.replay.events import EventKind, LogEvent
+from osep.replay.events import RANK, EventKind, JobKey, LogEvent, Row, key_of
 
 # ULogEventNumber -> the project's event kinds. Every other known type (image size, file transfer,
 # disconnect, ...) says nothing about slots or demand and is skipped silently.
@@ -97,26 +97,28 @@ def read_event_log(path: Path, warn: Callable[[str], None], *, block: int = BLOC
     read, or that holds damage and not one readable event, raises :class:`LogError`.
     """
     name = str(path)
+    for rows in read_event_rows(path, warn, block=block, limit=limit):
+        for t, _, _, position, kind, key, slot, checkpointed, owner, account in rows:
+            _, cluster, proc, _ = cast(JobKey, key)  # what the reader makes
+            yield LogEvent(kind, JobId("", cluster, proc), t, name, position, slot, checkpointed,
+                           owner, account)
+
+
+def read_event_rows(path: Path, warn: Callable[[str], None], index: int = 0, *, block: int = BLOCK,
+                    limit: int = MAX_RECORD_BYTES) -> Iterator[list[Row]]:
+    """What :func:`read_event_log` reads, as rows (:data:`osep.replay.events.Row`, with ``index``
+    standing for the file) in lists of a block's events: what replay merges and reads, without a
+    Python call or object per event beyond the row."""
+    name = str(path)
     regular_file(path, "event log")
     damage = Damage(warn)
     count = _Count()
-    held: LogEvent | None = None  # the last event, until we know no ad information follows it
     try:
         handle = path.open("rb")
     except OSError as exc:
         raise LogError(f"{name}: cannot read the event log: {exc.strerror or exc}") from None
     with handle:
-        for found in _events(handle, name, damage, count, block, limit):
-            if not isinstance(found, LogEvent):  # ad information: (job, owner, account)
-                job, owner, account = found
-                if held is not None and held.job == job:
-                    held = held._replace(owner=owner, account=account)
-                continue
-            if held is not None:
-                yield held
-            held = found
-    if held is not None:
-        yield held
+        yield from _events(handle, name, damage, count, block, limit, index)
     if count.readable == 0 and damage.total:
         where, problem = damage.first(name) or ("byte 0", "")
         raise LogError(f"{name}: {where}: not an HTCondor job event log ({brief(problem)})")
@@ -141,28 +143,40 @@ COMMON = re.compile(
 SPLIT = re.compile(rb"\n\.\.\.(?=\r?\n)")
 SPLIT_TAKES = 4  # the bytes a match of SPLIT stands for
 MINUTES = 1 << 12  # minutes remembered, at most (the logs merged move through time together)
-SLOTS = 1 << 10  # slot names remembered per log, at most
+SLOTS = 1 << 13  # slot names remembered, at most, shared by the logs being merged
+# The slot each execute event's header text and first body line name, for the logs being merged
+# (a pool's slots are the same in every owner's log).
+_SLOTS: dict[tuple[bytes | None, bytes], str] = {}
 # The local time of each minute met, per time zone, shared by the logs being merged.
 _MINUTES: dict[tuple[object, ...], dict[bytes, float | None]] = {}
 SKIPPED = KNOWN_EVENT_TYPES - set(EVENT_KINDS) - {AD_INFORMATION}
-_new = tuple.__new__  # a LogEvent without its Python-level constructor
+# The same, by the three digits COMMON reads (no int() or enum hashing per event).
+_FAST_KINDS = {b"%03d" % n: (kind, RANK[kind]) for n, kind in EVENT_KINDS.items()}
+_FAST_SKIPPED = frozenset(b"%03d" % n for n in SKIPPED if n < 1000)
 
 
 def _events(handle: BinaryIO, name: str, damage: Damage, count: _Count,
-            block: int = BLOCK, limit: int = MAX_RECORD_BYTES
-            ) -> Iterator[LogEvent | tuple[JobId | None, str, str]]:
-    """The file's events and ad information, read a block at a time: the block is cut into events
-    at C speed (SPLIT) and each event in the common form is read with one match (COMMON); any
-    other goes through :func:`_record`, as every event did before, so that damage is found and
-    counted the same way. Holds a block, its events and at most ``limit`` of one event."""
+            block: int = BLOCK, limit: int = MAX_RECORD_BYTES, index: int = 0
+            ) -> Iterator[list[Row]]:
+    """The file's events as rows, a list per block read: the block is cut into events at C speed
+    (SPLIT) and each event in the common form is read with one match (COMMON); any other goes
+    through :func:`_record`, as every event did before, so that damage is found and counted the
+    same way. Ad information goes onto the event just before it: the last row of a block is held
+    back until the next block has been read. Holds a block, its events and at most ``limit`` of one
+    event."""
     year = time.localtime().tm_year
     minutes = _MINUTES.setdefault((time.timezone, time.altzone, *time.tzname), {})
-    slots: dict[tuple[bytes | None, bytes], str] = {}
+    slots = _SLOTS
     pending = b"\n"  # the newline before the next event, and what of it is read
     offset = -1  # of pending[0] in the file
     skipping: int | None = None  # the start of an event too long to keep, being read past
     eof = False
+    out: list[Row] = []  # this block's rows, and the one held back from the block before
     while not eof:
+        if len(out) > 1:
+            held = out.pop()
+            yield out
+            out = [held]
         data = handle.read(block)
         eof = not data
         if skipping is not None:
@@ -173,7 +187,7 @@ def _events(handle: BinaryIO, name: str, damage: Damage, count: _Count,
             elif sync is None:
                 if eof:
                     damage.add(name, f"bytes {skipping} to {offset + len(pending)}", TOO_LONG)
-                    return
+                    break
                 offset += max(0, len(pending) - TAIL)
                 pending = pending[-TAIL:]
                 continue
@@ -198,25 +212,31 @@ def _events(handle: BinaryIO, name: str, damage: Damage, count: _Count,
         # needs it.
         starts: list[int] | None = None
         position, readable = count.position, count.readable
-        fullmatch, kinds, execute, evict = COMMON.fullmatch, EVENT_KINDS, EventKind.EXECUTE, \
-            EventKind.EVICT
-        for index, part in enumerate(parts):
+        fullmatch, kinds, skipped, execute, evict = (COMMON.fullmatch, _FAST_KINDS, _FAST_SKIPPED,
+                                                     EventKind.EXECUTE, EventKind.EVICT)
+        add = out.append
+        # The last row's time and rank: a row of the same second keeps at least that rank, so that
+        # a log's rows stay in their own order (see osep.replay.events.Row).
+        last_when, last_rank = (out[-1][0], out[-1][1]) if out else (-1.0, 0)
+        for at_part, part in enumerate(parts):
             common = fullmatch(part) if len(part) <= limit else None
             if common is not None:
                 number, cluster, proc, minute, second, rest, body = common.groups()
-                kind = kinds.get(int(number))
-                if kind is None:
-                    if int(number) in SKIPPED:  # a known type replay has no use for
+                found = kinds.get(number)
+                if found is None:
+                    if number in skipped:  # a known type replay has no use for
                         position += 1
                         readable += 1
                         continue
                 else:
+                    kind, rank = found
                     base = minutes.get(minute, -1.0)  # -1: not seen yet
                     if base == -1.0:
                         base = minutes[minute] = _minute(minute)
                     job = None
-                    if int(cluster) <= MAX_JOB_NUMBER and int(proc) <= MAX_JOB_NUMBER:
-                        job = JobId("", int(cluster), int(proc))
+                    c, p = int(cluster), int(proc)
+                    if c <= MAX_JOB_NUMBER and p <= MAX_JOB_NUMBER:
+                        job = ("", c, p, "")
                     slot: str | None = None
                     checkpointed = False
                     if kind is execute:
@@ -234,27 +254,33 @@ def _events(handle: BinaryIO, name: str, damage: Damage, count: _Count,
                                                                   kind is not execute):
                         position += 1
                         readable += 1
-                        yield _new(LogEvent, (kind, job, base + int(second), name, position, slot,
-                                              checkpointed, None, None))
+                        when = base + int(second)
+                        if rank < last_rank and when == last_when:
+                            rank = last_rank
+                        last_when, last_rank = when, rank
+                        add((when, rank, index, position, kind, job, slot, checkpointed, None,
+                             None))
                         continue
             # The careful path: where the event begins and ends (after the newline of its "..."
             # line), and what it gives.
             count.position, count.readable = position, readable
             if starts is None:
                 starts = list(accumulate(map(len, parts), initial=0))
-            at = offset + starts[index] + SPLIT_TAKES * index
+            at = offset + starts[at_part] + SPLIT_TAKES * at_part
             strip = 2 if part[:1] == b"\r" else 1
             size = len(part)
-            following = parts[index + 1] if index + 1 < len(parts) else last
+            following = parts[at_part + 1] if at_part + 1 < len(parts) else last
             end = at + size + SPLIT_TAKES
-            if not (tail_sync and index == len(parts) - 1):
+            if not (tail_sync and at_part == len(parts) - 1):
                 end += 2 if following[:1] == b"\r" else 1
             start = at + strip
             if size - strip + 1 > limit:
                 damage.add(name, f"bytes {start} to {end}", TOO_LONG)
             else:
-                yield from _record(part[strip:] + b"\n", start, end, True, name, year, damage,
-                                   count)
+                _take(out, _record(part[strip:] + b"\n", start, end, True, name, year, damage,
+                                   count), index)
+                if out:
+                    last_when, last_rank = out[-1][0], out[-1][1]
             position, readable = count.position, count.readable
         count.position, count.readable = position, readable
         at = offset + sum(map(len, parts)) + SPLIT_TAKES * len(parts)
@@ -267,8 +293,8 @@ def _events(handle: BinaryIO, name: str, damage: Damage, count: _Count,
                 if len(text) > limit:
                     damage.add(name, f"bytes {start} to {offset + len(last)}", TOO_LONG)
                 else:
-                    yield from _record(text, start, offset + len(last), False, name, year,
-                                       damage, count)
+                    _take(out, _record(text, start, offset + len(last), False, name, year,
+                                       damage, count), index)
         elif len(last) > limit + TAIL:
             skipping = offset + (2 if last[:1] == b"\r" else 1)
             offset += len(last) - TAIL
@@ -277,6 +303,25 @@ def _events(handle: BinaryIO, name: str, damage: Damage, count: _Count,
             minutes.clear()
         if len(_MINUTES) > 16:
             _MINUTES.clear()
+    if out:
+        yield out
+
+
+def _take(out: list[Row], found: Iterator[LogEvent | tuple[JobId | None, str, str]],
+          index: int) -> None:
+    """What the careful path found, onto ``out``: events as rows, ad information onto the row
+    before it when that is the same job's."""
+    for item in found:
+        if isinstance(item, LogEvent):
+            rank = RANK[item.kind]
+            if out and out[-1][0] == item.time:
+                rank = max(rank, out[-1][1])
+            out.append((item.time, rank, index, item.position, item.kind,
+                        key_of(item.job), item.slot, item.checkpointed, item.owner, item.account))
+            continue
+        job, owner, account = item
+        if out and job is not None and out[-1][5] == key_of(job):
+            out[-1] = (*out[-1][:8], owner, account)
 
 
 def _newline(data: bytes, at: int) -> int:

@@ -310,31 +310,37 @@ class Meter:
         """Settle what the events at ``now`` changed: the owners they touched and, when demand
         changed, the feasible shares."""
         dirty, self._dirty = self._dirty, {}
-        touched: list[_Owner] = list(dirty.values())
         if self._demand_changed:
             self._demand_changed = False
             if self._flat:
-                for stats in touched:
-                    self._book(stats)
+                book = self._book
+                for stats in dirty.values():
+                    book(stats)
                 old, new = self._level, self._fill()
                 if new != old:
-                    low, high = min(old, new), max(old, new)
-                    touched.extend(self._owners[o] for o in self._between(self._needs, low, high,
-                                                                         self._curves))
-                    touched.extend(self._owners[o] for o in self._between(self._marks, low, high))
+                    low, high = (old, new) if old < new else (new, old)
+                    owners = self._owners
+                    for o in self._between(self._needs, low, high, self._curves):
+                        dirty[o] = owners[o]
+                    for o in self._between(self._marks, low, high):
+                        dirty[o] = owners[o]
             elif self._ideal is not None:
                 demand = {o: s.demand for o, s in self._owners.items() if s.demand}
                 fes = dict(self._ideal(demand, self.capacity))
                 old_fes, self._fes = self._fes, fes
-                touched.extend(s for o, s in self._owners.items()
-                               if fes.get(o, 0.0) != old_fes.get(o, 0.0))
-        for stats in touched:
-            self._settle(stats)
+                for o, s in self._owners.items():
+                    if fes.get(o, 0.0) != old_fes.get(o, 0.0):
+                        dirty[o] = s
+        settle = self._settle
+        for stats in dirty.values():
+            settle(stats)
 
     @staticmethod
     def _between(keys: list[tuple[float, str]], low: float, high: float, above: bool = False
                  ) -> list[str]:
         """The owners whose key is from ``low`` to ``high`` (with ``above``: or higher)."""
+        if not keys:
+            return []
         first = bisect_left(keys, (low,))
         last = len(keys) if above or high == math.inf else bisect_left(
             keys, (math.nextafter(high, math.inf),))
@@ -416,7 +422,18 @@ class Meter:
 
     def _settle(self, stats: _Owner) -> None:
         """End the owner's piece and start one with its state now (the feasible shares fresh)."""
-        self._flush(stats)
+        now = self.now
+        assert now is not None
+        if now > stats.since:  # _flush, inline: this runs for every owner an instant touches
+            short = stats.rate * (now - stats.since)
+            if stats.linear:
+                short += self._area - stats.area
+            if short > 0:
+                stats.violation += short
+            if self._bins is not None:
+                self._bins.add(stats.name, stats.since, now, stats.real, stats.ideal)
+        stats.since = now
+        stats.area = self._area
         if not self._flat:
             real, ideal = self._real_ideal(stats)
             stats.real, stats.ideal, stats.rate, stats.linear = real, ideal, max(0.0, ideal - real), False
@@ -488,9 +505,10 @@ class Meter:
         """``amount``: what the job holds per resource while it runs (for dominant measures)."""
         if job in self._jobs:
             raise MeterError(f"job {job} submitted twice")
-        self.advance(t)
-        stats = self._owner(owner)
-        self._jobs[job] = _Job(owner, stats, t, weight=weight, amount=amount)
+        if t != self.now:
+            self.advance(t)
+        stats = self._owners.get(owner) or self._owner(owner)
+        self._jobs[job] = _Job(owner, stats, t, True, None, None, None, 0.0, weight, amount)
         stats.jobs += 1
         stats.demand += weight
         if self.dominant is not None:
@@ -499,10 +517,11 @@ class Meter:
         self._demand_changed = True
 
     def start(self, t: float, job: Hashable, slot: str) -> None:
-        state = self._job(job)
+        state = self._jobs.get(job) or self._job(job)
         if state.start is not None:
             raise MeterError(f"job {job} started on {slot} while running on {state.slot}")
-        self.advance(t)
+        if t != self.now:
+            self.advance(t)
         state.slot, state.start, state.signal = slot, t, None
         stats = state.stats
         stats.running += state.weight
@@ -523,10 +542,11 @@ class Meter:
     def end(self, t: float, job: Hashable, *, evicted: bool, saved: float = 0.0) -> None:
         """The current run ended and the slot is free. ``saved``: the run's work a checkpoint kept,
         which counts only for an eviction (a run that completes kept all of it)."""
-        state = self._job(job)
+        state = self._jobs.get(job) or self._job(job)
         if state.start is None:
             return
-        self.advance(t)
+        if t != self.now:
+            self.advance(t)
         stats = state.stats
         weight = state.weight
         stats.running -= weight
@@ -556,11 +576,11 @@ class Meter:
     def finish(self, t: float, job: Hashable, runtime: float | None = None) -> float:
         """The job completed. ``runtime`` is its ideal run time; by default the work of its last run
         plus whatever checkpoints saved before it. Returns the run time used."""
-        state = self._job(job)
+        state = self._jobs.get(job) or self._job(job)
         last_start = state.start
         if last_start is not None:
             self.end(t, job, evicted=False)
-        else:
+        elif t != self.now:
             self.advance(t)
         if runtime is None:
             runtime = state.saved + (t - last_start if last_start is not None else 0.0)
@@ -610,6 +630,11 @@ class Meter:
     @property
     def in_flight(self) -> int:
         return len(self._jobs)
+
+    @property
+    def jobs(self) -> Mapping[Hashable, _Job]:
+        """The jobs in flight (read only: replay asks about each event's job with one look-up)."""
+        return self._jobs
 
     def owner_of(self, job: Hashable) -> str | None:
         state = self._jobs.get(job)

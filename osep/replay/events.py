@@ -8,7 +8,8 @@ HTCondor.
 from __future__ import annotations
 
 import enum
-from typing import NamedTuple
+from collections.abc import Hashable
+from typing import NamedTuple, TypeAlias
 
 from osep.core.model import JobId
 
@@ -45,3 +46,27 @@ class LogEvent(NamedTuple):
     @property
     def where(self) -> str:
         return f"{self.source}: {self.place}"
+
+
+# At one instant, across logs: runs end before runs start (a slot freed and taken in the same
+# second).
+RANK = {kind: 0 if kind in (EventKind.EVICT, EventKind.TERMINATE, EventKind.ABORT, EventKind.HOLD,
+                            EventKind.RUN_FAILED) else 1 for kind in EventKind}
+
+# A job as replay keys it: a job id as a plain tuple (schedd, cluster, proc, pool), which is made
+# and hashed in C.
+JobKey: TypeAlias = tuple[str, int, int, str]
+
+# An event as replay reads it, a plain tuple: (time, rank, the index of its file among those
+# merged, position, kind, job, slot, checkpointed, owner, account). Its first four fields order
+# the merged logs with no key function: by time, runs ending first within a second, then by file,
+# each file in its own order. The rank is RANK's, or the rank of the row before it in its file
+# when that is of the same second and higher: a file's rows then stay in their order, and merged
+# as tuples they come in the order ``heapq.merge`` gives the events by (time, RANK) (a log's
+# event of a second ending a run, after one of that second that does not, waits for it there).
+Row: TypeAlias = tuple[float, int, int, int, EventKind, Hashable, str | None, bool, str | None,
+                       str | None]
+
+
+def key_of(job: JobId) -> JobKey:
+    return job.schedd, job.cluster, job.proc, job.pool

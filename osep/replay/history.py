@@ -19,15 +19,17 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
+from bisect import bisect_left
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 
 from osep.core.model import JobId
 from osep.core.tree import ShareTree
 from osep.measure.meter import Meter, Metrics, Series
 from osep.measure.trees import group_shares, top_group, tree_ideal
 from osep.replay.damage import Damage
-from osep.replay.events import EventKind, LogEvent
+from osep.replay.events import RANK, EventKind, LogEvent, Row, key_of
 
 UNKNOWN_OWNER = "(unknown)"
 
@@ -66,15 +68,80 @@ class Replay:
     groups: Metrics | None = None  # an owner tree's top-level groups, measured as owners
 
 
-# At one instant, across logs: runs end before runs start (a slot freed and taken in the same second).
-_RANK = {EventKind.EVICT: 0, EventKind.TERMINATE: 0, EventKind.ABORT: 0, EventKind.HOLD: 0,
-         EventKind.RUN_FAILED: 0}
-
-
 def merge(streams: Iterable[Iterator[LogEvent]]) -> Iterator[LogEvent]:
     """One stream in time order. Each log keeps its own order; between logs, events of the same
     second that end a run come before the others."""
-    return heapq.merge(*streams, key=lambda e: (e.time, _RANK.get(e.kind, 1)))
+    return heapq.merge(*streams, key=lambda e: (e.time, RANK[e.kind]))
+
+
+def merge_rows(streams: Iterable[Iterable[list[Row]]]) -> Iterator[Row]:
+    """:func:`merge` for logs read as rows (each stream a file's lists of rows, its index in the
+    rows): what ``heapq.merge`` of the rows gives (rows order themselves: no key), a list at a
+    time while every log is in order, so that the work per row is done in C."""
+    return chain.from_iterable(_merged_lists([iter(s) for s in streams]))
+
+
+def _merged_lists(streams: list[Iterator[list[Row]]]) -> Iterator[list[Row]]:
+    """The rows of ``streams`` in ``heapq.merge``'s order, in lists. Each stream keeps the rows it
+    has read and not given out, in order, and at least its last one while it may have more: every
+    row below the least of those last rows (``horizon``) can then be given out, sorted, since no
+    row still unread is below it. A stream found out of order (a damaged log) hands the rest to
+    ``heapq.merge``, from where every stream stands, which then gives what it would have given from
+    the start (rows are all different, so its order depends only on the rows at the heads)."""
+    kept: list[list[Row]] = []
+    live: list[Iterator[list[Row]] | None] = []
+    for each in streams:
+        kept.append([])
+        live.append(each)
+    while True:
+        # Read on until every stream that may have more holds at least two rows (or one, which
+        # is then its last read: it stays back as that stream's bound).
+        for k, stream in enumerate(live):
+            rows = kept[k]
+            while stream is not None and len(rows) < 2:
+                more = next(stream, None)
+                if more is None:
+                    live[k] = None
+                    break
+                if not more:
+                    continue
+                joined = rows + more
+                if joined != sorted(joined):
+                    yield from _rest(kept, live, k, more)
+                    return
+                kept[k] = rows = joined
+        bounds = [rows[-1] for rows, stream in zip(kept, live, strict=True) if stream is not None]
+        if not bounds:  # every stream read to its end
+            out = [row for rows in kept for row in rows]
+            out.sort()
+            if out:
+                yield out
+            return
+        horizon = min(bounds)
+        out = []
+        for k, rows in enumerate(kept):
+            cut = bisect_left(rows, horizon)
+            if cut:
+                out += rows[:cut]
+                kept[k] = rows[cut:]
+        out.sort()
+        yield out
+
+
+def _rest(kept: list[list[Row]], live: list[Iterator[list[Row]] | None], k: int, more: list[Row]
+          ) -> Iterator[list[Row]]:
+    """``heapq.merge`` of what every stream has not given out yet (stream ``k`` with ``more``, the
+    list that put it out of order, read after what it kept)."""
+    tails = []
+    for j, (rows, stream) in enumerate(zip(kept, live, strict=True)):
+        parts: list[Iterable[list[Row]]] = [[rows]]
+        if j == k:
+            parts.append([more])
+        if stream is not None:
+            parts.append(stream)
+        tails.append(chain.from_iterable(chain.from_iterable(parts)))
+    for row in heapq.merge(*tails):
+        yield [row]
 
 
 def replay(
@@ -101,79 +168,151 @@ def replay(
     its log or file gives) places it as, the ideal is the tree's feasible share, and the top-level
     groups are measured too.
     """
+    sources: list[str] = []
+    return replay_rows(_rows(events, sources), sources, shares, capacity, warn=warn, owners=owners,
+                       signals=signals, curves=curves, workload=workload, progress=progress,
+                       every=every, tree=tree)
+
+
+def _rows(events: Iterable[LogEvent], sources: list[str]) -> Iterator[Row]:
+    """The events as rows, each file's name put in ``sources`` before its first row."""
+    index: dict[str, int] = {}
+    for event in events:
+        at = index.get(event.source)
+        if at is None:
+            at = index[event.source] = len(sources)
+            sources.append(event.source)
+        yield (event.time, RANK[event.kind], at, event.position, event.kind, _key(event.job),
+               event.slot, event.checkpointed, event.owner, event.account)
+
+
+def replay_rows(
+    rows: Iterable[Row],
+    sources: Sequence[str],
+    shares: Mapping[str, float],
+    capacity: int,
+    *,
+    warn: Callable[[str], None],
+    owners: Mapping[str, str] | None = None,
+    signals: Mapping[JobId, list[float]] | None = None,
+    vacates: Iterable[tuple[float, JobId]] | None = None,
+    curves: bool = False,
+    workload: bool = False,
+    progress: Callable[[int, float], None] | None = None,
+    every: int = 100_000,
+    tree: ShareTree | None = None,
+) -> Replay:
+    """:func:`replay` of ``rows`` (:data:`osep.replay.events.Row`, in time order; a row's file is
+    ``sources[i]`` for its index i, looked up only when it is needed): what ``osep replay`` runs,
+    with no object made per event. ``vacates``: what ``signals`` says, as a stream of (time sent,
+    job) in time order (:func:`osep.enforce.decisionlog.vacates_in_order`), read as the replay
+    reaches each time; only the signals of jobs in flight are kept."""
     owners = owners or {}
-    pending = {_key(job): list(times) for job, times in (signals or {}).items()}
+    pending: dict[Hashable, list[float]] = {_key(job): list(times)
+                                            for job, times in (signals or {}).items()}
     meter = _Meters(shares, capacity, curves, tree)
+    main = meter.main
+    jobs = main.jobs
+    # The meter's own methods when there is no tree: one call less per event.
+    submit, start_run, end_run, finish = ((meter.submit, meter.start, meter.end, meter.finish)
+                                          if tree is not None else
+                                          (main.submit, main.start, main.end, main.finish))
     osep_evictions: dict[str, int] = {}
     recorded: list[RecordedJob] = []
     finished: set[Hashable] = set()  # the jobs in recorded
     damage = Damage(warn)  # every odd event counted, one line per file and kind at the end
     count = 0
     start: float | None = None
+    SUBMIT, EXECUTE, EVICT, TERMINATE = (EventKind.SUBMIT, EventKind.EXECUTE, EventKind.EVICT,
+                                         EventKind.TERMINATE)
+    stream = iter(vacates) if vacates is not None else None
+    upcoming = next(stream, None) if stream is not None else None
+    due = upcoming[0] if upcoming is not None else math.inf  # when the next vacate was sent
 
-    def owner_for(event: LogEvent) -> str:
-        name = event.account or event.owner or owners.get(event.source)
+    def pull(t: float) -> float:
+        """Take the vacates sent by ``t`` into ``pending``; when the next one was sent. One for a
+        job not in flight that was sent over a second ago can date none of its runs (see
+        :func:`_signal_for`) and is dropped."""
+        nonlocal upcoming
+        assert stream is not None
+        while upcoming is not None and upcoming[0] <= t:
+            sent, job_id = upcoming
+            key = _key(job_id)
+            if key in jobs or sent >= t - 1.0:
+                pending.setdefault(key, []).append(sent)
+            upcoming = next(stream, None)
+        return upcoming[0] if upcoming is not None else math.inf
+
+    def owner_for(index: int, position: int, job: Hashable, owner: str | None,
+                  account: str | None) -> str:
+        name = account or owner or owners.get(sources[index])
         if name:
-            return tree.owner_of(name) if tree is not None else (event.owner or name)
-        damage.add(event.source, event.place, NO_OWNER)
+            return tree.owner_of(name) if tree is not None else (owner or name)
+        damage.add(sources[index], _place(position, job), NO_OWNER)
         return UNKNOWN_OWNER
 
-    for event in events:
+    for when, _, index, position, kind, job, slot, checkpointed, owner, account in rows:
+        t = when
         count += 1
         if progress is not None and count % every == 0:
-            progress(count, event.time)
-        t = event.time
+            progress(count, t)
         if start is None:
             start = t
-        if meter.now is not None and t < meter.now:
-            damage.add(event.source, event.place, EARLIER)
-            t = meter.now
-        job, kind = _key(event.job), event.kind
-        known = meter.owner_of(job) is not None
-        if kind is EventKind.SUBMIT:
-            if known:
-                damage.add(event.source, event.place, SUBMITTED_AGAIN)
+        now = main.now
+        if now is not None and t < now:
+            damage.add(sources[index], _place(position, job), EARLIER)
+            t = now
+        state = jobs.get(job)
+        if kind is SUBMIT:
+            if state is not None:
+                damage.add(sources[index], _place(position, job), SUBMITTED_AGAIN)
             else:
-                meter.submit(t, job, owner_for(event))
+                submit(t, job, owner_for(index, position, job, owner, account))
             continue
-        if not known:
-            if kind is not EventKind.EXECUTE:
+        if state is None:
+            if kind is not EXECUTE:
                 continue  # the rest of a job whose submission is not in these logs
-            damage.add(event.source, event.place, NO_SUBMIT)
-            meter.submit(t, job, owner_for(event))
-        if kind is EventKind.EXECUTE:
-            if meter.running(job):
-                damage.add(event.source, event.place, RUNS_AGAIN)
-                meter.end(t, job, evicted=False)
-            meter.start(t, job, event.slot or "?")
-        elif kind is EventKind.EVICT:
-            if not meter.running(job):
+            damage.add(sources[index], _place(position, job), NO_SUBMIT)
+            submit(t, job, owner_for(index, position, job, owner, account))
+            state = jobs[job]
+        if kind is EXECUTE:
+            if state.start is not None:
+                damage.add(sources[index], _place(position, job), RUNS_AGAIN)
+                end_run(t, job, evicted=False)
+            start_run(t, job, slot or "?")
+        elif kind is EVICT:
+            if state.start is None:
                 continue
-            asked = _signal_for(pending, job, meter, t)
-            if asked is not None:
-                meter.signal(asked, job)
-                owner = meter.owner_of(job) or UNKNOWN_OWNER
-                osep_evictions[owner] = osep_evictions.get(owner, 0) + 1
-            meter.end(t, job, evicted=True, saved=math.inf if event.checkpointed else 0.0)
-        elif kind is EventKind.TERMINATE:
-            owner = meter.owner_of(job) or UNKNOWN_OWNER
-            submitted = meter.submitted(job)
-            runtime = meter.finish(t, job)
+            if due <= t:
+                due = pull(t)
+            if job in pending:
+                asked = _signal_for(pending, job, meter, t)
+                if asked is not None:
+                    meter.signal(asked, job)
+                    osep_evictions[state.owner] = osep_evictions.get(state.owner, 0) + 1
+            end_run(t, job, evicted=True, saved=math.inf if checkpointed else 0.0)
+        elif kind is TERMINATE:
+            name, submitted = state.owner, state.submit
+            runtime = finish(t, job)
+            if job in pending:
+                _forget(pending, job, t)
             if workload:
                 if job in finished:  # the simulator needs one job per id
-                    damage.add(event.source, event.place, FINISHED_AGAIN)
+                    damage.add(sources[index], _place(position, job), FINISHED_AGAIN)
                 else:
                     finished.add(job)
-                    recorded.append(RecordedJob(event.job, owner, submitted, runtime))
+                    recorded.append(RecordedJob(_job_id(job), name, submitted, runtime))
         elif kind is EventKind.ABORT:
             meter.withdraw(t, job)
+            if job in pending:
+                _forget(pending, job, t)
         elif kind is EventKind.HOLD:
-            if meter.running(job):
+            if state.start is not None:
                 meter.end(t, job, evicted=False)
             meter.hold(t, job, True)
         elif kind is EventKind.RELEASE:
             meter.hold(t, job, False)
-        elif kind is EventKind.RUN_FAILED and meter.running(job):
+        elif kind is EventKind.RUN_FAILED and state.start is not None:
             meter.end(t, job, evicted=False)
     warnings = damage.total
     damage.report()
@@ -284,9 +423,29 @@ def _signal_for(pending: dict[Hashable, list[float]], job: Hashable, meter: _Met
     return chosen
 
 
+def _forget(pending: dict[Hashable, list[float]], job: Hashable, t: float) -> None:
+    """The job left the queue at ``t``: its signals sent over a second before can date none of
+    the runs of a job of the same id that comes later (see :func:`_signal_for`)."""
+    kept = [sent for sent in pending[job] if sent >= t - 1.0]
+    if kept:
+        pending[job] = kept
+    else:
+        del pending[job]
+
+
 def _key(job: Hashable) -> Hashable:
-    """The job as the meter knows it: a job id as a plain tuple, which hashes in C (a log of
-    millions of events asks the meter about its job several times per event)."""
-    if isinstance(job, JobId):
-        return job.schedd, job.cluster, job.proc, job.pool
-    return job
+    """The job as the meter knows it: a job id as a plain tuple (:data:`osep.replay.events.JobKey`),
+    which is made and hashed in C."""
+    return key_of(job) if isinstance(job, JobId) else job
+
+
+def _job_id(key: Hashable) -> JobId:
+    """The job id a key stands for (anything else as it is: hand-made events in tests)."""
+    if isinstance(key, tuple) and len(key) == 4:
+        return JobId(*key)
+    return key  # type: ignore[return-value]
+
+
+def _place(position: int, job: Hashable) -> str:
+    """Where an event is in its file (as :attr:`LogEvent.place` says it)."""
+    return f"event {position} (job {_job_id(job)})"

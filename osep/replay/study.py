@@ -9,21 +9,23 @@ can run the whole path without it.
 from __future__ import annotations
 
 import datetime
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from osep.config.scenario import Scenario
+from osep.core.model import JobId
 from osep.core.policy import PolicySettings
 from osep.core.tree import ShareTree
-from osep.enforce.decisionlog import read_decisions
+from osep.enforce.decisionlog import read_decisions, vacates_in_order
 from osep.errors import OsepError
 from osep.measure.documents import column, document, iso
 from osep.measure.meter import Meter, Series
 from osep.measure.records import feed
 from osep.replay.damage import MAX_SLOTS
-from osep.replay.history import Replay, merge, replay
+from osep.replay.events import Row
+from osep.replay.history import Replay, merge_rows, replay_rows
 from osep.sim.experiment import Outcome, outcome_column, run_scenario, totals
 from osep.sim.specs import Checkpointing, JobSpec, Order, PoolSettings, SlotSpec
 
@@ -81,7 +83,7 @@ def study(
     policy: PolicySettings,
     *,
     interval: float,
-    read_log: Callable[[Path, Callable[[str], None]], Any],
+    read_log: Callable[[Path, Callable[[str], None], int], Iterable[list[Row]]],
     warn: Callable[[str], None],
     decisions: Path | None = None,
     slots: int | None = None,
@@ -90,11 +92,15 @@ def study(
     progress: Callable[[int, float], None] | None = None,
     excess: Order = Order.FAIRSHARE,
 ) -> Study:
-    """Replay ``sources`` (``read_log`` turns a path into its events: :func:`osep.htcondor.
-    eventlog.read_event_log`) and run each what-if policy on the recorded workload (the enforcing
-    ones over the negotiator ``excess`` names). With an owner tree in ``policy``, jobs are placed in
-    it by their accounting names and its top-level groups are measured too."""
-    log = read_decisions(decisions, warn) if decisions is not None else None
+    """Replay ``sources`` (``read_log`` turns a path, and its index among the sources, into its
+    events as rows: :func:`osep.htcondor.eventlog.read_event_rows`) and run each what-if policy on
+    the recorded workload (the enforcing ones over the negotiator ``excess`` names). With an owner
+    tree in ``policy``, jobs are placed in it by their accounting names and its top-level groups
+    are measured too."""
+    # The decision log is read twice, holding a line at a time: first for the pool's size, its
+    # damage and whether its vacates are in time order, then as a stream of the vacates sent,
+    # taken as the replay reaches their times (read whole only when they are not in order).
+    log = read_decisions(decisions, warn, actions=False) if decisions is not None else None
     capacity = slots if slots is not None else (log.capacity if log is not None else None)
     if capacity is None or capacity <= 0:
         if log is not None:
@@ -104,15 +110,24 @@ def study(
             "the pool's size is unknown: pass --slots N (or a decision log whose cycles record it)"
         )
     shares = policy.shares.resolve(capacity)
-    streams = [read_log(s.path, warn) for s in sources]
+    signals: dict[JobId, list[float]] | None = None
+    vacates: Iterator[tuple[float, JobId]] | None = None
+    if decisions is not None and log is not None and log.vacates:
+        if log.vacates_ordered:
+            vacates = vacates_in_order(decisions)
+        else:
+            signals = read_decisions(decisions, lambda _: None).vacates_sent()
+    streams = [read_log(s.path, warn, index) for index, s in enumerate(sources)]
     owners = {str(s.path): s.owner for s in sources if s.owner}
-    result = replay(
-        merge(streams),
+    result = replay_rows(
+        merge_rows(streams),
+        [str(s.path) for s in sources],
         shares,
         capacity,
         warn=warn,
         owners=owners,
-        signals=log.vacates_sent() if log is not None else None,
+        signals=signals,
+        vacates=vacates,
         curves=curves,
         workload=bool(what_if.policies),
         progress=progress,

@@ -233,7 +233,7 @@ def replay(logs: tuple[str, ...], policy_file: Path, decisions: Path | None, slo
     A LOG is a user log or a schedd's EVENT_LOG. Give OWNER=LOG when its events do not name the
     owner (EVENT_LOG_JOB_AD_INFORMATION_ATTRS = Owner makes them do so).
     """
-    from osep.htcondor.eventlog import read_event_log
+    from osep.htcondor.eventlog import read_event_rows
     from osep.replay.study import LogSource, WhatIf, study
     from osep.sim.experiment import with_overrides
     from osep.ui import render
@@ -248,7 +248,7 @@ def replay(logs: tuple[str, ...], policy_file: Path, decisions: Path | None, slo
             [LogSource.parse(text) for text in logs],
             policy,
             interval=interval if interval is not None else loaded.interval,
-            read_log=read_event_log,
+            read_log=read_event_rows,
             warn=warn,
             decisions=decisions,
             slots=slots,

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import heapq
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from osep.replay.events import EventKind, LogEvent
-from osep.replay.history import UNKNOWN_OWNER, merge, replay
+from osep.replay.history import UNKNOWN_OWNER, _rows, merge, merge_rows, replay, replay_rows
 
 K = EventKind
 
@@ -167,3 +171,69 @@ def test_a_job_id_that_finishes_twice_is_one_job_of_the_what_if_workload():
     assert [(r.submit, r.runtime) for r in result.workload] == [(0, 10)]
     assert warnings == ["log: event 6 (job 1.0): the same job id finished again; left out of the "
                         "what-if runs"]
+
+
+# A log as lists of rows (only the four fields that order them): times mostly rising, sometimes
+# falling (a damaged log), cut into lists of any length, empty ones too.
+logs = st.lists(
+    st.tuples(
+        st.lists(st.tuples(st.sampled_from([0, 0, 1, 2, 5, -3]), st.integers(0, 1)), max_size=30),
+        st.lists(st.integers(0, 7), min_size=1, max_size=40),
+    ),
+    max_size=5,
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(logs)
+def test_rows_merge_as_heapq_merges_events_by_time_and_rank(spec):
+    """Rows ranked as the reader ranks them (an event of a second no lower than the one before it
+    in its file), merged as tuples, come in the order heapq.merge gives (time, rank) keys."""
+    streams: list[list[list[tuple[float, int, int, int]]]] = []
+    events: list[list[tuple[float, int, int, int]]] = []  # with their own rank
+    for index, (steps, cuts) in enumerate(spec):
+        t, rows, real = 0.0, [], []
+        for position, (step, own) in enumerate(steps, start=1):
+            t += step
+            real.append((t, own, index, position))
+            rank = max(own, rows[-1][1]) if rows and rows[-1][0] == t else own
+            rows.append((t, rank, index, position))
+        lists, at = [], 0
+        for cut in cuts * (len(rows) + 1):
+            if at >= len(rows):
+                break
+            lists.append(rows[at:at + cut])
+            at += cut
+        streams.append([*lists, rows[at:]])
+        events.append(real)
+    want = [(e[2], e[3]) for e in heapq.merge(*map(iter, events), key=lambda e: (e[0], e[1]))]
+    got = [(r[2], r[3]) for r in merge_rows([iter(s) for s in streams])]  # type: ignore[arg-type]
+    assert got == want
+
+
+# Histories of four jobs with evictions, and vacates sent for them (and for a job never seen).
+histories = st.lists(
+    st.tuples(st.sampled_from([K.SUBMIT, K.EXECUTE, K.EVICT, K.EXECUTE, K.EVICT, K.TERMINATE,
+                               K.ABORT]),
+              st.sampled_from(["1.0", "2.0", "3.0", "4.0"]), st.sampled_from([0, 0, 1, 2, 5])),
+    max_size=40,
+)
+vacates = st.lists(st.tuples(st.integers(0, 120), st.sampled_from(["1.0", "2.0", "3.0", "9.0"])),
+                   max_size=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(histories, vacates)
+def test_vacates_streamed_in_time_order_date_evictions_as_the_whole_list_does(history, sent):
+    events, t = [], 0.0
+    for kind, job, step in history:
+        t += step
+        events.append(ev(kind, job, t, slot="s1" if kind is K.EXECUTE else None))
+    signals: dict[str, list[float]] = {}
+    for when, job in sorted(sent):
+        signals.setdefault(job, []).append(float(when))
+    whole, _ = run(events, signals=signals)
+    sources: list[str] = []
+    streamed = replay_rows(_rows(events, sources), sources, {"a": 1, "b": 1}, 2, warn=lambda _: None,
+                           vacates=[(float(when), job) for when, job in sorted(sent)])
+    assert streamed == whole

@@ -19,9 +19,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from osep.config.policy import load_policy
+from osep.enforce.decisionlog import read_decisions, vacates_in_order
 from osep.errors import LogError, OsepError
 from osep.htcondor import eventlog
-from osep.htcondor.eventlog import read_event_log
+from osep.htcondor.eventlog import read_event_log, read_event_rows
 from osep.replay.study import LogSource, WhatIf, study
 from tests.replay.careful_reader import records as careful_records
 
@@ -37,7 +38,7 @@ def replay_file(name: str, decisions: bool = True, slots: int | None = None,
         [LogSource(DATA / f"{name}.events.log")],
         policy.settings,
         interval=interval if interval is not None else policy.interval,
-        read_log=read_event_log,
+        read_log=read_event_rows,
         warn=warnings.append,
         decisions=log if decisions and log.exists() else None,
         slots=slots,
@@ -131,7 +132,7 @@ def test_a_decision_log_that_gives_no_size_is_named(tmp_path):
     with pytest.raises(OsepError, match=f"^{log}: no cycle in this decision log records the pool's "
                                         "size: pass --slots N$"):
         study([LogSource(DATA / "share-back.events.log")], policy.settings, interval=2,
-              read_log=read_event_log, warn=print, decisions=log)
+              read_log=read_event_rows, warn=print, decisions=log)
 
 
 def test_a_what_if_pool_of_too_many_slots_is_refused():
@@ -152,7 +153,7 @@ def test_a_what_if_run_of_too_many_cycles_is_refused(tmp_path):
     policy = load_policy(DATA / "share-back.policy.toml")
     with pytest.raises(OsepError, match=f"^{path}: the recorded workload spans 2,209,075,240 s, "
                                         "44,181,505 negotiation and enforcement cycles"):
-        study([LogSource(path, "alice")], policy.settings, interval=300, read_log=read_event_log,
+        study([LogSource(path, "alice")], policy.settings, interval=300, read_log=read_event_rows,
               warn=print, slots=4, what_if=WhatIf(("osep",)))
 
 
@@ -210,7 +211,7 @@ def test_a_job_with_no_submit_event_is_reported_and_counted(damaged):
     warnings: list[str] = []
     policy = load_policy(DATA / "share-back.policy.toml")
     result = study([LogSource(damaged)], policy.settings, interval=policy.interval,
-                   read_log=read_event_log, warn=warnings.append, slots=4)
+                   read_log=read_event_rows, warn=warnings.append, slots=4)
     assert len(warnings) == 1
     assert f"{damaged}: event" in warnings[0] and "(job 2.0): no submit event" in warnings[0]
     assert owners(result)["bob"].jobs == 2
@@ -484,3 +485,23 @@ def test_ad_information_gives_the_whole_accounting_name_for_an_owner_tree(tmp_pa
     assert got[3] == ("group_chem", "group_chem")
     assert got[4] == (None, None)
     assert len(warnings) == 1 and "not a name" in warnings[0]
+
+
+def test_the_decision_log_read_for_replay_holds_no_actions_and_streams_its_vacates(tmp_path):
+    path = DATA / "share-back.decisions.jsonl"
+    whole = read_decisions(path, pytest.fail)
+    counted = read_decisions(path, pytest.fail, actions=False)
+    assert counted.actions == [] and whole.actions
+    assert (counted.capacity, counted.cycles, counted.vacates, counted.vacates_ordered) == (
+        whole.capacity, whole.cycles, whole.vacates, True)
+    streamed: dict = {}
+    for when, job in vacates_in_order(path):
+        streamed.setdefault(job, []).append(when)
+    assert streamed == whole.vacates_sent() and counted.vacates == 2
+    # Out of order (a clock set back): replay then reads the log whole.
+    shuffled = tmp_path / "shuffled.jsonl"
+    shuffled.write_text("".join(
+        f'{{"event": "action", "kind": "vacate", "cycle": 1, "time": {t}, "job": "{job}", '
+        f'"outcome": "done"}}\n' for t, job in ((200, "1.0"), (100, "2.0"))))
+    backwards = read_decisions(shuffled, pytest.fail, actions=False)
+    assert (backwards.vacates, backwards.vacates_ordered) == (2, False)
