@@ -11,12 +11,13 @@ runs ``--cycles`` enforcement cycles of the daemon's own loop (LivePool and Enfo
 prints, per phase, the median wall and CPU seconds, the queries per daemon, and osep's own share of
 the cycle: translate + decide + act (what the policy's issue counts as osep's work; the rest is
 HTCondor's queries); then the re-check of victims before acting, as one look and as a query per job,
-in the same run. The pool is stopped at the end, whatever happens.
+and the first schedd's queue read as osep reads it (idle jobs grouped by the schedd) and one ad per
+job, in the same run. The pool is stopped at the end, whatever happens.
 
     sudo scripts/bench_live.py [--idle 100000] [--second 2000] [--cycles 5]
 
-Needs root (the test pool is a chroot). ``decide`` is the policy as it is, on the snapshot the cycle
-reads.
+Needs root (the test pool is a chroot). ``decide`` is the policy as it is, on the pool view the
+cycle's snapshot carries.
 """
 
 from __future__ import annotations
@@ -143,7 +144,7 @@ def measure(cycles: int, queued: int, pids: dict[str, int]) -> int:
         served: dict[str, float] = {}
         query_jobs = live._query_jobs
 
-        def sampled(name: str, schedd_ad: Any) -> list[Any]:
+        def sampled(name: str, schedd_ad: Any) -> tuple[list[Any], list[Any]]:
             pid = pids["second" if name.startswith("schedd2@") else "first"]
             before = cpu_of(pid)
             try:
@@ -169,7 +170,7 @@ def measure(cycles: int, queued: int, pids: dict[str, int]) -> int:
         report_table(rows, queued)
         print(f"peak memory of this process (pool start, submissions and {cycles} cycles): {peak:.0f} MiB")
         compare_recheck(live, [v.job for v in report.plan.vacates], pids)
-    compare_translation()
+        compare_reading(pids, enforcer.settings)
     return 0
 
 
@@ -215,31 +216,99 @@ def compare_recheck(live: Any, victims: list[Any], pids: dict[str, int]) -> None
               f"({each[0] / max(look[0], 1e-9):.1f}x the look's wall time)")
 
 
-def compare_translation() -> None:
-    """The first schedd's answer translated ad by ad (to_job) and by the reader the cycle uses
-    (JobReader), CPU seconds, best of three, the same ads in the same run."""
+def compare_reading(pids: dict[str, int], settings: Any) -> None:
+    """The first schedd's queue read both ways, in the same run: as osep reads it (idle jobs
+    grouped by the schedd, the jobs that hold a slot one ad each) and one ad per job, each through
+    to_job (what osep did before, less the templates its reader kept for the procs of one
+    submission), and decide on that snapshot, which builds its pool view from every job. Per way,
+    medians of three: osep's CPU in the queries, the schedd's CPU serving them, osep's CPU
+    translating and deciding, and osep's share of all that CPU; both plans must be the same."""
     import htcondor2
 
-    from osep.htcondor.ads import JOB_ATTRS, JOB_CONSTRAINT, JobReader, to_job
+    from osep.core.model import Slot, Snapshot
+    from osep.core.policy import decide
+    from osep.htcondor.ads import (
+        HOLDING_CONSTRAINT,
+        IDLE_ATTRS,
+        IDLE_CONSTRAINT,
+        JOB_ATTRS,
+        JOB_CONSTRAINT,
+        SLOT_ATTRS,
+        AdTally,
+        BadAd,
+        to_idle,
+        to_job,
+        to_slots,
+    )
 
-    located = htcondor2.Collector("127.0.0.1:9618").locateAll(htcondor2.DaemonType.Schedd)
-    first = next(a for a in located if not str(a.get("Name", "")).startswith("schedd2@"))
-    ads = htcondor2.Schedd(first).query(constraint=JOB_CONSTRAINT, projection=JOB_ATTRS)
-    name = str(first["Name"])
-    each, reader = [], []
-    for _ in range(3):
-        began = time.process_time()
-        by_ad = [to_job(name, ad) for ad in ads]
-        each.append(time.process_time() - began)
-        began = time.process_time()
-        read = JobReader(name)
-        by_reader = [read.read(ad) for ad in ads]
-        reader.append(time.process_time() - began)
-        if by_reader != by_ad:
-            raise SystemExit("bench_live: the reader gave other jobs than to_job: a bug")
-    print(f"translating the first schedd's {len(ads):,} ads: ad by ad {min(each):.2f} s CPU "
-          f"({min(each) / len(ads) * 1e6:.1f} us/ad), the reader {min(reader):.2f} s "
-          f"({min(reader) / len(ads) * 1e6:.1f} us/ad; {read.reused:,} read from a template), same jobs")
+    collector = htcondor2.Collector("127.0.0.1:9618")
+    first = next(a for a in collector.locateAll(htcondor2.DaemonType.Schedd)
+                 if not str(a.get("Name", "")).startswith("schedd2@"))
+    name, schedd = str(first["Name"]), htcondor2.Schedd(first)
+    slots = tuple(s for s in to_slots(collector.query(htcondor2.AdTypes.Startd, projection=SLOT_ATTRS))
+                  if isinstance(s, Slot))
+    now = float(int(time.time()))  # both ways decide at the same time
+
+    def every_ad() -> tuple[Any, int]:
+        ads = schedd.query(constraint=JOB_CONSTRAINT, projection=JOB_ATTRS)
+        return ads, len(ads)
+
+    def read_every(answer: Any) -> Any:
+        tally, jobs = AdTally(), []
+        for ad in answer:
+            try:
+                entry = to_job(name, ad, tally)
+            except BadAd:
+                continue
+            if entry is not None:
+                jobs.append(entry.job)
+        return Snapshot(time=now, slots=slots, jobs=tuple(jobs))
+
+    def grouped() -> tuple[Any, int]:
+        groups = schedd.query(constraint=IDLE_CONSTRAINT, projection=IDLE_ATTRS,
+                              opts=htcondor2.QueryOpt.GroupBy)
+        ads = schedd.query(constraint=HOLDING_CONSTRAINT, projection=JOB_ATTRS)
+        return (groups, ads), len(groups) + len(ads)
+
+    def read_grouped(answer: Any) -> Any:
+        from osep.core.view import PoolView
+
+        groups, ads = answer
+        tally = AdTally()
+        jobs = [e.job for e in (to_job(name, ad, tally) for ad in ads) if e is not None]
+        view = PoolView.of(slots, jobs)
+        for ad in groups:
+            group = to_idle(name, ad, tally, int(now))
+            if group is not None:
+                view.put_idle(group.owner, group.shape, group.count, group.first)
+        return view.snapshot(now)
+
+    results = {}
+    for way, query, read in (("one ad per job, ad by ad", every_ad, read_every),
+                             ("idle jobs grouped (now)", grouped, read_grouped)):
+        rows = []
+        for _ in range(3):
+            served, began = cpu_of(pids["first"]), time.process_time()
+            answer, ads = query()
+            asked, served = time.process_time() - began, cpu_of(pids["first"]) - served
+            began = time.process_time()
+            snapshot = read(answer)
+            translated = time.process_time() - began
+            began = time.process_time()
+            plan = decide(snapshot, settings)
+            decided = time.process_time() - began
+            del answer, snapshot
+            rows.append((asked, served, translated, decided, ads))
+        asked, served, translated, decided = (statistics.median(r[k] for r in rows) for k in range(4))
+        own = (translated + decided) / (asked + served + translated + decided)
+        results[way] = plan
+        print(f"reading the first schedd, {way}: {rows[0][4]:,} ads; osep's CPU in the queries "
+              f"{asked:.3f} s, the schedd's {served:.3f} s; translating {translated:.3f} s, deciding "
+              f"{decided:.3f} s; osep's own work {own:.1%} of that CPU")
+    every, grouped_plan = results.values()
+    if every != grouped_plan:
+        raise SystemExit("bench_live: the two ways of reading gave different plans: a bug")
+    print("both ways gave the same plan")
 
 
 def median(rows: list[dict[str, dict[str, float]]], kind: str, key: str) -> float:

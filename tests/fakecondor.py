@@ -141,6 +141,57 @@ class FakeCondor:
                 out.append(copy)
         return out
 
+    def _group(self, schedd: str, constraint: str, projection: list[str]) -> list[classad2.ClassAd]:
+        """A query with ``QueryOpt.GroupBy``, answered as a schedd does: the jobs that match, grouped
+        by the projected attributes as written and the attributes their expressions refer to; an
+        ad per group with those attributes, ``Id``, ``JobCount`` and ``JobIds`` (the first job, in
+        queue order, then ``...`` and the last), if the group's ad matches the constraint too."""
+        expr = classad2.ExprTree(constraint)
+        groups: dict[tuple[tuple[str, str], ...], list[classad2.ClassAd]] = {}
+        for job in self._query(schedd, constraint):
+            names = set(projection)
+            for attr in projection:
+                if attr in job:
+                    names |= _references(job, attr)
+            key = tuple(sorted(((a, str(job.lookup(a)) if a in job else "") for a in names),
+                               key=lambda pair: pair[0].lower()))
+            groups.setdefault(key, []).append(job)
+        out = []
+        for number, (key, jobs) in enumerate(groups.items(), start=1):
+            ad = classad2.ClassAd()
+            for attr, text in key:
+                if text:
+                    ad[attr] = classad2.ExprTree(text)
+            ids = sorted(map(_key, jobs))
+            named = [f"{c}.{p}" for c, p in ids]
+            ad["Id"] = number
+            ad["JobCount"] = len(ids)
+            ad["JobIds"] = named[0] if len(named) == 1 else \
+                f"{named[0]} {named[1]}" if len(named) == 2 else f"{named[0]} ... {named[-1]}"
+            if expr.eval(ad) is True:
+                out.append(ad)
+        return out
+
+
+def _references(job: classad2.ClassAd, attr: str) -> set[str]:
+    """The attributes ``attr``'s expression refers to (none the bindings cannot work out, such as
+    those of an expression that refers to itself)."""
+    tree = job.lookup(attr)
+    try:
+        return set(job.internalRefs(tree)) | {r for r in job.externalRefs(tree) if "." not in r}
+    except Exception:  # noqa: BLE001 - the bindings' own error for such an expression
+        return set()
+
+
+def _key(job: classad2.ClassAd) -> tuple[int, int]:
+    """A job's place in its queue: its ClusterId and ProcId. A schedd's jobs always have them (they
+    are its keys, which condor_qedit cannot change); an ad made for a test that has no usable ones
+    is put after every other."""
+    cluster, proc = job.get("ClusterId"), job.get("ProcId")
+    if type(cluster) is int and type(proc) is int and 0 <= min(cluster, proc) <= max(cluster, proc) < 2**31:
+        return cluster, proc
+    return 2**31 - 1, 2**31 - 1
+
 
 class _Bindings:
     """What osep.htcondor.live uses of htcondor2."""
@@ -148,6 +199,7 @@ class _Bindings:
     DaemonType = htcondor2.DaemonType
     AdTypes = htcondor2.AdTypes
     JobAction = htcondor2.JobAction
+    QueryOpt = htcondor2.QueryOpt
     HTCondorException = htcondor2.HTCondorException
 
     def __init__(self, pool: FakeCondor) -> None:
@@ -241,8 +293,14 @@ class _Schedd:
         self._name = name
 
     def query(self, constraint: str = "true", projection: Any = None,
-              limit: int = -1) -> list[classad2.ClassAd]:
-        found = self._pool._query(self._name, constraint)
+              limit: int = -1, opts: Any = htcondor2.QueryOpt.Default) -> list[classad2.ClassAd]:
+        if opts & htcondor2.QueryOpt.GroupBy:
+            found = self._pool._group(self._name, constraint, list(projection or []))
+        else:
+            found = self._pool._query(self._name, constraint)
+            if projection:  # only what was asked for (and the schedd's clock)
+                found = [classad(**{k: ad.lookup(k) for k in [*projection, "ServerTime"] if k in ad})
+                         for ad in found]
         return found if limit < 0 else found[:limit]
 
     def act(self, action: Any, ids: list[str]) -> classad2.ClassAd:

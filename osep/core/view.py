@@ -262,6 +262,23 @@ class PoolView:
             del self.slots[name]
             self.stamp += 1
 
+    def put_idle(self, owner: str, shape: Shape, count: int, first: JobId) -> None:
+        """``count`` idle jobs of ``owner`` asking for ``shape``, ``first`` the first of them in queue
+        order: what :meth:`put_job` of each would give the decision, without an object per job (a
+        live pool reads its idle jobs as counts from its schedds). They are not in :attr:`jobs`, and
+        cannot be changed or dropped one by one: a view made so is for the decisions on one
+        snapshot."""
+        if count <= 0:
+            return
+        tally = self._tally(owner)
+        tally.idle += count
+        for k in range(4):
+            tally.waiting[k] += count * shape[k]
+        cpus, memory, gpus, disk = shape
+        tally._add_idle(Job(first, owner, JobState.IDLE, cpus=cpus, memory=memory, gpus=gpus, disk=disk))
+        tally.shapes[shape] += count - 1
+        self.stamp += 1
+
     # -- jobs -------------------------------------------------------------------------------------
 
     def _tally(self, owner: str) -> Tally:

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any
 
 import classad2
 
 from osep.core.model import Job, JobId, JobState, Slot
+from osep.core.resources import Shape
 from osep.errors import PoolError
 
 # JobStatus -> the project's states. Transferring output (6) and suspended (7) still hold their slot,
@@ -45,11 +46,19 @@ UNAVAILABLE = {"Owner", "Drained", "Delete"}
 # Jobs of these universes run on the submit machine (scheduler: DAGMan; local) or at another site
 # (grid): they occupy no execute slot, so they are neither demand nor usage.
 OFF_SLOT_UNIVERSES = {7: "scheduler", 9: "grid", 12: "local"}
-# Only jobs that are demand or hold a slot are read.
-JOB_CONSTRAINT = (
-    "(JobStatus == 1 || JobStatus == 2 || JobStatus == 6 || JobStatus == 7) && "
-    + " && ".join(f"JobUniverse =!= {u}" for u in sorted(OFF_SLOT_UNIVERSES))
-)
+_ON_SLOTS = " && ".join(f"JobUniverse =!= {u}" for u in sorted(OFF_SLOT_UNIVERSES))
+# Only jobs that are demand or hold a slot are read: the idle ones as counts (IDLE_CONSTRAINT,
+# grouped by the schedd), the others one ad each (HOLDING_CONSTRAINT).
+JOB_CONSTRAINT = f"(JobStatus == 1 || JobStatus == 2 || JobStatus == 6 || JobStatus == 7) && {_ON_SLOTS}"
+IDLE_CONSTRAINT = f"JobStatus == 1 && {_ON_SLOTS}"
+HOLDING_CONSTRAINT = f"(JobStatus == 2 || JobStatus == 6 || JobStatus == 7) && {_ON_SLOTS}"
+# What an idle job is read by (to_job reads no more of one): the schedd groups the idle jobs by
+# these attributes' values as written, and the attributes their expressions refer to (a stock
+# RequestMemory refers to MemoryUsage and ImageSize), and answers one ad per group.
+IDLE_ATTRS = [a for a in JOB_ATTRS if a not in (
+    "ClusterId", "ProcId", "JobCurrentStartDate", "LastCkptTime", "RemoteHost", "ServerTime")]
+# What a group's ad says of the group, beside its attributes.
+GROUP_ATTRS = ("Id", "JobIds", "JobCount")
 
 # What an attribute that evaluates to undefined or error (or to something that is not a number in
 # range) is taken to be. The README's "Reading job ads" lists the same.
@@ -106,9 +115,18 @@ class AdTally:
         taken = DEFAULT_TEXT.get(attr) or f"{DEFAULTS[attr]:g}"
         self._example(f"{where}: {attr} is {_show(value)}, taken as {taken}")
 
-    def reject(self, problem: str) -> None:
-        self.rejected += 1
+    def reject(self, problem: str, jobs: int = 1) -> None:
+        self.rejected += jobs
         self._example(problem)
+
+    def add(self, other: AdTally, jobs: int) -> None:
+        """What ``other`` counted reading one ad, for each of ``jobs`` jobs that ad stands for."""
+        for attr, count in other.defaulted.items():
+            self.defaulted[attr] = self.defaulted.get(attr, 0) + count * jobs
+        self.rejected += other.rejected * jobs
+        self.off_slots += other.off_slots * jobs
+        for text in other.examples:
+            self._example(text)
 
     def _example(self, text: str) -> None:
         if len(self.examples) < self.examples_kept:
@@ -284,115 +302,72 @@ def to_job(schedd: str, ad: Ad, tally: AdTally | None = None, pool: str = "",
     return JobAd(job, submitter)
 
 
-# Text in an ad (its expressions, lower-cased) that makes its translation depend on more than what
-# its attributes say, or on its ProcId: eval() can name any attribute, and random(), time() and
-# CurrentTime differ from one evaluation to the next. Such an ad is never read for another.
-UNIQUE = ("procid", "eval(", "random(", "time(", "currenttime")
-_JOB_FIELDS = tuple(f.name for f in fields(Job))
-assert _JOB_FIELDS[0] == "id", "JobReader builds a job from its id and the template's other fields"
+@dataclass(frozen=True, slots=True)
+class IdleGroup:
+    """Idle jobs of one owner that ask for the same: ``count`` of them, charged to ``submitter``,
+    ``first`` the first of them in queue order (the smallest id)."""
 
-
-TEMPLATES = 1024  # clusters a reader keeps a template for at once (the oldest made goes first)
-
-
-@dataclass(slots=True)
-class _Template:
-    ad: Any  # a copy of the template's ad, its ProcId set to each compared ad's in turn
-    rest: tuple[Any, ...]  # the template job's fields after its id
+    owner: str
     submitter: str
-    misses: int = 0  # translated ads of its cluster that it did not match, since it was made
+    shape: Shape
+    count: int
+    first: JobId
 
 
-class JobReader:
-    """:func:`to_job` for the ads one schedd query returns, with the same results, faster on the
-    queue of a large pool: there most ads are the idle procs of a few submissions (clusters), equal
-    but for their ``ProcId``, and the schedd lists them in no particular order.
+def to_idle(schedd: str, ad: Ad, tally: AdTally, server_time: float | None = None, pool: str = "",
+            naming: Callable[[str], str] | None = None) -> IdleGroup | None:
+    """One ad of a grouped query of idle jobs (``Schedd.query`` with ``QueryOpt.GroupBy``,
+    projection ``IDLE_ATTRS``): the schedd's answer for every idle job whose attributes are written
+    alike, with how many there are (``JobCount``) and which (``JobIds``: the first in queue order,
+    then ``...`` and the last). Read as :func:`to_job` reads each of them, what it counts in
+    ``tally`` counted once per job: the attributes :func:`to_job` does not read (those the schedd
+    added for the expressions to refer to, beyond ``JOB_ATTRS``) are left out first, as a query with
+    that projection leaves them out, and ``server_time`` stands for the ``ServerTime`` the schedd
+    gives each job ad (a group's ad has none). None for jobs that occupy no execute slot, and for a
+    group that cannot be read, whose jobs are counted rejected in ``tally``."""
+    count = integer(evaluate(ad, "JobCount"))
+    if count is None or not 1 <= count <= LARGEST:
+        tally.reject(f"{schedd}: a group of idle jobs with JobCount {_show(evaluate(ad, 'JobCount'))}")
+        return None
+    ids = evaluate(ad, "JobIds")
+    first = _first_id(ids)
+    if first is None:
+        tally.reject(f"{schedd}: a group of {count} idle jobs with JobIds {_show(ids)}", count)
+        return None
+    job_ad: Any = classad2.ClassAd() if isinstance(ad, classad2.ClassAd) else {}
+    for attr in JOB_ATTRS:
+        if attr in ad:
+            job_ad[attr] = ad.lookup(attr) if isinstance(ad, classad2.ClassAd) else ad[attr]
+    job_ad["ClusterId"], job_ad["ProcId"] = first
+    if server_time is not None:
+        job_ad["ServerTime"] = int(server_time)
+    mine = AdTally(examples_kept=tally.examples_kept)
+    try:
+        entry = to_job(schedd, job_ad, mine, pool, naming)
+    except BadAd as exc:
+        mine.reject(f"{exc} (and {count - 1} more alike)" if count > 1 else str(exc))
+        entry = None
+    tally.add(mine, count)
+    if entry is None:
+        return None
+    job = entry.job
+    if job.state is not JobState.IDLE:  # the schedd's answer is data too
+        tally.reject(f"{job.id}: a group of {count} idle jobs with JobStatus "
+                     f"{_show(evaluate(ad, 'JobStatus'))}", count)
+        return None
+    return IdleGroup(job.owner, entry.submitter, job.shape, count, job.id)
 
-    Per cluster, the ad of an idle job whose translation counted nothing in the tally (no default,
-    no rejection) becomes the template, from the cluster's second such ad on (a cluster of one job
-    costs nothing more), and again after two that did not match it; each ad of the cluster equal to
-    it but for its ``ProcId`` (ClassAd equality, in the bindings: every attribute, expressions as
-    written) is the same job under its own number, and is not translated again. An ad whose
-    expressions name ``ProcId`` or use what ``UNIQUE`` lists is never a template, and any other ad
-    is translated in full."""
 
-    def __init__(self, schedd: str, tally: AdTally | None = None, pool: str = "",
-                 naming: Callable[[str], str] | None = None) -> None:
-        self.schedd = schedd
-        self.tally = tally if tally is not None else AdTally()
-        self.pool = pool
-        self.naming = naming
-        self.reused = 0  # ads read from a template
-        self._templates: dict[int, _Template] = {}  # cluster -> its template
-        self._seen: set[int] = set()  # clusters with an ad that could have been a template
-        self._refused: set[int] = set()  # clusters whose ads cannot be templates
-
-    def read(self, ad: Ad) -> JobAd | None:
-        """As :func:`to_job` (None for a job that occupies no execute slot; :class:`BadAd` for an
-        ad that cannot be read)."""
-        job = self.repeat(ad)
-        if job is not None:
-            return JobAd(job, self._templates[job.id.cluster].submitter)
-        return self.translate(ad)
-
-    def repeat(self, ad: Ad) -> Job | None:
-        """The job, if ``ad`` is its cluster's template but for its ``ProcId``: an idle job whose
-        owner and submitter are those of the template's. Else None (:meth:`translate` reads it)."""
-        try:
-            cluster, proc = ad["ClusterId"], ad["ProcId"]
-        except KeyError:
-            return None
-        if type(cluster) is not int or type(proc) is not int or not 0 <= proc <= LARGEST:
-            return None
-        template = self._templates.get(cluster)
-        if template is None:
-            return None
-        template.ad["ProcId"] = proc
-        if ad != template.ad:
-            return None
-        self.reused += 1
-        return Job(JobId(self.schedd, cluster, proc, self.pool), *template.rest)
-
-    def translate(self, ad: Ad) -> JobAd | None:
-        """``ad`` translated in full (as :func:`to_job`); it may become its cluster's template."""
-        tally = self.tally
-        before = (sum(tally.defaulted.values()), tally.rejected, tally.off_slots)
-        entry = to_job(self.schedd, ad, tally, self.pool, self.naming)
-        if (entry is not None and entry.job.state is JobState.IDLE and type(ad) is classad2.ClassAd
-                and before == (sum(tally.defaulted.values()), tally.rejected, tally.off_slots)):
-            cluster = entry.job.id.cluster
-            template = self._templates.get(cluster)
-            if template is not None:
-                template.misses += 1
-                if template.misses >= 2:
-                    self._keep(cluster, ad, entry)
-            elif cluster in self._seen and cluster not in self._refused:
-                self._keep(cluster, ad, entry)
-            else:
-                self._seen.add(cluster)
-        return entry
-
-    def _keep(self, cluster: int, ad: Any, entry: JobAd) -> None:
-        """Make ``ad`` its cluster's template, if it can be one."""
-        text = repr(ad)
-        lowered = text.lower()
-        copy = None
-        if lowered.count("procid") == 1 and not any(word in lowered for word in UNIQUE[1:]):
-            try:
-                copy = classad2.ClassAd(text)
-            except Exception:  # noqa: BLE001 - the edge: an ad the bindings print but cannot read back
-                copy = None
-        # Read back as it was: only then does equality with the copy mean equality with the ad.
-        if copy is None or copy != ad:
-            self._refused.add(cluster)
-            self._templates.pop(cluster, None)
-            return
-        if cluster not in self._templates and len(self._templates) >= TEMPLATES:
-            del self._templates[next(iter(self._templates))]
-        job = entry.job
-        self._templates[cluster] = _Template(
-            copy, tuple(getattr(job, name) for name in _JOB_FIELDS[1:]), entry.submitter)
-
+def _first_id(ids: Any) -> tuple[int, int] | None:
+    """The first job a group's ``JobIds`` names (``cluster.proc``), or None."""
+    if not isinstance(ids, str):
+        return None
+    cluster, dot, proc = ids.split(" ", 1)[0].partition(".")
+    if not dot or not (cluster.isascii() and cluster.isdigit() and proc.isascii() and proc.isdigit()) \
+            or len(cluster) > 10 or len(proc) > 10:
+        return None
+    numbers = int(cluster), int(proc)
+    return numbers if max(numbers) <= LARGEST else None
 
 def parent_name(name: str, parent_id: Any) -> str | None:
     """The partitionable slot a dynamic slot ``slot<N>_<M>@host`` was carved from: ``slot<N>@host``
@@ -508,10 +483,11 @@ class Accounts:
         elif job.state is JobState.IDLE:
             self.idle[job.owner] = self.idle.get(job.owner, 0) + 1
 
-    def again(self, job: Job) -> None:
-        """One more idle job like one added already (same owner, same submitter): a job a
-        :class:`JobReader` read from its cluster's template."""
-        self.idle[job.owner] += 1
+    def add_idle(self, group: IdleGroup) -> None:
+        """A group of idle jobs (read from a grouped query)."""
+        self.submitters.setdefault(group.owner, set()).add(group.submitter)
+        self.charged.setdefault(group.submitter, set()).add(group.owner)
+        self.idle[group.owner] = self.idle.get(group.owner, 0) + group.count
 
     def vacated(self, job_id: JobId) -> float | None:
         """The job was vacated: it no longer counts as running for its owner, nor as busy cores.

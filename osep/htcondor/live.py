@@ -35,6 +35,7 @@ from tenacity import (
     wait_exponential,
 )
 
+from osep.core import view as kept
 from osep.core.model import Job, JobId, JobState, Slot, Snapshot
 from osep.core.pool import Look
 from osep.core.reservations import Reservation, ReservationBook
@@ -42,19 +43,22 @@ from osep.core.resources import Shape
 from osep.errors import PoolError, UnknownOutcome
 from osep.htcondor import groups
 from osep.htcondor.ads import (
+    HOLDING_CONSTRAINT,
+    IDLE_ATTRS,
+    IDLE_CONSTRAINT,
     JOB_ATTRS,
-    JOB_CONSTRAINT,
     OSEP_ATTRS,
     SLOT_ATTRS,
     Accounts,
     AdTally,
     BadAd,
+    IdleGroup,
     JobAd,
-    JobReader,
     OsepAd,
     check_complete,
     integer,
     slot_weights,
+    to_idle,
     to_job,
     to_osep_ad,
     to_slots,
@@ -154,6 +158,11 @@ def job_constraints(pairs: Iterable[tuple[int, int]], chunk: int = RECHECK_CHUNK
         part = numbers[at:at + step]
         out.append((" || ".join(f"(ClusterId == {c:d} && ProcId == {p:d})" for c, p in part), len(part)))
     return out
+
+
+def _server_time(ad: Any) -> int | None:
+    """A job ad's ``ServerTime`` (the clock of the schedd that sent it), if it has a usable one."""
+    return integer(ad.get("ServerTime"))
 
 
 def _job_number(value: object) -> bool:
@@ -292,10 +301,12 @@ class LivePool:
     def timed_snapshot(self, phases: Phases) -> Snapshot:
         """The snapshot, its time spent in ``phases``: querying (per daemon) and translating.
 
-        The bindings return a schedd's whole answer at once (``Schedd.query`` has no streaming
-        form in htcondor2), so each schedd's ads are translated right after its query and let go
-        one by one as they are read: at most one schedd's ads are held at a time, beside the jobs
-        already read."""
+        Each schedd is asked twice: for its idle jobs grouped (``QueryOpt.GroupBy``: one ad per
+        owner and request, with how many jobs and the first of them in queue order; a queue of
+        100,000 idle jobs from a few submissions is a few ads) and then for the jobs that hold a
+        slot, one ad each. The snapshot carries the pool view its decision reads, the idle jobs in
+        it as counts per owner and shape (:meth:`osep.core.view.PoolView.put_idle`); its ``jobs``
+        are the jobs that hold a slot."""
         with phases.timing(QUERY, "collector"):
             collector = self._collector()
             schedds = self.call("locating schedds",
@@ -305,41 +316,43 @@ class LivePool:
                 lambda: collector.query(htcondor.AdTypes.Startd, projection=SLOT_ATTRS),
             )
         jobs: list[Job] = []
+        idle: list[IdleGroup] = []
         located: dict[str, Any] = {}
         tally = AdTally()
         with phases.timing(TRANSLATE):
             accounts = Accounts(weights=slot_weights(slot_ads))
-        server_time: int | None = None
+        pool_time: int | None = None
         for schedd_ad in schedds:
             name = str(schedd_ad.get("Name", "schedd"))
             located[name] = schedd_ad
             with phases.timing(QUERY, f"schedd {name}"):
-                ads = self._query_jobs(name, schedd_ad)
+                groups, ads = self._query_jobs(name, schedd_ad)
+                server_time = next((t for t in map(_server_time, ads) if t is not None), None)
+                if server_time is None and groups:
+                    server_time = self._server_time(name, schedd_ad)
             with phases.timing(TRANSLATE):
-                reader = JobReader(name, tally, naming=self.settings.naming)
+                if pool_time is None:
+                    pool_time = server_time
                 ads.reverse()  # read from the end of the list, so that each ad read is let go
                 while ads:
-                    ad = ads.pop()
-                    if server_time is None:
-                        server_time = integer(ad.get("ServerTime"))
-                    job = reader.repeat(ad)  # most of a large queue: an idle job like one read
-                    if job is not None:
-                        jobs.append(job)
-                        accounts.again(job)
-                        continue
-                    entry = self._translate(reader, ad)
+                    entry = self._translate(name, ads.pop(), tally)
                     if entry is not None:
                         jobs.append(entry.job)
                         accounts.add(entry)
+                for ad in groups:
+                    group = to_idle(name, ad, tally, server_time, naming=self.settings.naming)
+                    if group is not None:
+                        idle.append(group)
+                        accounts.add_idle(group)
         with phases.timing(TRANSLATE):
-            now = float(server_time) if server_time is not None else self.clock()
-            snapshot = self._settle(jobs, slot_ads, located, len(schedds), accounts, tally, now)
+            now = float(pool_time) if pool_time is not None else self.clock()
+            snapshot = self._settle(jobs, idle, slot_ads, located, len(schedds), accounts, tally, now)
         return snapshot
 
-    def _settle(self, jobs: list[Job], slot_ads: list[Any], located: dict[str, Any], schedds: int,
-                accounts: Accounts, tally: AdTally, now: float) -> Snapshot:
-        """The snapshot of the jobs read, on the slots the ads describe; what the pool keeps
-        (vacates in progress, reservations, recent vacates) brought up to ``now``."""
+    def _settle(self, jobs: list[Job], idle: list[IdleGroup], slot_ads: list[Any], located: dict[str, Any],
+                schedds: int, accounts: Accounts, tally: AdTally, now: float) -> Snapshot:
+        """The snapshot of the jobs and idle groups read, on the slots the ads describe; what the
+        pool keeps (vacates in progress, reservations, recent vacates) brought up to ``now``."""
         slots: list[Slot] = []
         for item in to_slots(slot_ads):
             if isinstance(item, BadAd):
@@ -365,25 +378,42 @@ class LivePool:
             if not times:
                 del self.recent[job_id]
         occupied = {j.slot for j in jobs if j.state is JobState.RUNNING and j.slot is not None}
-        return Snapshot(time=now, slots=tuple(slots), jobs=tuple(jobs),
-                        kept=self.book.mark(slots, occupied))
+        view = kept.PoolView.of(slots, jobs)
+        for group in idle:
+            view.put_idle(group.owner, group.shape, group.count, group.first)
+        return view.snapshot(now, self.book.mark(slots, occupied))
 
-    def _query_jobs(self, name: str, schedd_ad: Any) -> list[Any]:
+    def _query_jobs(self, name: str, schedd_ad: Any) -> tuple[list[Any], list[Any]]:
+        """Schedd ``name``'s idle jobs, grouped, and then its jobs that hold a slot. Asked in that
+        order: a job that starts between the two is seen idle and running (one idle job too many
+        for a cycle) rather than neither (a claimed slot with no job in it)."""
         schedd = htcondor.Schedd(schedd_ad)
+        groups: list[Any] = self.call(
+            f"querying schedd {name} (idle jobs)",
+            lambda: schedd.query(constraint=IDLE_CONSTRAINT, projection=IDLE_ATTRS,
+                                 opts=htcondor.QueryOpt.GroupBy),
+        )
         ads: list[Any] = self.call(
             f"querying schedd {name}",
-            lambda: schedd.query(constraint=JOB_CONSTRAINT, projection=JOB_ATTRS),
+            lambda: schedd.query(constraint=HOLDING_CONSTRAINT, projection=JOB_ATTRS),
         )
-        return ads
+        return groups, ads
 
-    def _translate(self, reader: JobReader, ad: Any) -> JobAd | None:
+    def _server_time(self, name: str, schedd_ad: Any) -> int | None:
+        """The schedd's clock, from one idle job's ad (a schedd with no job on a slot; the ads of
+        a grouped query carry no ``ServerTime``)."""
+        schedd = htcondor.Schedd(schedd_ad)
+        ads = self.call(f"querying schedd {name} (its clock)",
+                        lambda: schedd.query(constraint=IDLE_CONSTRAINT, projection=["ServerTime"], limit=1))
+        return next((t for t in map(_server_time, ads) if t is not None), None)
+
+    def _translate(self, name: str, ad: Any, tally: AdTally) -> JobAd | None:
         """One job ad, as this pool sees it (a job it is vacating is VACATING). A bad ad is counted
-        in the reader's tally and skipped, never fatal; None too for a job that occupies no execute
-        slot."""
+        in ``tally`` and skipped, never fatal; None too for a job that occupies no execute slot."""
         try:
-            entry = reader.translate(ad)
+            entry = to_job(name, ad, tally, naming=self.settings.naming)
         except BadAd as exc:
-            reader.tally.reject(str(exc))
+            tally.reject(str(exc))
             return None
         return self._as_seen(entry) if entry is not None else None
 

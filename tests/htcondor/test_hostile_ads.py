@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import random
+from collections import Counter
 from typing import Any
 
 import classad2
@@ -24,6 +25,7 @@ from osep.core.resources import Unit
 from osep.core.shares import ShareTable
 from osep.enforce.actuator import Actuator, Limits
 from osep.enforce.loop import Enforcer
+from osep.htcondor.ads import owner_of
 from osep.htcondor.live import LivePool
 from osep.htcondor.settings import LiveSettings
 
@@ -90,7 +92,8 @@ class Pool:
         rnd = random.Random(seed)
         self.slots: list[classad2.ClassAd] = []
         self.jobs: dict[str, list[classad2.ClassAd]] = {name: [] for name in SCHEDDS}
-        self.valid: set[JobId] = set()  # jobs that must be in the snapshot
+        self.valid: set[JobId] = set()  # jobs that hold a slot, which must be in the snapshot
+        self.idle: list[tuple[str, classad2.ClassAd]] = []  # idle jobs, which must be counted
         self.off_slot: set[JobId] = set()  # valid, but occupy no execute slot
         self.vacatable: set[JobId] = set()  # running jobs a vacate may take
         self.bad_slots = 0
@@ -150,12 +153,20 @@ class Pool:
                             self.vacatable.add(job_id)
                         self.valid.add(job_id)
                     elif kind < 0.8:
-                        self.valid.add(job_id)  # idle
+                        self.idle.append((schedd, ad))
                     elif kind < 0.85:
                         ad["JobUniverse"] = rnd.choice([7, 12])  # DAGMan, local
                         self.off_slot.add(job_id)
                     else:  # an ad nobody can name or place (it stays idle: no slot is claimed)
                         broken = rnd.choice(["ClusterId", "ProcId", "Owner", "User", "JobStatus"])
+                        if broken in ("ClusterId", "ProcId"):
+                            # An idle job is named by its place in the queue (a schedd's keys, which
+                            # condor_qedit cannot change), not by what its ad says: counted all the same.
+                            ad[broken] = rnd.choice([v for v in BAD_NUMBERS if _unreadable_number(v)
+                                                     and not isinstance(v, float)])
+                            self.idle.append((schedd, ad))
+                            self.jobs[schedd].append(ad)
+                            continue
                         if broken in ("Owner", "User"):
                             ad[broken] = rnd.choice([v for v in BAD_STRINGS if not isinstance(v, str) or not v])
                             if broken == "Owner":  # nothing else may name an owner either
@@ -246,10 +257,13 @@ FIGURES: dict[str, int] = {}
 def test_no_ad_stops_a_cycle_hides_a_job_or_misdirects_an_action(monkeypatch, seed):
     pool, edge, events, snapshot, report = run(monkeypatch, seed)
     seen = {j.id: j for j in snapshot.jobs}
-    # Every valid job is in the snapshot; none that occupies no execute slot is.
+    # Every valid job that holds a slot is in the snapshot, every idle one is counted for its
+    # owner; none that occupies no execute slot is either.
     missing = pool.valid - set(seen)
     assert not missing, f"valid jobs dropped: {sorted(map(str, missing))}"
     assert not (pool.off_slot & set(seen))
+    idle = Counter(owner_of(ad) for _, ad in pool.idle)
+    assert {o: t.idle for o, t in snapshot.view.tallies.items() if t.idle} == idle
     # Every rejected ad is counted, in one line for the whole cycle.
     odd = [e for e in events if e["event"] == "odd_ads"]
     expected = pool.bad_jobs + pool.bad_slots
@@ -276,6 +290,10 @@ def test_no_ad_stops_a_cycle_hides_a_job_or_misdirects_an_action(monkeypatch, se
                 group = ad.eval("AccountingGroup") if "AccountingGroup" in ad else None
                 submitter = f"{group}@site" if isinstance(group, str) and group else ad["User"]
                 charged.setdefault(submitter, set()).add(job.owner)
+    for _, ad in pool.idle:
+        group = ad.eval("AccountingGroup") if "AccountingGroup" in ad else None
+        submitter = f"{group}@site" if isinstance(group, str) and group else ad["User"]
+        charged.setdefault(submitter, set()).add(owner_of(ad))
     for who, value in edge.ceiling_commands:
         assert value == -1 or charged.get(who, set()) <= set(report.plan.holds), (who, value)
         assert -1 <= value < 2**31

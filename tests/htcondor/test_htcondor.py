@@ -19,7 +19,6 @@ from osep.htcondor.ads import (
     Accounts,
     AdTally,
     BadAd,
-    JobReader,
     check_complete,
     owner_of,
     to_job,
@@ -304,7 +303,7 @@ def test_a_bad_job_ad_is_counted_and_skipped(missing):
         to_job("s", ad(**attrs))
     pool = LivePool(LiveSettings(pool="127.0.0.1:1"))
     tally = AdTally()
-    assert pool._translate(JobReader("s", tally), ad(**attrs)) is None
+    assert pool._translate("s", ad(**attrs), tally) is None
     assert tally.rejected == 1 and tally.examples[0].startswith(f"s#7.3: {missing} is ")
 
 
@@ -411,7 +410,9 @@ def test_the_live_snapshot_says_where_its_time_went(monkeypatch):
     phases = Phases(Clocks(lambda: float(next(ticks)), lambda: 0.0))
     pool = LivePool(LiveSettings(pool="cm.fake"), clock=lambda: 10_000.0)
     timed = pool.timed_snapshot(phases)
-    assert timed == pool.snapshot() and len(timed.jobs) == 12
+    assert timed == pool.snapshot() and len(timed.jobs) == 3  # the idle ones are counted in its view
+    assert timed.view is not None and {o: t.idle for o, t in timed.view.tallies.items()} == \
+        {"alice": 0, "bob": 5, "carol": 4}
     fields = phases.fields()
     assert set(fields["query_seconds"]) == {"collector", "schedd schedd@cm", "schedd schedd2@cm"}
     assert set(fields["seconds"]) == {"query", "translate", "other", "cycle"}
