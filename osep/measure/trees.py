@@ -6,13 +6,21 @@ these."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from osep.core.shares import feasible_shares
 from osep.core.tree import ROOT, ShareTree
 from osep.measure.meter import Ideal
 
-# Each group's members (the top level's under ROOT), and their resolved shares.
-_Levels = tuple[dict[str, tuple[str, ...]], dict[str, dict[str, float]]]
+
+@dataclass(frozen=True, slots=True)
+class _Levels:
+    """The tree's groups as the fill walks them, for one set of unlisted owners and one capacity."""
+
+    members: dict[str, tuple[str, ...]]  # each group's members (the top level's under ROOT)
+    shares: dict[str, dict[str, float]]  # each group's members' resolved shares
+    up: dict[str, str]  # each member's group
+    post: tuple[str, ...]  # the groups, every group after the groups below it (ROOT last)
 
 
 class _Filler:
@@ -48,8 +56,18 @@ class _Filler:
             for owner in sorted(extra):
                 grown[self.tree.place(owner)].append(owner)
             resolved = self.tree.resolve_nodes(capacity)
-            known = ({g: tuple(m) for g, m in grown.items()},
-                     {g: {k: resolved.get(k, 0.0) for k in m} for g, m in grown.items()})
+            members = {g: tuple(m) for g, m in grown.items()}
+            post: list[str] = []
+            stack = [(ROOT, False)]
+            while stack:
+                group, done = stack.pop()
+                if done:
+                    post.append(group)
+                    continue
+                stack.append((group, True))
+                stack.extend((k, False) for k in members[group] if k in members)
+            known = _Levels(members, {g: {k: resolved.get(k, 0.0) for k in m} for g, m in members.items()},
+                            {k: g for g, m in members.items() for k in m}, tuple(post))
             if len(self._levels) >= 64:
                 self._levels.clear()
             self._levels[key] = known
@@ -57,23 +75,30 @@ class _Filler:
 
     def __call__(self, demand: Mapping[str, float], capacity: float) -> dict[str, float]:
         nodes = self.tree.nodes
-        members, shares = self.levels(frozenset(o for o in demand if o not in nodes), capacity)
+        levels = self.levels(frozenset(o for o in demand if o not in nodes), capacity)
+        members, shares, up = levels.members, levels.shares, levels.up
+        # Each subtree's demand, as ShareTree.entitlements sums it (over the members in order, from
+        # 0): only the groups with demand below them are summed, the others' sum being 0.
         wanted: dict[str, float] = {}
-
-        def subtree(name: str) -> float:
-            kids = members.get(name)
-            total = float(demand.get(name, 0.0)) if kids is None else sum(subtree(k) for k in kids)
-            wanted[name] = total
-            return total
-
-        subtree(ROOT)
+        asking = {ROOT}
+        for owner in demand:
+            if owner in members:
+                continue  # a group's own name is no owner
+            wanted[owner] = float(demand[owner])
+            group = up.get(owner, ROOT)
+            while group not in asking:
+                asking.add(group)
+                group = up.get(group, ROOT)
+        for group in levels.post:
+            if group in asking:
+                wanted[group] = sum(wanted.get(k, 0.0) for k in members[group])
         entitled: dict[str, float] = {}
         pending = [(ROOT, float(capacity))]
         while pending:
             name, amount = pending.pop()
             kids = members[name]
             owned = shares[name]
-            asked = tuple(wanted[k] for k in kids)
+            asked = tuple(wanted.get(k, 0.0) for k in kids)
             last = self._last.get(name)
             if last is not None and last[2] is owned and last[0] == amount and last[1] == asked:
                 filled = last[3]
@@ -82,7 +107,7 @@ class _Filler:
                 self._last[name] = (amount, asked, owned, filled)
             for k in kids:
                 entitled[k] = filled[k]
-                if k in members and wanted[k] != 0.0:
+                if k in members and wanted.get(k, 0.0) != 0.0:
                     pending.append((k, filled[k]))
         return {o: entitled.get(o, 0.0) for o in set(demand) | set(self.leaves)}
 
