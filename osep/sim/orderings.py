@@ -52,7 +52,7 @@ from typing import Any, Protocol
 
 from osep.core.model import JobId
 from osep.fairshare import cambridge, grid, share, slurm
-from osep.fairshare.hierarchy import Hierarchy, of_shares
+from osep.fairshare.hierarchy import Hierarchy, of_shares, usage_fractions
 from osep.sim import fairshare
 from osep.sim.specs import JobSpec, ModelParams, Order
 
@@ -138,11 +138,19 @@ class Slurm(Ordering):
     def __init__(self, tree: Hierarchy, params: ModelParams) -> None:
         self.tree = tree
         self.dampening = params.dampening
+        if not self.dampening > 0:
+            raise ValueError(f"the dampening factor must be positive, got {self.dampening!r}")
+        self.shares = slurm.normalized_shares(tree)  # S does not change; U and UE do
 
     def rank(self, now: float, idle: Idle, running: Mapping[str, int],
              usage: fairshare.Accountant) -> list[str]:
-        rows = slurm.classic(self.tree, _leaf_usage(self.tree, usage.usage), dampening=self.dampening)
-        return _by_value(idle, {o: r.factor for o, r in rows.items()}, best_high=True)
+        # slurm.classic's F, worked out for the owners with queued jobs only (UE is top down, so
+        # every node's is needed; F of a node no job waits for is not).
+        actual = usage_fractions(self.tree, _leaf_usage(self.tree, usage.usage))
+        effective = slurm.effective_usage(self.tree, actual)
+        value = {o: fairshare.factor(effective[o], self.shares[o], self.dampening)
+                 for o, q in idle.items() if q and o in effective}
+        return _by_value(idle, value, best_high=True)
 
 
 class Share(Ordering):
@@ -163,7 +171,7 @@ class Share(Ordering):
         self.charged = dict(usage.charged)
         active = [o for o in self.tree.leaves() if running.get(o, 0) > 0 or idle.get(o)]
         used = self.state.step(now, charges, active, self.params.k5, self.params.k6_tolerance)
-        m = share.m_shares(self.tree, active)
+        m = self.state.m_share  # the step's, for these active owners
         increment = {o: share.priority_increment(used.get(o, 0.0), running.get(o, 0) + 1, m[o])
                      for o in active}
         return _by_value(idle, increment, best_high=False)
@@ -175,11 +183,17 @@ class Grid(Ordering):
 
     def __init__(self, tree: Hierarchy) -> None:
         self.tree = tree
+        self.targets = grid.targets(tree)  # targets do not change; actual shares do
+        self.depth = tree.depth()
 
     def rank(self, now: float, idle: Idle, running: Mapping[str, int],
              usage: fairshare.Accountant) -> list[str]:
-        rows = grid.report(self.tree, _leaf_usage(self.tree, usage.usage))
-        return _by_value(idle, {o: r.priority for o, r in rows.items()}, best_high=True)
+        # grid.report's priority, worked out for the owners with queued jobs only.
+        actual = grid.actuals(self.tree, _leaf_usage(self.tree, usage.usage))
+        deviation = {n: self.targets[n] - actual[n] for n in self.tree.order()}
+        value = {o: grid.priority(grid.deviation_tuple(self.tree, deviation, o, self.depth))
+                 for o, q in idle.items() if q and o in deviation}
+        return _by_value(idle, value, best_high=True)
 
 
 class Cambridge(Ordering):
