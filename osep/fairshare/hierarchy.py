@@ -33,6 +33,10 @@ class Hierarchy:
     percent: frozenset[str] = frozenset()
     _kids: dict[str, tuple[str, ...]] = field(init=False, repr=False, compare=False)
     _totals: dict[str, float] = field(init=False, repr=False, compare=False)
+    _order: tuple[str, ...] = field(init=False, repr=False, compare=False)
+    _leaves: tuple[str, ...] = field(init=False, repr=False, compare=False)
+    _groups: tuple[str, ...] = field(init=False, repr=False, compare=False)
+    _paths: dict[str, tuple[str, ...]] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         kids: dict[str, list[str]] = {ROOT: []}
@@ -57,6 +61,22 @@ class Hierarchy:
                 up = self.parents[up]
         object.__setattr__(self, "_kids", {k: tuple(v) for k, v in kids.items()})
         object.__setattr__(self, "_totals", {k: sum(self.shares[c] for c in v) for k, v in kids.items()})
+        # The tree does not change: its walks are made once (the simulator's orderings ask at every
+        # negotiation cycle).
+        out: list[str] = []
+        stack = list(reversed(self._kids[ROOT]))
+        while stack:
+            node = stack.pop()
+            out.append(node)
+            stack.extend(reversed(self._kids.get(node, ())))
+        object.__setattr__(self, "_order", tuple(out))
+        object.__setattr__(self, "_leaves", tuple(n for n in out if not self._kids.get(n)))
+        object.__setattr__(self, "_groups", tuple(n for n in out if self._kids.get(n)))
+        paths: dict[str, tuple[str, ...]] = {}
+        for node in out:  # parents first
+            parent = self.parents[node]
+            paths[node] = (*paths[parent], node) if parent != ROOT else (node,)
+        object.__setattr__(self, "_paths", paths)
 
     def children(self, node: str = ROOT) -> tuple[str, ...]:
         return self._kids.get(node, ())
@@ -65,29 +85,21 @@ class Hierarchy:
         return node in self.parents and not self._kids.get(node)
 
     def leaves(self) -> tuple[str, ...]:
-        return tuple(n for n in self.order() if self.is_leaf(n))
+        return self._leaves
 
     def groups(self) -> tuple[str, ...]:
         """The nodes that have children."""
-        return tuple(n for n in self.order() if not self.is_leaf(n))
+        return self._groups
 
     def order(self) -> tuple[str, ...]:
         """Every node, each parent before its children, depth first (as ``sshare`` lists them)."""
-        out: list[str] = []
-        stack = list(reversed(self.children(ROOT)))
-        while stack:
-            node = stack.pop()
-            out.append(node)
-            stack.extend(reversed(self.children(node)))
-        return tuple(out)
+        return self._order
 
     def path(self, node: str) -> tuple[str, ...]:
         """``node``'s ancestry from the top level down to ``node`` itself."""
-        out = []
-        while node != ROOT:
-            out.append(node)
-            node = self.parents[node]
-        return tuple(reversed(out))
+        if node == ROOT:
+            return ()
+        return self._paths[node]
 
     def level(self, node: str) -> int:
         """1 for a top-level node, 2 for its children, and so on."""

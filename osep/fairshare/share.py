@@ -49,7 +49,7 @@ simulator orders users by the priority increment their next job would get.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from math import fsum
 
 from osep.fairshare.hierarchy import ROOT, Hierarchy, usage_fractions
@@ -228,10 +228,12 @@ class ShareState:
     half_life: float
     usage: dict[str, float]
     at: float = 0.0
+    m_share: dict[str, float] = field(default_factory=dict)  # every node's, as of the last step
 
     def step(self, now: float, charges: Mapping[str, float], active_leaves: Collection[str],
              k5: float = K5, tolerance: float = K6_TOLERANCE) -> dict[str, float]:
         shares = m_shares(self.tree, active_leaves)
+        self.m_share = shares
         cut = adjusted_charges(self.tree, shares, charges, tolerance)
         elapsed = max(0.0, now - self.at)
         for leaf in [*self.usage, *(leaf for leaf in cut if leaf not in self.usage)]:

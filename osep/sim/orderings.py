@@ -52,7 +52,7 @@ from typing import Any, Protocol
 
 from osep.core.model import JobId
 from osep.fairshare import cambridge, grid, share, slurm
-from osep.fairshare.hierarchy import Hierarchy, of_shares
+from osep.fairshare.hierarchy import Hierarchy, of_shares, usage_fractions
 from osep.sim import fairshare
 from osep.sim.specs import JobSpec, ModelParams, Order
 
@@ -138,11 +138,19 @@ class Slurm(Ordering):
     def __init__(self, tree: Hierarchy, params: ModelParams) -> None:
         self.tree = tree
         self.dampening = params.dampening
+        if not self.dampening > 0:
+            raise ValueError(f"the dampening factor must be positive, got {self.dampening!r}")
+        self.shares = slurm.normalized_shares(tree)  # S does not change; U and UE do
 
     def rank(self, now: float, idle: Idle, running: Mapping[str, int],
              usage: fairshare.Accountant) -> list[str]:
-        rows = slurm.classic(self.tree, _leaf_usage(self.tree, usage.usage), dampening=self.dampening)
-        return _by_value(idle, {o: r.factor for o, r in rows.items()}, best_high=True)
+        # slurm.classic's F, worked out for the owners with queued jobs only (UE is top down, so
+        # every node's is needed; F of a node no job waits for is not).
+        actual = usage_fractions(self.tree, _leaf_usage(self.tree, usage.usage))
+        effective = slurm.effective_usage(self.tree, actual)
+        value = {o: fairshare.factor(effective[o], self.shares[o], self.dampening)
+                 for o, q in idle.items() if q and o in effective}
+        return _by_value(idle, value, best_high=True)
 
 
 class Share(Ordering):
@@ -163,7 +171,7 @@ class Share(Ordering):
         self.charged = dict(usage.charged)
         active = [o for o in self.tree.leaves() if running.get(o, 0) > 0 or idle.get(o)]
         used = self.state.step(now, charges, active, self.params.k5, self.params.k6_tolerance)
-        m = share.m_shares(self.tree, active)
+        m = self.state.m_share  # the step's, for these active owners
         increment = {o: share.priority_increment(used.get(o, 0.0), running.get(o, 0) + 1, m[o])
                      for o in active}
         return _by_value(idle, increment, best_high=False)
@@ -175,11 +183,17 @@ class Grid(Ordering):
 
     def __init__(self, tree: Hierarchy) -> None:
         self.tree = tree
+        self.targets = grid.targets(tree)  # targets do not change; actual shares do
+        self.depth = tree.depth()
 
     def rank(self, now: float, idle: Idle, running: Mapping[str, int],
              usage: fairshare.Accountant) -> list[str]:
-        rows = grid.report(self.tree, _leaf_usage(self.tree, usage.usage))
-        return _by_value(idle, {o: r.priority for o, r in rows.items()}, best_high=True)
+        # grid.report's priority, worked out for the owners with queued jobs only.
+        actual = grid.actuals(self.tree, _leaf_usage(self.tree, usage.usage))
+        deviation = {n: self.targets[n] - actual[n] for n in self.tree.order()}
+        value = {o: grid.priority(grid.deviation_tuple(self.tree, deviation, o, self.depth))
+                 for o, q in idle.items() if q and o in deviation}
+        return _by_value(idle, value, best_high=True)
 
 
 class Cambridge(Ordering):
@@ -197,14 +211,49 @@ class Cambridge(Ordering):
         self.full = math.log(1 / 0.9) * cambridge.SCALE * params.unit * total / (cambridge.DAY * self.capacity)
         self.priced: dict[JobId, tuple[float, float]] = {}  # job -> (unit price, charge added to W)
         self.at = 0.0
+        # U and V decay at every event, project by project, factor after factor. A project's
+        # decay is applied when it is next read (:meth:`_project`), the same multiplications in the
+        # same order, so that an event costs what the projects it touches cost, not all of them:
+        # the factors since every project was last brought up, and how many of them each has had.
+        self._factors: list[float] = []
+        self._seen = dict.fromkeys(self.projects, 0)
 
     def _decay(self, now: float) -> None:
         elapsed = now - self.at
         if elapsed > 0:
-            factor = fairshare.decayed(1.0, 0.0, elapsed, self.params.cambridge_half_life)
-            self.projects = {n: replace(p, usage=p.usage * factor, value=p.value * factor)
-                             for n, p in self.projects.items()}
+            self._factors.append(fairshare.decayed(1.0, 0.0, elapsed, self.params.cambridge_half_life))
             self.at = now
+            if len(self._factors) >= self.KEPT_FACTORS:
+                self._settle()
+
+    KEPT_FACTORS = 4096  # factors kept before every project is brought up to date
+
+    def _project(self, name: str) -> cambridge.Project | None:
+        """Project ``name`` as of the last event (None if it has none yet)."""
+        project = self.projects.get(name)
+        if project is None:
+            return None
+        seen = self._seen[name]
+        if seen < len(self._factors):
+            usage, value = project.usage, project.value
+            for factor in self._factors[seen:]:
+                usage, value = usage * factor, value * factor
+            project = replace(project, usage=usage, value=value)
+            self.projects[name] = project
+            self._seen[name] = len(self._factors)
+        return project
+
+    def _store(self, name: str, project: cambridge.Project) -> None:
+        """``project``, up to date, as ``name``'s."""
+        self.projects[name] = project
+        self._seen[name] = len(self._factors)
+
+    def _settle(self) -> None:
+        """Every project brought up to date, and the factors forgotten."""
+        for name in self.projects:
+            self._project(name)
+        self._factors.clear()
+        self._seen = dict.fromkeys(self.projects, 0)
 
     def demand(self, idle: Idle, running: Mapping[str, int], extra: int = 0) -> float:
         """``Np``: the slots running and wanted by queued jobs (and ``extra``) over the pool's, times
@@ -214,7 +263,9 @@ class Cambridge(Ordering):
 
     def admit(self, spec: JobSpec, now: float, idle: Idle, running: Mapping[str, int]) -> float:
         self._decay(now)
-        project = self.projects.get(spec.owner, cambridge.Project(0.0))
+        project = self._project(spec.owner)
+        if project is None:
+            project = cambridge.Project(0.0)
         estimate = spec.runtime * spec.cpus / self.params.unit
         price = cambridge.unit_price(project, self.demand(idle, running, spec.cpus), estimate)
         limit = (self.params.price_limit if self.params.price_limit is not None
@@ -224,7 +275,7 @@ class Cambridge(Ordering):
                 return now + self.params.deferral
             price = cambridge.MAX_PRICE  # at the longest turnround it goes anyway, at the top price
         project, charge = cambridge.submit(project, price, estimate)
-        self.projects[spec.owner] = project
+        self._store(spec.owner, project)
         self.priced[spec.id] = (price, charge)
         return now
 
@@ -232,11 +283,13 @@ class Cambridge(Ordering):
         self._decay(now)
         price, charge = self.priced[spec.id]
         used = (now - start) * spec.cpus / self.params.unit
-        project = self.projects[spec.owner]
-        self.projects[spec.owner] = cambridge.terminate(project, used, price, 0.0 if vacated else charge)
+        project = self._project(spec.owner)
+        assert project is not None  # priced at admission, so stored then
+        self._store(spec.owner, cambridge.terminate(project, used, price, 0.0 if vacated else charge))
 
     def report(self) -> dict[str, cambridge.Project]:
         """``S``, ``U``, ``W`` and ``V`` per project, as of the last event."""
+        self._settle()
         return dict(self.projects)
 
 

@@ -1,0 +1,61 @@
+"""The tree's ideal as the meter asks for it (:func:`osep.measure.trees.tree_ideal`): the tree's own
+feasible targets, number for number, however demand moves between calls."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from osep.core.tree import ROOT, ShareTree, TreeNode
+from osep.measure.trees import tree_ideal
+
+
+@st.composite
+def trees(draw: st.DrawFn) -> ShareTree:
+    """Up to three levels: groups with members (some of them groups), shares amounts or percentages."""
+    nodes: dict[str, TreeNode] = {}
+
+    def grow(parent: str, depth: int) -> tuple[str, ...]:
+        names = []
+        for k in range(draw(st.integers(1, 4))):
+            name = f"{parent}.n{k}" if parent != ROOT else f"g{k}"
+            percent = draw(st.booleans())
+            share = float(draw(st.integers(0, 100 if percent else 12)))
+            kids = grow(name, depth + 1) if depth < 3 and draw(st.integers(0, 2)) == 0 else ()
+            nodes[name] = TreeNode(name, parent, share, percent, kids)
+            names.append(name)
+        return tuple(names)
+
+    top = grow(ROOT, 1)
+    return ShareTree(nodes, "slots", top)
+
+
+def owners(tree: ShareTree) -> list[str]:
+    """The leaves, and owners the tree does not list: one in a group, one at the top."""
+    groups = [n for n, node in tree.nodes.items() if node.children]
+    return [*tree.shares, *(f"{g}.guest" for g in groups[:1]), "stranger"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data())
+def test_the_ideal_is_the_trees_feasible_targets_call_after_call(data: st.DataObject) -> None:
+    tree = data.draw(trees())
+    ideal = tree_ideal(tree)
+    assert ideal is not None
+    names = owners(tree)
+    capacity = float(data.draw(st.sampled_from([1, 7, 40, 1580])))
+    demand: dict[str, float] = {}
+    for _ in range(data.draw(st.integers(1, 12))):  # a few changes at a time, as events make them
+        for owner in data.draw(st.lists(st.sampled_from(names), max_size=3)):
+            amount = data.draw(st.sampled_from([0.0, 1.0, 2.0, 3.5, 10.0, 1000.0]))
+            if amount:
+                demand[owner] = amount
+            else:
+                demand.pop(owner, None)
+        if data.draw(st.integers(0, 9)) == 0:
+            capacity = float(data.draw(st.sampled_from([1, 7, 40, 1580])))
+        got = dict(ideal(dict(demand), capacity))
+        want = tree.entitlements(demand, capacity, feasible=True).entitled
+        expected = {o: want.get(o, 0.0) for o in set(demand) | set(tree.shares)}
+        assert got == expected
+        assert all(str(got[o]) == str(expected[o]) for o in got)  # the same bits, not only close
