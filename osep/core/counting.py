@@ -105,13 +105,16 @@ class Ledger:
         """Whether ``owner`` stays at or above its target without ``amount``, and so do its groups,
         except the groups the ``beneficiary`` is in too: those get ``gained`` back, and only must not
         end below target by a net loss."""
+        if self.groups is None:
+            return self.keeps_target(owner, amount)
         return self.may_lose_all({owner: amount}, beneficiary, gained)
 
     def keeps_target(self, owner: str, amount: Vec) -> bool:
         """Whether ``owner`` itself stays at or above its target without ``amount``."""
+        index = self.index
+        if index is not None:  # minus() in the one resource weighed
+            return self.holding.get(owner, ZERO)[index] - amount[index] >= self.targets[owner] - EPS
         left = minus(self.holding.get(owner, ZERO), amount)
-        if self.index is not None:
-            return left[self.index] >= self.targets[owner] - EPS
         return self.measures[owner](left) >= self.targets[owner] - EPS
 
     def may_lose_all(self, losing: dict[str, Vec], beneficiary: str | None = None,

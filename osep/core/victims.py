@@ -257,7 +257,9 @@ class _Search:
         self.free = free  # unclaimed room per partitionable slot, as claims and vacates leave it
         self.now = now
         self.order = order
-        self.taken: set[JobId] = set()
+        # The jobs this plan vacates, by identity: a decision reads one Job object per job (the
+        # view's), and id() is cheaper than hashing a JobId, a dataclass of four fields.
+        self.taken: set[int] = set()
         # Owners given room in this plan are never its victims: what one cycle gives, it does not
         # take back.
         self.gainers: set[str] = set()
@@ -354,6 +356,7 @@ class _Search:
         found: list[Job] | None = None
         gained = held(shape)
         miss_key = ben if tree else ""
+        taken, slots, free = self.taken, self.slots, self.free
         while heap and found is None:
             rank, owner = heapq.heappop(heap)
             now = ledger.over(owner)
@@ -369,15 +372,18 @@ class _Search:
                 continue
             queue = self.queue(owner)
             start = self._cursor.get(owner, 0)
-            while (head := queue.get(start)) is not None and head.id in self.taken:
+            while (head := queue.get(start)) is not None and id(head) in taken:
                 start += 1  # the taken head of the queue is skipped once, not at every search
             self._cursor[owner] = start
             index = start
             while (job := queue.get(index)) is not None:
                 index += 1
-                if job.id in self.taken or not ledger.may_lose(owner, held(job.shape), ben, gained):
+                if id(job) in taken or not ledger.may_lose(owner, held(job.shape), ben, gained):
                     continue
-                if fits(shape, add_room(self.room(self.place_of(job)), self.freed(job))):
+                # What its place has free and what it gives back (place_of, room, freed).
+                slot = slots[job.slot]  # type: ignore[index]  # a victim candidate has a slot
+                place = slot.parent if slot.parent is not None else slot.name
+                if fits(shape, add_room(free.get(place, NO_ROOM), slot.room)):
                     found = [job]
                     break
             else:
@@ -400,7 +406,7 @@ class _Search:
         best: tuple[int, float, str, list[Job]] | None = None
         ranks = {o: rank for o in self._above if (rank := ledger.over(o))[-1] < -EPS}
         for name in sorted(self._jobs):
-            candidates = [j for j in self._jobs[name] if j.id not in self.taken
+            candidates = [j for j in self._jobs[name] if id(j) not in self.taken
                           and j.owner not in self.gainers and j.owner in ranks]
             if len(candidates) < 2:
                 continue
@@ -454,7 +460,7 @@ class _Search:
         name = self.place_of(jobs[0])
         room = self.room(name)
         for job in jobs:
-            self.taken.add(job.id)
+            self.taken.add(id(job))
             room = add_room(room, self.freed(job))
         slot = self.slots.get(name)
         if slot is not None and slot.partitionable:  # what the job does not need stays free there
