@@ -358,12 +358,15 @@ class _Search:
         miss_key = ben if tree else ""
         taken, slots, free = self.taken, self.slots, self.free
         while heap and found is None:
-            rank, owner = heapq.heappop(heap)
+            rank, owner = heap[0]
             now = ledger.over(owner)
-            if now != rank:
+            if now != rank:  # stale: back where it ranks now (one sift), or out
                 if now[-1] < -EPS:
-                    heapq.heappush(heap, (now, owner))
+                    heapq.heapreplace(heap, (now, owner))
+                else:
+                    heapq.heappop(heap)
                 continue
+            heapq.heappop(heap)
             if owner in self.gainers or not ledger.keeps_target(owner, self.lightest(owner)):
                 self.dropped.add(owner)
                 continue  # never a victim in this plan: dropped from the heap for good
@@ -471,6 +474,8 @@ class _Search:
     def left_over(self, shape: Shape) -> tuple[str, int] | None:
         """A partitionable slot where earlier vacates left room enough for ``shape`` (claimed, not
         vacated for: it needs no victim), and the group that left it; the room is taken."""
+        if not self.leftover:
+            return None
         for name in sorted(self.leftover):
             if fits(shape, self.free[name]):
                 self.free[name] = less(self.free[name], shape)
@@ -510,11 +515,12 @@ def plan_vacates(
     while beneficiaries and len(vacates) < budget:
         _, ben = heapq.heappop(beneficiaries)
         found: tuple[Shape, list[Job]] | None = None
-        for shape in list(wants[ben].shapes):
+        wanted = wants[ben]
+        for shape in list(wanted.shapes):
             if not search.fits_anywhere(shape):
-                notes.append(f"{ben}: {wants[ben].shapes[shape]} idle job(s) asking for "
+                notes.append(f"{ben}: {wanted.shapes[shape]} idle job(s) asking for "
                              f"{_show(shape)} fit no place in the pool: never vacated for")
-                del wants[ben].shapes[shape]
+                del wanted.shapes[shape]
                 continue
             left = search.left_over(shape)
             if left is not None:
@@ -532,7 +538,7 @@ def plan_vacates(
             passed.add(ben)
             continue  # nothing running anywhere can make room for this beneficiary's jobs
         shape, victims = found
-        wants[ben].consume(shape)
+        wanted.consume(shape)
         if not victims:  # room left over: claimed above
             ledger.give(ben, held(shape))
             search.gainers.add(ben)
