@@ -15,12 +15,12 @@ expire.
 from __future__ import annotations
 
 from collections import ChainMap, defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
 
 from osep.core.model import Kept, Slot, Snapshot
-from osep.core.plan import GroupView, OwnerView, Target
+from osep.core.plan import GroupView, OwnerView, Target, owner_view
 from osep.core.resources import (
     EPS,
     REQUESTED,
@@ -62,14 +62,21 @@ class Ledger:
     and no vacate takes a group below its target for an owner outside it."""
 
     holding: dict[str, Vec]  # running jobs plus room kept, per resource
-    measures: dict[str, Measure]
+    measures: Mapping[str, Measure]
     targets: dict[str, float]
     groups: Groups | None = field(default=None)
+    # The one resource every owner is weighed in (its measure takes it as it is), or None: then
+    # owners are weighed by their own measures (the dominant unit).
+    index: int | None = field(default=None)
 
     def active(self, owner: str) -> float:
+        if self.index is not None:
+            return self.holding.get(owner, ZERO)[self.index]
         return self.measures[owner](self.holding.get(owner, ZERO))
 
     def gap(self, owner: str) -> float:
+        if self.index is not None:
+            return self.targets[owner] - self.holding.get(owner, ZERO)[self.index]
         return self.targets[owner] - self.measures[owner](self.holding.get(owner, ZERO))
 
     def gaps(self) -> dict[str, float]:
@@ -89,6 +96,8 @@ class Ledger:
 
     def owed(self, owner: str) -> tuple[float, ...]:
         """The same negated: ascending order ranks beneficiaries, the group owed most first."""
+        if self.groups is None:
+            return (-self.gap(owner),)
         return tuple(-g for g in self.over(owner))
 
     def may_lose(self, owner: str, amount: Vec, beneficiary: str | None = None,
@@ -96,10 +105,15 @@ class Ledger:
         """Whether ``owner`` stays at or above its target without ``amount``, and so do its groups,
         except the groups the ``beneficiary`` is in too: those get ``gained`` back, and only must not
         end below target by a net loss."""
+        if self.groups is None:
+            return self.keeps_target(owner, amount)
         return self.may_lose_all({owner: amount}, beneficiary, gained)
 
     def keeps_target(self, owner: str, amount: Vec) -> bool:
         """Whether ``owner`` itself stays at or above its target without ``amount``."""
+        index = self.index
+        if index is not None:  # minus() in the one resource weighed
+            return self.holding.get(owner, ZERO)[index] - amount[index] >= self.targets[owner] - EPS
         left = minus(self.holding.get(owner, ZERO), amount)
         return self.measures[owner](left) >= self.targets[owner] - EPS
 
@@ -151,6 +165,10 @@ class Census:
     rooms: Mapping[str, Room]  # every partitionable slot's unclaimed part not kept for anyone
     capacity: Vec  # the pool's, in every resource
     groups: tuple[GroupView, ...] = ()  # an owner tree's groups, in the tree's order
+    # Owners below target with idle jobs no room is kept for (who may benefit), and owners above
+    # target with running jobs (whose jobs may be vacated), as counted (before any claim), by name.
+    below: list[str] = field(default_factory=list)
+    above: list[str] = field(default_factory=list)
 
     @property
     def slots(self) -> Mapping[str, Slot]:
@@ -164,6 +182,61 @@ class Census:
     @property
     def free_cpus(self) -> int:
         return sum(room[0] for _, room in self.free)
+
+
+class _Everyone(Mapping[str, Measure]):
+    """The one measure of a single-resource unit, as every owner's (no table of 10,000 entries)."""
+
+    __slots__ = ("_measure",)
+
+    def __init__(self, measure: Measure) -> None:
+        self._measure = measure
+
+    def __getitem__(self, owner: str) -> Measure:
+        return self._measure
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(())
+
+    def __len__(self) -> int:
+        return 0
+
+
+@dataclass(frozen=True, slots=True)
+class Resolved:
+    """Shares resolved for a pool's capacity: every owner's per resource, the owners by name, and
+    with a single-resource unit each owner's share of that resource."""
+
+    resolved: dict[str, dict[str, float]]
+    owners: list[str]
+    entitled: dict[str, float]
+
+
+# Shares resolve the same for the same capacity: a few are kept, the latest first, so that a
+# cycle on an unchanged pool (or a pool whose capacity did not change) resolves none. Keyed by the
+# shares object itself (compared by identity: share tables are frozen, and are not changed in
+# place), the capacity and the unit.
+_RESOLVED: list[tuple[ShareTable | ShareTree, Vec, Unit, Resolved]] = []
+_KEEP = 4
+
+
+def resolved_shares(shares: ShareTable | ShareTree, capacity: Vec, unit: Unit) -> Resolved:
+    """``shares`` resolved for ``capacity`` (:meth:`ShareTable.resolve_all`), with the owners by
+    name and each one's share of ``unit``'s resource (0 for the dominant unit: see
+    :func:`osep.core.resources.measure`). The result is shared between calls: read it, never
+    change it."""
+    for entry in _RESOLVED:
+        if entry[0] is shares and entry[1] == capacity and entry[2] is unit:
+            return entry[3]
+    resolved = shares.resolve_all(capacity)
+    owners = sorted(resolved)
+    index = unit.index
+    resource = RESOURCES[index] if index is not None else ""
+    entitled = {o: resolved[o].get(resource, 0.0) for o in owners} if index is not None else {}
+    out = Resolved(resolved, owners, entitled)
+    _RESOLVED.insert(0, (shares, capacity, unit, out))
+    del _RESOLVED[_KEEP:]
+    return out
 
 
 def _total(n: int, amounts: list[int], weighed: tuple[bool, ...]) -> Vec:
@@ -188,21 +261,32 @@ def count_view(pool: PoolView, kept: Sequence[Kept], shares: ShareTable | ShareT
     it."""
     slots = pool.slots
     tallies = pool.tallies
-    # What each owner's jobs add up to, per resource; what the unit weighs, and idle jobs' cores
-    # always (holds are counted in cores).
+    index = unit.index
+    # What each owner's running jobs add up to, per resource the unit weighs; and its demand, what
+    # its running, vacating and idle jobs add up to, weighed in the unit (with one resource: only
+    # that resource's sum is needed; dominant: every resource's, idle jobs' cores always).
     # (A pool has 10,000 owners: this loop is written out for speed; it is _total's sums.)
     wc, wm, wg, wd = (unit is Unit.DOMINANT or unit.value == r for r in REQUESTED)
-    holding: dict[str, Vec] = {}
-    wanting: dict[str, Vec] = {}
-    idle_cpus: dict[str, int] = {}
+    ran: dict[str, Vec] = {}  # running jobs only
+    wanted: dict[str, float] = {}  # one resource: the demand
+    wanting: dict[str, Vec] = {}  # dominant: what the demand is weighed from
+    asked = -1 if index is None else index - 1  # the requested resource the unit counts, or -1
     for owner, jobs in tallies.items():
-        a, b, c = jobs.ran, jobs.waiting, jobs.leaving
         n, i, v = jobs.running, jobs.idle, jobs.vacating
-        running = holding[owner] = (
-            (float(n), float(a[0]) if wc else 0.0, float(a[1]) if wm else 0.0,
-             float(a[2]) if wg else 0.0, float(a[3]) if wd else 0.0) if n else ZERO)
-        idle_cpus[owner] = b[0]
-        if i or v:
+        if n:
+            a = jobs.ran
+            running = ran[owner] = (float(n), float(a[0]) if wc else 0.0, float(a[1]) if wm else 0.0,
+                                    float(a[2]) if wg else 0.0, float(a[3]) if wd else 0.0)
+        else:
+            running = ran[owner] = ZERO
+        if asked >= 0:
+            wanted[owner] = (running[index]  # type: ignore[index]
+                             + (float(jobs.waiting[asked]) if i else 0.0)
+                             + (float(jobs.leaving[asked]) if v else 0.0))
+        elif index is not None:  # slots
+            wanted[owner] = running[0] + (float(i) if i else 0.0) + (float(v) if v else 0.0)
+        elif i or v:
+            b, c = jobs.waiting, jobs.leaving
             wanting[owner] = (
                 running[0] + (float(i) if i else 0.0) + (float(v) if v else 0.0),
                 running[1] + (float(b[0]) if i else 0.0) + (float(c[0]) if v and wc else 0.0),
@@ -217,7 +301,7 @@ def count_view(pool: PoolView, kept: Sequence[Kept], shares: ShareTable | ShareT
     kept_cpus: dict[str, int] = defaultdict(int)
     kept_static: set[str] = set()
     kept_rooms: dict[str, Room] = {}  # partitionable slots whose unclaimed room is partly kept
-    ran = dict(holding)  # running jobs only
+    with_kept: dict[str, Vec] = {}  # owners with room kept: running jobs plus that room
     busy = pool.busy
     # In a fixed order, whatever order the book listed them in (the plan must not depend on it).
     for k in sorted(kept, key=lambda k: (k.owner, k.place, k.shape)):
@@ -233,7 +317,7 @@ def count_view(pool: PoolView, kept: Sequence[Kept], shares: ShareTable | ShareT
             kept_rooms[slot.name] = less(kept_rooms.get(slot.name, pool.rooms[slot.name]), k.shape)
         reserved[k.owner] += 1
         kept_cpus[k.owner] += k.shape[0]
-        holding[k.owner] = plus(holding.get(k.owner, ZERO), held(k.shape))
+        with_kept[k.owner] = plus(with_kept.get(k.owner, ran.get(k.owner, ZERO)), held(k.shape))
     rooms: Mapping[str, Room] = ChainMap(kept_rooms, pool.rooms) if kept_rooms else pool.rooms
 
     free: list[tuple[str, Room]] = [(name, slots[name].room) for name in pool.free_static
@@ -247,22 +331,27 @@ def count_view(pool: PoolView, kept: Sequence[Kept], shares: ShareTable | ShareT
     free.sort(key=itemgetter(0))
 
     capacity = pool.totals()
-    resolved = shares.resolve_all(capacity)
-    owners = sorted(set(resolved).union(tallies))
-    measures: dict[str, Measure] = {}
-    entitled: dict[str, float] = {}
-    index = unit.index
+    known = resolved_shares(shares, capacity, unit)
+    resolved = known.resolved
+    extra = [o for o in tallies if o not in resolved]
+    owners = sorted(known.owners + extra) if extra else known.owners
+    measures: Mapping[str, Measure]
     if index is not None:  # one resource: one measure for everyone, as measure() gives it
         single = measure(unit, {}, capacity)[0]
-        resource = RESOURCES[index]
-        no_share: dict[str, float] = {}
-        for o in owners:
-            measures[o] = single
-            entitled[o] = resolved.get(o, no_share).get(resource, 0.0)
+        measures = _Everyone(single)
+        if extra:
+            shared = known.entitled
+            entitled = {o: shared.get(o, 0.0) for o in owners}
+        else:
+            entitled = dict(known.entitled)
+        demand = {o: wanted.get(o, 0.0) for o in owners} if len(wanted) < len(owners) else wanted
     else:
+        each: dict[str, Measure] = {}
+        entitled = {}
         for o in owners:
-            measures[o], entitled[o] = measure(unit, resolved.get(o, {}), capacity)
-    demand = {o: measures[o](wanting.get(o, ZERO)) for o in owners}
+            each[o], entitled[o] = measure(unit, resolved.get(o, {}), capacity)
+        measures = each
+        demand = {o: each[o](wanting.get(o, ZERO)) for o in owners}
     groups: Groups | None = None
     tree: list[GroupView] = []
     if isinstance(shares, ShareTree) and index is not None:
@@ -274,8 +363,9 @@ def count_view(pool: PoolView, kept: Sequence[Kept], shares: ShareTable | ShareT
         weigh = measures[owners[0]] if owners else measure(unit, {}, capacity)[0]
         within: dict[str, Vec] = defaultdict(lambda: ZERO)
         for o in owners:
+            using = with_kept.get(o) or ran.get(o, ZERO)
             for g in owned.paths[o][:-1]:
-                within[g] = plus(within[g], holding.get(o, ZERO))
+                within[g] = plus(within[g], using)
         names = [g for g in shares.nodes if shares.nodes[g].children]
         groups = Groups({o: owned.paths[o][:-1] for o in owners},
                         {g: owned.entitled[g] for g in names}, dict(within), weigh)
@@ -285,22 +375,48 @@ def count_view(pool: PoolView, kept: Sequence[Kept], shares: ShareTable | ShareT
                 for g in names]
     elif index is not None:
         fes = feasible_shares(entitled, demand, capacity[index])
-        targets = {o: fes[o] if target is Target.FEASIBLE else entitled[o] for o in owners}
+        targets = fes if target is Target.FEASIBLE else entitled
     else:  # dominant: water-filling is not defined across resources (see PolicySettings)
         fes = {o: min(entitled[o], demand[o]) for o in owners}
-        targets = {o: fes[o] if target is Target.FEASIBLE else entitled[o] for o in owners}
+        targets = fes if target is Target.FEASIBLE else entitled
     views: dict[str, OwnerView] = {}
     nobody = Tally()
-    no_share = {}
+    no_share: dict[str, float] = {}
+    holding = dict(ran)
+    if len(holding) < len(owners):
+        for o in owners:
+            if o not in holding:
+                holding[o] = ZERO
+    # Owners below target with idle jobs not provided for by kept room (the beneficiaries), and
+    # owners above target with running jobs (the victims' owners).
+    below: list[str] = []
+    above: list[str] = []
     for o in owners:
         t = tallies.get(o, nobody)
-        using = holding.get(o, ZERO)
-        m = measures[o]
-        # Positional, in OwnerView's order (owner, share, running, idle, vacating, reserved, demand,
-        # feasible, target, holding, active, idle_cpus, kept_cpus, using, entitled).
-        views[o] = OwnerView(o, entitled[o], t.running, t.idle, t.vacating, reserved.get(o, 0),
-                             demand[o], fes[o], targets[o], m(ran.get(o, ZERO)), m(using),
-                             idle_cpus.get(o, 0), kept_cpus.get(o, 0), using,
-                             resolved.get(o, no_share))
-    ledger = Ledger({o: holding.get(o, ZERO) for o in owners}, measures, targets, groups)
-    return Census(views, ledger, pool, free, rooms, capacity, tuple(tree))
+        running = holding[o]
+        kept_here = with_kept.get(o)
+        aim = targets[o]
+        if index is not None:
+            m = running[index]
+            active = m if kept_here is None else kept_here[index]
+        else:
+            weigh_o = measures[o]
+            m = weigh_o(running)
+            active = m if kept_here is None else weigh_o(kept_here)
+        if kept_here is None:
+            views[o] = owner_view(o, entitled[o], t.running, t.idle, t.vacating, 0, demand[o], fes[o],
+                                  aim, m, active, t.waiting[0], 0, running, resolved.get(o, no_share))
+        else:
+            holding[o] = kept_here
+            r = reserved[o]
+            views[o] = owner_view(o, entitled[o], t.running, t.idle, t.vacating, r, demand[o], fes[o],
+                                  aim, m, active, t.waiting[0], kept_cpus[o], kept_here,
+                                  resolved.get(o, no_share))
+        gap = aim - active
+        if gap > EPS:
+            if t.idle > reserved.get(o, 0):
+                below.append(o)
+        elif gap < -EPS and t.running:
+            above.append(o)
+    ledger = Ledger(holding, measures, targets, groups, index)
+    return Census(views, ledger, pool, free, rooms, capacity, tuple(tree), below, above)

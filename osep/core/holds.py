@@ -14,10 +14,6 @@ from osep.core.model import EPS
 from osep.core.plan import OwnerView
 
 
-def _waiting(view: OwnerView) -> bool:
-    return view.idle > 0 and view.target - view.holding > EPS
-
-
 def holds(views: dict[str, OwnerView], losing: set[str], free: int, vacated: int,
           by_cores: bool = True) -> dict[str, int]:
     """Owners to hold, each with the number of new cores it may still be given (owners in name
@@ -30,19 +26,32 @@ def holds(views: dict[str, OwnerView], losing: set[str], free: int, vacated: int
     split evenly among the held owners with idle jobs. Without it a hold would leave free cores idle
     for a whole cycle whenever the owners below target wanted fewer than were free.
     """
-    if not any(_waiting(v) for v in views.values()):
+    # One pass sorts the owners out (a pool has 10,000): waiting (idle jobs and below target
+    # counting only running jobs), held, and the held with idle jobs (by the cores those ask for).
+    waiting: list[OwnerView] = []
+    held: list[str] = []
+    hungry: list[tuple[int, str]] = []
+    for o, v in views.items():
+        if v.idle > 0:
+            if v.target - v.holding > EPS:
+                waiting.append(v)
+            else:
+                held.append(o)
+                hungry.append((v.idle_cpus, o))
+        elif v.vacating > 0 or o in losing:
+            held.append(o)
+    if not waiting:
         return {}
-    held = [o for o, v in views.items()
-            if not _waiting(v) and (v.idle > 0 or v.vacating > 0 or o in losing)]
     need = 0
-    for v in views.values():
-        if _waiting(v):
-            wanted = v.idle_cpus - v.kept_cpus
-            need += max(0, min(wanted, math.ceil(v.gap - EPS)) if by_cores else wanted)
+    for v in waiting:
+        wanted = v.idle_cpus - v.kept_cpus
+        need += max(0, min(wanted, math.ceil(v.gap - EPS)) if by_cores else wanted)
     spare = max(0, free - max(0, need - vacated))
     allowance = dict.fromkeys(held, 0)
-    hungry = sorted((views[o].idle_cpus, o) for o in held if views[o].idle > 0)
+    hungry.sort()
     for index, (idle, owner) in enumerate(hungry):
+        if not spare and idle >= 0:
+            break  # everyone left (asking for as many cores or more) gets min(idle, 0): none
         portion = spare // (len(hungry) - index)
         allowance[owner] = min(idle, portion)
         spare -= allowance[owner]

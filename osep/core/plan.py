@@ -68,6 +68,46 @@ class OwnerView:
         return self.target - self.active
 
 
+class _Draft:
+    """An :class:`OwnerView` under construction: the same slots, set the plain way. A frozen
+    dataclass sets each field through ``object.__setattr__`` (about 3 microseconds for these 15);
+    a decision makes one per owner, 10,000 of them in a large pool. :func:`owner_view` fills a
+    draft and turns it into the frozen class, which CPython allows between classes whose instances
+    have one layout."""
+
+    __slots__ = OwnerView.__slots__
+
+    def __init__(self, owner: str, share: float, running: int, idle: int, vacating: int,
+                 reserved: int, demand: float, feasible: float, target: float, holding: float,
+                 active: float, idle_cpus: int, kept_cpus: int, using: Vec,
+                 entitled: Mapping[str, float]) -> None:
+        self.owner = owner
+        self.share = share
+        self.running = running
+        self.idle = idle
+        self.vacating = vacating
+        self.reserved = reserved
+        self.demand = demand
+        self.feasible = feasible
+        self.target = target
+        self.holding = holding
+        self.active = active
+        self.idle_cpus = idle_cpus
+        self.kept_cpus = kept_cpus
+        self.using = using
+        self.entitled = entitled
+
+
+def owner_view(owner: str, share: float, running: int, idle: int, vacating: int, reserved: int,
+               demand: float, feasible: float, target: float, holding: float, active: float,
+               idle_cpus: int, kept_cpus: int, using: Vec, entitled: Mapping[str, float]) -> OwnerView:
+    """``OwnerView(...)`` with every field given, positionally, at a third of the cost."""
+    draft = _Draft(owner, share, running, idle, vacating, reserved, demand, feasible, target, holding,
+                   active, idle_cpus, kept_cpus, using, entitled)
+    draft.__class__ = OwnerView  # type: ignore[assignment]
+    return draft  # type: ignore[return-value]
+
+
 @dataclass(frozen=True, slots=True)
 class GroupView:
     """One group of an owner tree (:mod:`osep.core.tree`) as the policy computed it: its members'

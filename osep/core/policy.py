@@ -13,18 +13,16 @@ simulator, the report and replay all call :func:`decide`. One cycle, for a snaps
 from __future__ import annotations
 
 import math
-from collections import ChainMap
-from collections.abc import MutableMapping
 from dataclasses import dataclass
 
 from osep.core.counting import count_view
 from osep.core.holds import holds
 from osep.core.model import Snapshot
 from osep.core.plan import Plan, Target, Vacate, VictimOrder
-from osep.core.resources import EPS, RESOURCES, SLOTS, Room, Unit, Vec
+from osep.core.resources import EPS, RESOURCES, SLOTS, Unit, Vec
 from osep.core.shares import ShareTable
 from osep.core.tree import ShareTree
-from osep.core.victims import Wants, claim_free_room, plan_vacates
+from osep.core.victims import WantsBook, claim_free_room, plan_vacates
 from osep.core.view import view_of
 
 
@@ -77,12 +75,7 @@ def decide(snapshot: Snapshot, settings: PolicySettings) -> Plan:
     census = count_view(pool, snapshot.kept, settings.shares, settings.target, settings.unit)
     views, ledger = census.views, census.ledger
     budget = max(0, settings.budget_for(census.capacity))
-    tallies = pool.tallies
-    wants = {
-        o: Wants(tallies[o], v.reserved)
-        for o, v in views.items()
-        if v.idle > v.reserved and v.gap > EPS
-    }
+    wants = WantsBook(census.below, pool.tallies, views)
     free = dict(census.free)
     free_cpus = census.free_cpus
     partitionable = pool.rooms
@@ -90,11 +83,11 @@ def decide(snapshot: Snapshot, settings: PolicySettings) -> Plan:
     notes: list[str] = []
     vacates: list[Vacate] = []
     if budget > 0 and wants:
-        # What claims left of the partitionable slots' room, over the view's (never changed).
-        left = {name: room for name, room in free.items() if name in partitionable}
-        rooms: MutableMapping[str, Room] = ChainMap(left, census.rooms)  # type: ignore[arg-type]
+        # The partitionable slots' room as claims left it (a copy: the view's is never changed).
+        rooms = dict(census.rooms)
+        rooms.update((name, room) for name, room in free.items() if name in partitionable)
         vacates = plan_vacates(budget, wants, ledger, views, pool, rooms, settings.target,
-                               settings.victim_order, snapshot.time, notes, claims)
+                               settings.victim_order, snapshot.time, notes, claims, census.above)
     slots = pool.slots
     freed = sum(slots[v.slot].cpus for v in vacates if v.slot in slots)
     held = holds(views, {v.owner for v in vacates}, free_cpus, freed,

@@ -94,6 +94,41 @@ class Wants:
         return best
 
 
+class WantsBook:
+    """What every owner below target still wants: :class:`Wants` for each of ``owners`` (those
+    with idle jobs beyond the room kept for them, in name order), each made when it is first asked
+    for (a pool has thousands of owners below target; a cycle serves a few). One not made yet
+    wants something: its idle jobs outnumber the rooms kept for it."""
+
+    __slots__ = ("_made", "_reserved", "_tallies", "owners")
+
+    def __init__(self, owners: list[str], tallies: Mapping[str, Tally],
+                 views: Mapping[str, OwnerView]) -> None:
+        self.owners = owners
+        self._tallies = tallies
+        self._reserved = views
+        self._made: dict[str, Wants] = {}
+
+    def __getitem__(self, owner: str) -> Wants:
+        wants = self._made.get(owner)
+        if wants is None:
+            wants = self._made[owner] = Wants(self._tallies[owner], self._reserved[owner].reserved)
+        return wants
+
+    def __bool__(self) -> bool:
+        return bool(self.owners)
+
+    def wanting(self) -> list[str]:
+        """The owners that still want something, in name order."""
+        made = self._made
+        if not made:
+            return self.owners
+        return [o for o in self.owners if o not in made or made[o]]
+
+    def values(self) -> Iterator[Wants]:
+        return (self[o] for o in self.owners)
+
+
 def _reason(rule: str, ledger: Ledger, views: dict[str, OwnerView], ben: str,
             victim: str | None = None) -> Reason:
     return Reason(
@@ -108,15 +143,22 @@ def _reason(rule: str, ledger: Ledger, views: dict[str, OwnerView], ben: str,
 Rank = tuple[float, ...]  # how an owner ranks (Ledger.owed, Ledger.over): ascending comes first
 
 
-def _beneficiaries(wants: dict[str, Wants], ledger: Ledger,
+def _beneficiaries(wants: WantsBook, ledger: Ledger,
                    passed: set[str] | None = None) -> list[tuple[Rank, str]]:
-    heap = [(ledger.owed(o), o) for o, w in wants.items()
-            if w and ledger.gap(o) > EPS and (passed is None or o not in passed)]
+    owners = wants.wanting()
+    heap: list[tuple[Rank, str]]
+    if ledger.groups is None:  # flat: the rank is the gap negated (Ledger.owed), worked out once
+        gap = ledger.gap
+        heap = [((-g,), o) for o in owners
+                if (g := gap(o)) > EPS and (passed is None or o not in passed)]
+    else:
+        heap = [(ledger.owed(o), o) for o in owners
+                if ledger.gap(o) > EPS and (passed is None or o not in passed)]
     heapq.heapify(heap)
     return heap
 
 
-def claim_free_room(free: dict[str, Room], wants: dict[str, Wants], ledger: Ledger,
+def claim_free_room(free: dict[str, Room], wants: WantsBook, ledger: Ledger,
                     views: dict[str, OwnerView], partitionable: Container[str]) -> list[Claim]:
     """Hand free room (place -> room, in snapshot order) to owners below target, largest gap
     first, one job at a time. Updates ``ledger``, ``wants`` and ``free`` for what it hands out."""
@@ -209,18 +251,23 @@ class _Search:
     never changed: what the plan takes is kept here."""
 
     def __init__(self, pool: PoolView, free: MutableMapping[str, Room], order: VictimOrder,
-                 now: float) -> None:
+                 now: float, above: list[str]) -> None:
         self.pool = pool
         self.slots = pool.slots
         self.free = free  # unclaimed room per partitionable slot, as claims and vacates leave it
         self.now = now
         self.order = order
-        self.taken: set[JobId] = set()
+        # The jobs this plan vacates, by identity: a decision reads one Job object per job (the
+        # view's), and id() is cheaper than hashing a JobId, a dataclass of four fields.
+        self.taken: set[int] = set()
         # Owners given room in this plan are never its victims: what one cycle gives, it does not
         # take back.
         self.gainers: set[str] = set()
         self.dropped: set[str] = set()  # owners that can lose nothing more in this plan
-        self._running = sorted(o for o, t in pool.tallies.items() if t.running)
+        # The owners that may lose jobs: above target with running jobs, as counted. Claims and
+        # vacates only raise victims' gaps and lower gainers' (never victims), so the owners above
+        # target later in the plan are among these.
+        self._above = above
         self._queues: dict[str, _Queue] = {}
         self._cursor: dict[str, int] = {}  # owner -> where the untaken part of its queue begins
         self._lightest: dict[str, Vec] = {}
@@ -296,20 +343,30 @@ class _Search:
             # A heap of the owners above target, by rank. Flat, victims' gaps only rise while a plan
             # is made, so an entry is at most stale downwards: it is checked when it comes up. In a
             # tree a group's ranks move with every member's, so the heap is made afresh.
-            self._over = [(ledger.over(o), o) for o in self._running
-                          if ledger.gap(o) < -EPS and o not in self.dropped]
+            dropped = self.dropped
+            if tree:
+                self._over = [(ledger.over(o), o) for o in self._above
+                              if ledger.gap(o) < -EPS and o not in dropped]
+            else:  # flat: the rank is the gap (Ledger.over), worked out once
+                gap = ledger.gap
+                self._over = [((g,), o) for o in self._above
+                              if (g := gap(o)) < -EPS and o not in dropped]
             heapq.heapify(self._over)
         heap, seen = self._over, []
         found: list[Job] | None = None
         gained = held(shape)
         miss_key = ben if tree else ""
+        taken, slots, free = self.taken, self.slots, self.free
         while heap and found is None:
-            rank, owner = heapq.heappop(heap)
+            rank, owner = heap[0]
             now = ledger.over(owner)
-            if now != rank:
+            if now != rank:  # stale: back where it ranks now (one sift), or out
                 if now[-1] < -EPS:
-                    heapq.heappush(heap, (now, owner))
+                    heapq.heapreplace(heap, (now, owner))
+                else:
+                    heapq.heappop(heap)
                 continue
+            heapq.heappop(heap)
             if owner in self.gainers or not ledger.keeps_target(owner, self.lightest(owner)):
                 self.dropped.add(owner)
                 continue  # never a victim in this plan: dropped from the heap for good
@@ -318,15 +375,18 @@ class _Search:
                 continue
             queue = self.queue(owner)
             start = self._cursor.get(owner, 0)
-            while (head := queue.get(start)) is not None and head.id in self.taken:
+            while (head := queue.get(start)) is not None and id(head) in taken:
                 start += 1  # the taken head of the queue is skipped once, not at every search
             self._cursor[owner] = start
             index = start
             while (job := queue.get(index)) is not None:
                 index += 1
-                if job.id in self.taken or not ledger.may_lose(owner, held(job.shape), ben, gained):
+                if id(job) in taken or not ledger.may_lose(owner, held(job.shape), ben, gained):
                     continue
-                if fits(shape, add_room(self.room(self.place_of(job)), self.freed(job))):
+                # What its place has free and what it gives back (place_of, room, freed).
+                slot = slots[job.slot]  # type: ignore[index]  # a victim candidate has a slot
+                place = slot.parent if slot.parent is not None else slot.name
+                if fits(shape, add_room(free.get(place, NO_ROOM), slot.room)):
                     found = [job]
                     break
             else:
@@ -347,10 +407,10 @@ class _Search:
             jobs, on_place = self.pool.jobs, self.pool.on_place
             self._jobs = {name: [jobs[i] for i in on_place.get(name, ())] for name in self.pool.rooms}
         best: tuple[int, float, str, list[Job]] | None = None
-        ranks = {o: ledger.over(o) for o in self._running}
+        ranks = {o: rank for o in self._above if (rank := ledger.over(o))[-1] < -EPS}
         for name in sorted(self._jobs):
-            candidates = [j for j in self._jobs[name] if j.id not in self.taken
-                          and j.owner not in self.gainers and ranks[j.owner][-1] < -EPS]
+            candidates = [j for j in self._jobs[name] if id(j) not in self.taken
+                          and j.owner not in self.gainers and j.owner in ranks]
             if len(candidates) < 2:
                 continue
             by_owner = sorted(candidates, key=lambda j: (ranks[j.owner], j.owner, self.key(j)))
@@ -403,7 +463,7 @@ class _Search:
         name = self.place_of(jobs[0])
         room = self.room(name)
         for job in jobs:
-            self.taken.add(job.id)
+            self.taken.add(id(job))
             room = add_room(room, self.freed(job))
         slot = self.slots.get(name)
         if slot is not None and slot.partitionable:  # what the job does not need stays free there
@@ -414,6 +474,8 @@ class _Search:
     def left_over(self, shape: Shape) -> tuple[str, int] | None:
         """A partitionable slot where earlier vacates left room enough for ``shape`` (claimed, not
         vacated for: it needs no victim), and the group that left it; the room is taken."""
+        if not self.leftover:
+            return None
         for name in sorted(self.leftover):
             if fits(shape, self.free[name]):
                 self.free[name] = less(self.free[name], shape)
@@ -423,7 +485,7 @@ class _Search:
 
 def plan_vacates(
     budget: int,
-    wants: dict[str, Wants],
+    wants: WantsBook,
     ledger: Ledger,
     views: dict[str, OwnerView],
     pool: PoolView,
@@ -433,12 +495,14 @@ def plan_vacates(
     now: float,
     notes: list[str],
     claims: list[Claim],
+    above: list[str],
 ) -> list[Vacate]:
     """Up to ``budget`` vacates, each with its beneficiary. Updates ``ledger`` and ``wants``; adds
     to ``notes`` the jobs no room can be made for, and to ``claims`` (the claims made so far, whose
-    owners are never victims) room that earlier vacates left over."""
+    owners are never victims) room that earlier vacates left over. ``above``: the owners above
+    target with running jobs, as counted before the claims (:attr:`Census.above`)."""
     beneficiaries = _beneficiaries(wants, ledger)
-    search = _Search(pool, free, order, now)
+    search = _Search(pool, free, order, now, above)
     search.gainers = {c.beneficiary for c in claims}
     partitionable = bool(pool.rooms)
     rule = (
@@ -451,11 +515,12 @@ def plan_vacates(
     while beneficiaries and len(vacates) < budget:
         _, ben = heapq.heappop(beneficiaries)
         found: tuple[Shape, list[Job]] | None = None
-        for shape in list(wants[ben].shapes):
+        wanted = wants[ben]
+        for shape in list(wanted.shapes):
             if not search.fits_anywhere(shape):
-                notes.append(f"{ben}: {wants[ben].shapes[shape]} idle job(s) asking for "
+                notes.append(f"{ben}: {wanted.shapes[shape]} idle job(s) asking for "
                              f"{_show(shape)} fit no place in the pool: never vacated for")
-                del wants[ben].shapes[shape]
+                del wanted.shapes[shape]
                 continue
             left = search.left_over(shape)
             if left is not None:
@@ -473,7 +538,7 @@ def plan_vacates(
             passed.add(ben)
             continue  # nothing running anywhere can make room for this beneficiary's jobs
         shape, victims = found
-        wants[ben].consume(shape)
+        wanted.consume(shape)
         if not victims:  # room left over: claimed above
             ledger.give(ben, held(shape))
             search.gainers.add(ben)
@@ -504,7 +569,7 @@ def plan_vacates(
     return vacates
 
 
-def _next(heap: list[tuple[Rank, str]], ben: str, wants: dict[str, Wants], ledger: Ledger,
+def _next(heap: list[tuple[Rank, str]], ben: str, wants: WantsBook, ledger: Ledger,
           passed: set[str]) -> list[tuple[Rank, str]]:
     """The beneficiaries after ``ben`` was given room. Flat, only its own rank moved; in an owner
     tree every member of a group that gained or lost did, so the ranks are made afresh."""

@@ -1,5 +1,9 @@
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from osep.core.counting import resolved_shares
+from osep.core.resources import Unit
 from osep.core.shares import ShareTable, feasible_shares
 
 
@@ -52,3 +56,53 @@ def test_resolve(table, capacity, expected):
 def test_largest_share_is_the_default_p():
     assert ShareTable({"a": 30, "b": 40}, percent=True).largest(20) == pytest.approx(8)
     assert ShareTable({}).largest(20) == 0
+
+
+def _water_fill(shares, demand, capacity):
+    """The water-filling as first written (a full sort, one owner at a time): what the faster
+    :func:`feasible_shares` must give to the bit, over the same owners in the same order."""
+    owners = set(shares) | set(demand)
+    fes = {o: min(shares.get(o, 0.0), float(demand.get(o, 0))) for o in owners}
+    left = capacity - sum(fes.values())
+    if left <= 0:
+        return fes
+    hungry = sorted((demand.get(o, 0) - fes[o], o) for o in owners if demand.get(o, 0) > fes[o])
+    remaining = len(hungry)
+    for index, (need, owner) in enumerate(hungry):
+        level = left / remaining
+        if need <= level:
+            fes[owner] += need
+            left -= need
+            remaining -= 1
+            continue
+        for _, rest in hungry[index:]:
+            fes[rest] += level
+        break
+    return fes
+
+
+amounts = st.one_of(st.integers(0, 9), st.floats(0, 20, allow_nan=False), st.just(1 / 3))
+
+
+@given(st.dictionaries(st.sampled_from("abcdefgh"), amounts),
+       st.dictionaries(st.sampled_from("abcdefghij"), amounts),
+       st.one_of(st.integers(0, 60), st.floats(0, 100, allow_nan=False)))
+def test_feasible_shares_are_the_plain_water_filling_to_the_bit(shares, demand, capacity):
+    got = feasible_shares(shares, demand, capacity)
+    expected = _water_fill(shares, demand, capacity)
+    assert list(got) == list(expected)
+    assert [repr(v) for v in got.values()] == [repr(v) for v in expected.values()]
+
+
+def test_resolved_shares_are_kept_per_table_capacity_and_unit():
+    table = ShareTable({"b": 6, "a": {"cpus": 4}})
+    pool = (10.0, 20.0, 0.0, 0.0, 0.0)
+    first = resolved_shares(table, pool, Unit.SLOTS)
+    assert first.resolved == table.resolve_all(pool) and first.owners == ["a", "b"]
+    assert first.entitled == {"a": 0.0, "b": 6.0}
+    assert resolved_shares(table, pool, Unit.SLOTS) is first  # the same table, pool and unit
+    assert resolved_shares(table, pool, Unit.CPUS).entitled == {"a": 4.0, "b": 0.0}
+    smaller = resolved_shares(table, (5.0, 2.0, 0.0, 0.0, 0.0), Unit.SLOTS)
+    assert smaller.entitled == {"a": 0.0, "b": 5.0}
+    # An equal table is another object: resolved afresh (tables are not compared entry by entry).
+    assert resolved_shares(ShareTable({"b": 6, "a": {"cpus": 4}}), pool, Unit.SLOTS) is not first
