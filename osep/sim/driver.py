@@ -114,7 +114,8 @@ def simulate(
     every job's record too (memory that grows with the jobs). ``every_cycle``: run every cycle of
     both grids while jobs remain, as a pool that ticks (what the results are checked against).
     """
-    pool = SimulatedPool(slots, settings)
+    # The pool view is what the policy reads: kept only when a policy runs.
+    pool = SimulatedPool(slots, settings, keep_view=policy is not None)
     # Jobs submitted at one instant arrive in the order given.
     arrivals = sorted(jobs, key=lambda spec: spec.submit)
     total = len(arrivals)

@@ -45,6 +45,7 @@ that load, at half its share. A project above that rate sees ``U`` and its price
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
@@ -75,12 +76,23 @@ class Ordering:
     """FIFO, and the face of every other ordering."""
 
     order = Order.FIFO
-    per_slot = True  # re-rank before every slot (the queue's head changes as jobs start)
+    # Whether an owner's place depends on its queue's head, which changes as its jobs start: then
+    # the negotiator ranks once per cycle and puts an owner back in its place (:meth:`moved`)
+    # each time a job of its is taken off its queue. Otherwise the rank holds for the whole cycle.
+    per_slot = True
     ticks = False  # whether its state moves at every negotiation cycle, matches or not
 
     def rank(self, now: float, idle: Idle, running: Mapping[str, int],
              usage: fairshare.Accountant) -> list[str]:
         return [o for _, o in sorted((q.head(), o) for o, q in idle.items() if q)]
+
+    def moved(self, ranked: list[str], at: int, idle: Idle) -> None:
+        """``ranked[at]``'s queue lost a job (and other queues did not change): put the owner where
+        :meth:`rank` would now place it, or take it out if its queue is empty. ``ranked`` is in rank
+        order, less owners taken out; every owner in it has jobs queued."""
+        owner = ranked.pop(at)
+        if idle.get(owner):
+            bisect.insort(ranked, owner, key=lambda o: (idle[o].head(), o))
 
     def admit(self, spec: JobSpec, now: float, idle: Idle, running: Mapping[str, int]) -> float:
         """Whether ``spec`` (submitted, not yet in the queue) joins the queue the negotiator matches

@@ -244,9 +244,14 @@ Later = tuple[float, str, tuple[JobId, int]]
 
 
 class SimulatedPool:
-    """Slots, jobs and the reservation book; :mod:`osep.sim.driver` moves it through time."""
+    """Slots, jobs and the reservation book; :mod:`osep.sim.driver` moves it through time.
 
-    def __init__(self, slots: Iterable[SlotSpec], settings: PoolSettings) -> None:
+    ``keep_view``: keep the pool view (:attr:`view`) up to date from the start, as the policy reads
+    it at every enforcement cycle; a run without enforcement does not need it, and without it the
+    view is built at the first :meth:`snapshot` (if any) and kept from then on."""
+
+    def __init__(self, slots: Iterable[SlotSpec], settings: PoolSettings,
+                 keep_view: bool = True) -> None:
         self.now = 0.0
         self.settings = settings
         specs = list(slots)
@@ -285,21 +290,41 @@ class SimulatedPool:
         self.accountant = Accountant(settings.half_life, settings.initial_usage)
         # Told of every run that ends: (job, its start, vacated), at self.now.
         self.on_leave: Callable[[JobSpec, float, bool], None] | None = None
-        # What the policy reads, kept up to date as jobs and slots change (osep.core.view); with
-        # periodic checkpoints, when each running job's next checkpoint falls:
-        # (time, job id, run) in a heap.
+        # What the policy reads, kept up to date as jobs and slots change (osep.core.view), once
+        # kept; with periodic checkpoints, when each running job's next checkpoint falls:
+        # (time, job id, run) in a heap (kept with the view).
         self.view = PoolView()
+        self.keeps_view = False
         self._checkpoints: list[tuple[float, JobId, int]] = []
+        self._periodic = (settings.checkpointing is Checkpointing.PERIODIC
+                          and settings.checkpoint_interval > 0)
+        if keep_view:
+            self._keep_view()
+
+    def _keep_view(self) -> None:
+        """Build the view of the pool as it is, and keep it from now on."""
+        self.keeps_view = True
+        view = self.view
+        for place in self._static:
+            view.put_slot(place.spec.as_slot())
+        for machine in self._machines:
+            view.put_slot(_machine_slot(machine))
         for slot in self.slots.values():
-            self.view.put_slot(slot.spec.as_slot())
-        for machine in self.machines.values():
-            self.view.put_slot(_machine_slot(machine))
+            if slot.parent is not None:  # a dynamic slot
+                view.put_slot(slot.spec.as_slot(slot.parent.spec.name))
+        for job in self.jobs.values():
+            view.put_job(self._view(job))
+            if self._periodic and job.slot is not None:
+                done = _last_checkpoint(self.now - job.start, self.settings.checkpoint_interval)
+                self._next_checkpoint(job, done + self.settings.checkpoint_interval)
 
     # -- the Pool interface -------------------------------------------------------------------
 
     def snapshot(self) -> Snapshot:
         """The pool now, from the view kept as jobs changed (no job is looked at here but those
         whose periodic checkpoint fell since the last snapshot)."""
+        if not self.keeps_view:
+            self._keep_view()
         self._checkpoint()
         idle = {o: len(q) for o, q in self.idle.items() if q}
         running = {o: n for o, n in self.running.items() if n}
@@ -332,8 +357,9 @@ class SimulatedPool:
         heapq.heappush(self._checkpoints, (when, job.spec.id, job.run_id))
 
     def _shown(self, job: SimJob) -> None:
-        """``job`` changed: the view shows it as it is now."""
-        self.view.put_job(self._view(job))
+        """``job`` changed: the view shows it as it is now (if a view is kept)."""
+        if self.keeps_view:
+            self.view.put_job(self._view(job))
 
     def job(self, job_id: JobId) -> Job | None:
         job = self.jobs.get(job_id)
@@ -430,9 +456,10 @@ class SimulatedPool:
         self.running[job.spec.owner] += 1
         self.later.append((self.now + job.spec.runtime - job.saved, "finish",
                            (job.spec.id, job.run_id)))
-        self._shown(job)
-        if self.settings.checkpointing is Checkpointing.PERIODIC and self.settings.checkpoint_interval > 0:
-            self._next_checkpoint(job, self.settings.checkpoint_interval)
+        if self.keeps_view:
+            self.view.put_job(self._view(job))
+            if self._periodic:
+                self._next_checkpoint(job, self.settings.checkpoint_interval)
 
     def _leave(self, job: SimJob, vacated: bool) -> None:
         owner = job.spec.owner
@@ -454,8 +481,9 @@ class SimulatedPool:
             if machine.free[0] > 0:
                 self._open.add(machine.index, machine.free)
             del self.slots[slot.spec.name]
-            self.view.drop_slot(slot.spec.name)
-            self.view.put_slot(_machine_slot(slot.parent))
+            if self.keeps_view:
+                self.view.drop_slot(slot.spec.name)
+                self.view.put_slot(_machine_slot(machine))
         else:
             self._free.add(slot.index, slot.room)
         job.slot = None
@@ -471,7 +499,8 @@ class SimulatedPool:
         job.state = JobState.COMPLETED
         job.finish = self.now
         self.completed += 1
-        self.view.drop_job(job_id)
+        if self.keeps_view:
+            self.view.drop_job(job_id)
         del self.jobs[job_id]
 
     def release(self, job_id: JobId, run_id: int) -> None:
@@ -495,8 +524,9 @@ class SimulatedPool:
         if machine.free[0] > 0:
             self._open.add(machine.index, machine.free)
         self.slots[slot.spec.name] = slot
-        self.view.put_slot(_machine_slot(machine))
-        self.view.put_slot(slot.spec.as_slot(machine.spec.name))
+        if self.keeps_view:
+            self.view.put_slot(_machine_slot(machine))
+            self.view.put_slot(slot.spec.as_slot(machine.spec.name))
         self.start(job, slot)
 
     # -- what the negotiator asks ---------------------------------------------------------------
