@@ -32,7 +32,8 @@ from osep.sim.pool import SimJob, SimulatedPool
 def negotiate(pool: SimulatedPool, ordering: Ordering) -> None:
     """One negotiation cycle at ``pool.now``."""
     now = pool.now
-    pool.accountant.accrue(now, pool.running)
+    if pool.accounts:
+        pool.accountant.accrue(now, pool.running)
     book = pool.book
     kept_at = Counter(r.slot for r in book.standing())
     # The owners that might still be given something, in rank order (see _first).

@@ -86,13 +86,20 @@ class Ordering:
              usage: fairshare.Accountant) -> list[str]:
         return [o for _, o in sorted((q.head(), o) for o, q in idle.items() if q)]
 
+    @property
+    def reads_usage(self) -> bool:
+        """Whether :meth:`rank` reads the usage the pool accounts (an ordering that ranks by queue
+        heads, as this one, does not: the pool need not keep it)."""
+        return type(self).rank is not Ordering.rank
+
     def moved(self, ranked: list[str], at: int, idle: Idle) -> None:
         """``ranked[at]``'s queue lost a job (and other queues did not change): put the owner where
         :meth:`rank` would now place it, or take it out if its queue is empty. ``ranked`` is in rank
-        order, less owners taken out; every owner in it has jobs queued."""
+        order, less owners taken out; every owner in it has jobs queued. (No two heads are equal:
+        a queue's entry holds the job's arrival number, so the owner's name never decides.)"""
         owner = ranked.pop(at)
         if idle.get(owner):
-            bisect.insort(ranked, owner, key=lambda o: (idle[o].head(), o))
+            bisect.insort(ranked, owner, key=lambda o: idle[o].head())
 
     def admit(self, spec: JobSpec, now: float, idle: Idle, running: Mapping[str, int]) -> float:
         """Whether ``spec`` (submitted, not yet in the queue) joins the queue the negotiator matches
