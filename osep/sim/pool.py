@@ -204,17 +204,14 @@ class SimSlot:
     """A static slot (``index``: its place in the pool's order), or a dynamic slot carved from
     ``parent``."""
 
-    __slots__ = ("index", "job", "parent", "spec")
+    __slots__ = ("index", "job", "parent", "room", "spec")
 
     def __init__(self, spec: SlotSpec, parent: SimMachine | None = None, index: int = -1) -> None:
         self.spec = spec
+        self.room: Room = spec.room
         self.job: SimJob | None = None
         self.parent = parent
         self.index = index
-
-    @property
-    def room(self) -> Room:
-        return self.spec.room
 
 
 class SimMachine:
@@ -442,27 +439,28 @@ class SimulatedPool:
         self._queue(self.jobs[job_id], self.now)
 
     def _queue(self, job: SimJob, since: float) -> None:
-        queue = self.idle.get(job.spec.owner)
+        spec = job.spec
+        queue = self.idle.get(spec.owner)
         if queue is None:
-            queue = self.idle[job.spec.owner] = IdleQueue()
-        queue.push((since, job.seq, job.spec.id), job.spec.shape)
+            queue = self.idle[spec.owner] = IdleQueue()
+        queue.push((since, job.seq, spec.id), spec.shape)
 
     def start(self, job: SimJob, slot: SimSlot) -> None:
-        owner = job.spec.owner
+        spec, now = job.spec, self.now
+        owner = spec.owner
         if self.accounts:
-            self.accountant.accrue_owner(self.now, owner, self.running[owner])
+            self.accountant.accrue_owner(now, owner, self.running[owner])
         if slot.parent is None:
             self._free.remove(slot.index, slot.room)
         self.waiting -= 1
-        self.watch.start(self.now, job.spec, slot.spec.name)
+        self.watch.start(now, spec, slot.spec.name)
         job.state = JobState.RUNNING
-        job.start = self.now
+        job.start = now
         job.slot = slot
-        job.run_id += 1
+        run = job.run_id = job.run_id + 1
         slot.job = job
-        self.running[job.spec.owner] += 1
-        self.later.append((self.now + job.spec.runtime - job.saved, "finish",
-                           (job.spec.id, job.run_id)))
+        self.running[owner] += 1
+        self.later.append((now + spec.runtime - job.saved, "finish", (spec.id, run)))
         if self.keeps_view:
             self.view.put_job(self._view(job))
             if self._periodic:
