@@ -9,7 +9,8 @@ as Share's does). The seeds' models keep their formulas in :mod:`osep.fairshare`
 only get their state (usage kept by the pool's :class:`osep.sim.fairshare.Accountant`, or their own)
 and an order of owners:
 
-- ``fifo``: the owner whose oldest queued job is oldest first (re-ranked for every slot).
+- ``fifo``: the owner whose oldest queued job is oldest first (an owner given a job is put back
+  where its queue's new head places it).
 - ``fairshare``: the flat Fair-Share factor ``2^(-U/S)`` over the owners' resolved shares (the
   baseline of the paper), ranked once per negotiation cycle.
 - ``slurm``: Slurm's classic factor ``F = 2^(-UE/S/d)`` on the policy's account tree, usage decayed
