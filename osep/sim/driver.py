@@ -20,7 +20,6 @@ records of every job are kept only when asked for.
 
 from __future__ import annotations
 
-import enum
 import heapq
 import math
 from collections.abc import Iterable, Mapping
@@ -36,18 +35,10 @@ from osep.sim.pool import SimulatedPool, Watch
 from osep.sim.specs import JobSpec, PoolSettings, SimResult, SlotSpec
 from osep.sim.watch import Recorder, Tee
 
-
-class _Event(enum.IntEnum):
-    # Order of events that fall on the same instant: what ended is seen before what starts.
-    FINISH = 0
-    RELEASE = 1
-    ARRIVE = 2
-    QUEUE = 3
-    ENFORCE = 4
-    NEGOTIATE = 5
-
-
-_LATER = {"finish": _Event.FINISH, "release": _Event.RELEASE}
+# The kinds of event, in the order of events that fall on the same instant: what ended is seen
+# before what starts (plain integers: the loop compares them for every event).
+_FINISH, _RELEASE, _ARRIVE, _QUEUE, _ENFORCE, _NEGOTIATE = range(6)
+_LATER = {"finish": _FINISH, "release": _RELEASE}
 
 
 class _Ticks:
@@ -114,7 +105,8 @@ def simulate(
     every job's record too (memory that grows with the jobs). ``every_cycle``: run every cycle of
     both grids while jobs remain, as a pool that ticks (what the results are checked against).
     """
-    pool = SimulatedPool(slots, settings)
+    # The pool view is what the policy reads: kept only when a policy runs.
+    pool = SimulatedPool(slots, settings, keep_view=policy is not None)
     # Jobs submitted at one instant arrive in the order given.
     arrivals = sorted(jobs, key=lambda spec: spec.submit)
     total = len(arrivals)
@@ -125,21 +117,18 @@ def simulate(
     queue: list[tuple[float, int, int, Any]] = []
     seq = 0
 
-    def schedule(time: float, kind: _Event, data: Any) -> None:
+    def schedule(time: float, kind: int, data: Any) -> None:
         nonlocal seq
         seq += 1
-        heapq.heappush(queue, (time, int(kind), seq, data))
-
-    def collect() -> None:
-        for time, kind, data in pool.later:
-            schedule(time, _LATER[kind], data)
-        pool.later.clear()
+        heapq.heappush(queue, (time, kind, seq, data))
 
     ordering = orderings.build(
         settings.order, shares, tree if tree is not None else shares, resource,
         {spec.owner for spec in arrivals}, settings.models, settings.half_life,
         settings.initial_usage, pool.capacity)
-    pool.on_leave = lambda spec, start, vacated: ordering.ended(spec, start, pool.now, vacated)
+    pool.accounts = ordering.reads_usage
+    if type(ordering).ended is not orderings.Ordering.ended:  # the base one charges nothing
+        pool.on_leave = lambda spec, start, vacated: ordering.ended(spec, start, pool.now, vacated)
     enforcer = Enforcer(policy, Actuator(pool, limits), logger) if policy is not None else None
     negotiations = _Ticks(settings.negotiation_interval)
     enforcements = _Ticks(interval)
@@ -158,49 +147,55 @@ def simulate(
         nonlocal negotiation_due, enforcement_due
         now = pool.now
         if enforcer is not None and not enforcement_due and wants_enforcement():
-            schedule(enforcements.next_from(now, kind >= _Event.ENFORCE), _Event.ENFORCE, None)
+            schedule(enforcements.next_from(now, kind >= _ENFORCE), _ENFORCE, None)
             enforcement_due = True
         if not negotiation_due and wants_negotiation():
-            schedule(negotiations.next_from(now, kind >= _Event.NEGOTIATE), _Event.NEGOTIATE, None)
+            schedule(negotiations.next_from(now, kind >= _NEGOTIATE), _NEGOTIATE, None)
             negotiation_due = True
 
     horizon = settings.horizon if settings.horizon is not None else math.inf
+    admits = type(ordering).admit is not orderings.Ordering.admit  # else every job joins at once
     plan_cycles(-1)
     arrived = 0
+    later = pool.later
+    heappop, heappush = heapq.heappop, heapq.heappush
     while pool.completed < total:
         time: float
         kind: int
         data: Any
-        if arrived < total and (not queue or (arrivals[arrived].submit, _Event.ARRIVE)
+        if arrived < total and (not queue or (arrivals[arrived].submit, _ARRIVE)
                                 < (queue[0][0], queue[0][1])):
-            time, kind, data = arrivals[arrived].submit, _Event.ARRIVE, arrivals[arrived]
+            time, kind, data = arrivals[arrived].submit, _ARRIVE, arrivals[arrived]
             arrived += 1
         elif queue:
-            time, kind, _, data = heapq.heappop(queue)
+            time, kind, _, data = heappop(queue)
         else:
             break
         if time > horizon:
             break
         pool.now = time
-        if kind == _Event.FINISH:
+        if kind == _FINISH:
             job: JobId
             job, run = data
             pool.finish(job, run)
-        elif kind == _Event.RELEASE:
+        elif kind == _RELEASE:
             job, run = data
             pool.release(job, run)
-        elif kind == _Event.ARRIVE:
-            joins = ordering.admit(data, time, pool.idle, pool.running)
-            pool.arrive(data, queued=joins <= time)
-            if joins > time:
-                schedule(joins, _Event.QUEUE, data.id)
-        elif kind == _Event.QUEUE:
+        elif kind == _ARRIVE:
+            if not admits:
+                pool.arrive(data)
+            else:
+                joins = ordering.admit(data, time, pool.idle, pool.running)
+                pool.arrive(data, queued=joins <= time)
+                if joins > time:
+                    schedule(joins, _QUEUE, data.id)
+        elif kind == _QUEUE:
             joins = ordering.admit(pool.jobs[data].spec, time, pool.idle, pool.running)
             if joins > time:
-                schedule(joins, _Event.QUEUE, data)
+                schedule(joins, _QUEUE, data)
             else:
                 pool.enqueue(data)
-        elif kind == _Event.ENFORCE:
+        elif kind == _ENFORCE:
             assert enforcer is not None
             enforcements.passed()
             enforcement_due = False
@@ -212,7 +207,11 @@ def simulate(
             if wants_negotiation():
                 negotiated += 1
                 negotiate(pool, ordering)
-        collect()
+        if later:  # what the pool asks to be done later
+            for when, what, about in later:
+                seq += 1
+                heappush(queue, (when, _LATER[what], seq, about))
+            later.clear()
         plan_cycles(kind)
     if pool.completed < total:
         _stop(pool, horizon, negotiations, enforcements if enforcer is not None else None)

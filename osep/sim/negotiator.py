@@ -5,9 +5,11 @@ other free slot goes to the first owner in rank order that is not held to its al
 idle job that fits. Then each partitionable machine: room kept for an owner goes to it once the
 machine has that much unclaimed (:meth:`osep.core.reservations.ReservationBook.take_fitting`), and what
 is left goes, a job at a time, to the first owner in rank order with a job that fits it and its
-allowance. The rank order is the ordering's (:mod:`osep.sim.orderings`): first come first served
-is re-ranked for every slot, the fair-share models once per cycle (HTCondor's negotiator divides a
-cycle into per-submitter portions instead).
+allowance. The rank order is the ordering's (:mod:`osep.sim.orderings`), taken once per cycle; first
+come first served puts an owner back in its place each time one of its jobs is taken off its queue
+(its queue's head, which ranks it, moved), as ranking again for every slot would; the fair-share
+models keep the cycle's order (HTCondor's negotiator divides a cycle into per-submitter portions
+instead).
 
 What a cycle looks at: the free static slots and the machines with a core unclaimed (the pool keeps
 them in its order, with how many have each room), and the owners with jobs queued. Within a cycle
@@ -30,25 +32,24 @@ from osep.sim.pool import SimJob, SimulatedPool
 def negotiate(pool: SimulatedPool, ordering: Ordering) -> None:
     """One negotiation cycle at ``pool.now``."""
     now = pool.now
-    pool.accountant.accrue(now, pool.running)
+    if pool.accounts:
+        pool.accountant.accrue(now, pool.running)
     book = pool.book
     kept_at = Counter(r.slot for r in book.standing())
-
-    def ranks() -> list[str]:
-        return ordering.rank(now, pool.idle, pool.running, pool.accountant)
-
-    ranked = [] if ordering.per_slot else ranks()
+    # The owners that might still be given something, in rank order (see _first).
+    ranked = ordering.rank(now, pool.idle, pool.running, pool.accountant)
+    follow = ordering.per_slot
     unwanted: set[Room] = set()  # rooms no job was found for, this cycle
+
+    def taken(owner: str) -> None:
+        """A job of ``owner``'s was taken off its queue for a slot kept for it."""
+        if follow and owner in ranked:
+            ordering.moved(ranked, ranked.index(owner), pool.idle)
 
     def done(rooms_ahead: dict[Room, int]) -> bool:
         """Whether nothing is left to do, but for room kept for someone: nobody can be given
         anything, or none of the rooms still to visit is one a job might be found for."""
-        if ordering.per_slot:
-            if not any(book.may_match(owner) for owner in pool.idle):
-                return True
-        elif not ranked:
-            return True
-        return all(room in unwanted for room, count in rooms_ahead.items() if count)
+        return not ranked or all(room in unwanted for room, count in rooms_ahead.items() if count)
 
     rooms_ahead = pool.free_rooms()  # of the free slots from the one being visited on
     kept_ahead = sum(1 for name in kept_at if name in pool.slots and pool.slots[name].job is None
@@ -65,15 +66,14 @@ def negotiate(pool: SimulatedPool, ordering: Ordering) -> None:
             if kept is not None:
                 job = pool.pop_fitting(kept.owner, room)
                 if job is not None:
+                    taken(kept.owner)
                     pool.start(job, slot)
                     book.handed_over(kept)
                     continue
         if room in unwanted:
             continue
-        if ordering.per_slot:
-            ranked = ranks()
         # A static slot is charged whole, as SlotWeight (its cores) charges it.
-        job = _first(pool, book, ranked, room, slot.spec.cpus)
+        job = _first(pool, book, ordering, ranked, room, slot.spec.cpus)
         if job is None:
             unwanted.add(room)
         else:
@@ -93,12 +93,11 @@ def negotiate(pool: SimulatedPool, ordering: Ordering) -> None:
             while (kept := book.take_fitting(name, now, machine.free)) is not None:
                 job = pool.pop_fitting(kept.owner, machine.free)
                 if job is not None:
+                    taken(kept.owner)
                     pool.start_on(job, machine)
                     book.handed_over(kept)
         while machine.free[0] > 0 and machine.free not in unwanted:
-            if ordering.per_slot:
-                ranked = ranks()
-            job = _first(pool, book, ranked, machine.free, None)
+            job = _first(pool, book, ordering, ranked, machine.free, None)
             if job is None:
                 unwanted.add(machine.free)
                 break
@@ -106,16 +105,19 @@ def negotiate(pool: SimulatedPool, ordering: Ordering) -> None:
             book.matched(job.spec.owner, job.spec.cpus)
 
 
-def _first(pool: SimulatedPool, book: ReservationBook, ranked: list[str], room: Room,
-           charge: int | None) -> SimJob | None:
+def _first(pool: SimulatedPool, book: ReservationBook, ordering: Ordering, ranked: list[str],
+           room: Room, charge: int | None) -> SimJob | None:
     """The oldest job that fits ``room`` of the first owner in ``ranked`` that has one and may be
     given it (``charge``: the cores a static slot charges; None: the job's own, within the
     owner's allowance), taken off its queue. Owners that can be given nothing more this cycle (no
-    job queued, or no allowance left) are dropped from ``ranked``."""
+    job queued, or no allowance left: within a cycle queues only shrink and allowances only fall)
+    are dropped from ``ranked``; the owner given a job is put back in its place if the ordering
+    ranks by queue heads."""
+    idle = pool.idle
     k = 0
     while k < len(ranked):
         owner = ranked[k]
-        if owner not in pool.idle or not book.may_match(owner):
+        if owner not in idle or not book.may_match(owner):
             del ranked[k]
             continue
         if charge is None:
@@ -123,6 +125,8 @@ def _first(pool: SimulatedPool, book: ReservationBook, ranked: list[str], room: 
         else:
             job = pool.pop_fitting(owner, room) if book.may_match(owner, charge) else None
         if job is not None:
+            if ordering.per_slot:
+                ordering.moved(ranked, k, idle)
             return job
         k += 1
     return None

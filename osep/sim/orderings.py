@@ -9,7 +9,8 @@ as Share's does). The seeds' models keep their formulas in :mod:`osep.fairshare`
 only get their state (usage kept by the pool's :class:`osep.sim.fairshare.Accountant`, or their own)
 and an order of owners:
 
-- ``fifo``: the owner whose oldest queued job is oldest first (re-ranked for every slot).
+- ``fifo``: the owner whose oldest queued job is oldest first (an owner given a job is put back
+  where its queue's new head places it).
 - ``fairshare``: the flat Fair-Share factor ``2^(-U/S)`` over the owners' resolved shares (the
   baseline of the paper), ranked once per negotiation cycle.
 - ``slurm``: Slurm's classic factor ``F = 2^(-UE/S/d)`` on the policy's account tree, usage decayed
@@ -45,6 +46,7 @@ that load, at half its share. A project above that rate sees ``U`` and its price
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
@@ -75,12 +77,30 @@ class Ordering:
     """FIFO, and the face of every other ordering."""
 
     order = Order.FIFO
-    per_slot = True  # re-rank before every slot (the queue's head changes as jobs start)
+    # Whether an owner's place depends on its queue's head, which changes as its jobs start: then
+    # the negotiator ranks once per cycle and puts an owner back in its place (:meth:`moved`)
+    # each time a job of its is taken off its queue. Otherwise the rank holds for the whole cycle.
+    per_slot = True
     ticks = False  # whether its state moves at every negotiation cycle, matches or not
 
     def rank(self, now: float, idle: Idle, running: Mapping[str, int],
              usage: fairshare.Accountant) -> list[str]:
         return [o for _, o in sorted((q.head(), o) for o, q in idle.items() if q)]
+
+    @property
+    def reads_usage(self) -> bool:
+        """Whether :meth:`rank` reads the usage the pool accounts (an ordering that ranks by queue
+        heads, as this one, does not: the pool need not keep it)."""
+        return type(self).rank is not Ordering.rank
+
+    def moved(self, ranked: list[str], at: int, idle: Idle) -> None:
+        """``ranked[at]``'s queue lost a job (and other queues did not change): put the owner where
+        :meth:`rank` would now place it, or take it out if its queue is empty. ``ranked`` is in rank
+        order, less owners taken out; every owner in it has jobs queued. (No two heads are equal:
+        a queue's entry holds the job's arrival number, so the owner's name never decides.)"""
+        owner = ranked.pop(at)
+        if idle.get(owner):
+            bisect.insort(ranked, owner, key=lambda o: idle[o].head())
 
     def admit(self, spec: JobSpec, now: float, idle: Idle, running: Mapping[str, int]) -> float:
         """Whether ``spec`` (submitted, not yet in the queue) joins the queue the negotiator matches

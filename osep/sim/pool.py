@@ -21,7 +21,9 @@ the shapes' queues), the free static slots and the partitionable machines with c
 the pool's order, and how many jobs are idle. It keeps no record of finished jobs: what happens to
 each job is told, as it happens, to a :class:`Watch` (the run records of
 :class:`osep.sim.watch.Recorder`, the meters of :class:`osep.sim.watch.Metering`), and a job that
-finished is forgotten.
+finished is forgotten. The pool view the policy reads (:class:`osep.core.view.PoolView`) is kept
+job by job only in a run that enforces a policy; the fair-share usage only for an order that ranks
+by it.
 
 Not modelled: matchmaking by arbitrary Requirements, claim reuse between jobs of the same owner,
 network transfer times and schedd limits.
@@ -111,7 +113,11 @@ class IdleQueue:
 
     def head(self) -> Entry:
         """The oldest job (the queue must not be empty)."""
-        return min(heap[0] for heap in self._shapes.values())
+        shapes = self._shapes
+        if len(shapes) == 1:  # most owners' jobs have one shape
+            for heap in shapes.values():
+                return heap[0]
+        return min(heap[0] for heap in shapes.values())
 
     def pop_fitting(self, room: Room, cpus: int | None = None) -> Entry | None:
         """The oldest job that fits ``room`` (and asks for at most ``cpus`` cores, if given), taken
@@ -200,17 +206,14 @@ class SimSlot:
     """A static slot (``index``: its place in the pool's order), or a dynamic slot carved from
     ``parent``."""
 
-    __slots__ = ("index", "job", "parent", "spec")
+    __slots__ = ("index", "job", "parent", "room", "spec")
 
     def __init__(self, spec: SlotSpec, parent: SimMachine | None = None, index: int = -1) -> None:
         self.spec = spec
+        self.room: Room = spec.room
         self.job: SimJob | None = None
         self.parent = parent
         self.index = index
-
-    @property
-    def room(self) -> Room:
-        return self.spec.room
 
 
 class SimMachine:
@@ -244,9 +247,14 @@ Later = tuple[float, str, tuple[JobId, int]]
 
 
 class SimulatedPool:
-    """Slots, jobs and the reservation book; :mod:`osep.sim.driver` moves it through time."""
+    """Slots, jobs and the reservation book; :mod:`osep.sim.driver` moves it through time.
 
-    def __init__(self, slots: Iterable[SlotSpec], settings: PoolSettings) -> None:
+    ``keep_view``: keep the pool view (:attr:`view`) up to date from the start, as the policy reads
+    it at every enforcement cycle; a run without enforcement does not need it, and without it the
+    view is built at the first :meth:`snapshot` (if any) and kept from then on."""
+
+    def __init__(self, slots: Iterable[SlotSpec], settings: PoolSettings,
+                 keep_view: bool = True) -> None:
         self.now = 0.0
         self.settings = settings
         specs = list(slots)
@@ -283,23 +291,45 @@ class SimulatedPool:
         self.completed = 0
         self.running: dict[str, int] = defaultdict(int)  # owner -> slots its jobs occupy
         self.accountant = Accountant(settings.half_life, settings.initial_usage)
+        # Whether the accountant is kept up to date (the negotiator's order reads it).
+        self.accounts = True
         # Told of every run that ends: (job, its start, vacated), at self.now.
         self.on_leave: Callable[[JobSpec, float, bool], None] | None = None
-        # What the policy reads, kept up to date as jobs and slots change (osep.core.view); with
-        # periodic checkpoints, when each running job's next checkpoint falls:
-        # (time, job id, run) in a heap.
+        # What the policy reads, kept up to date as jobs and slots change (osep.core.view), once
+        # kept; with periodic checkpoints, when each running job's next checkpoint falls:
+        # (time, job id, run) in a heap (kept with the view).
         self.view = PoolView()
+        self.keeps_view = False
         self._checkpoints: list[tuple[float, JobId, int]] = []
+        self._periodic = (settings.checkpointing is Checkpointing.PERIODIC
+                          and settings.checkpoint_interval > 0)
+        if keep_view:
+            self._keep_view()
+
+    def _keep_view(self) -> None:
+        """Build the view of the pool as it is, and keep it from now on."""
+        self.keeps_view = True
+        view = self.view
+        for place in self._static:
+            view.put_slot(place.spec.as_slot())
+        for machine in self._machines:
+            view.put_slot(_machine_slot(machine))
         for slot in self.slots.values():
-            self.view.put_slot(slot.spec.as_slot())
-        for machine in self.machines.values():
-            self.view.put_slot(_machine_slot(machine))
+            if slot.parent is not None:  # a dynamic slot
+                view.put_slot(slot.spec.as_slot(slot.parent.spec.name))
+        for job in self.jobs.values():
+            view.put_job(self._view(job))
+            if self._periodic and job.slot is not None:
+                done = _last_checkpoint(self.now - job.start, self.settings.checkpoint_interval)
+                self._next_checkpoint(job, done + self.settings.checkpoint_interval)
 
     # -- the Pool interface -------------------------------------------------------------------
 
     def snapshot(self) -> Snapshot:
         """The pool now, from the view kept as jobs changed (no job is looked at here but those
         whose periodic checkpoint fell since the last snapshot)."""
+        if not self.keeps_view:
+            self._keep_view()
         self._checkpoint()
         idle = {o: len(q) for o, q in self.idle.items() if q}
         running = {o: n for o, n in self.running.items() if n}
@@ -332,8 +362,9 @@ class SimulatedPool:
         heapq.heappush(self._checkpoints, (when, job.spec.id, job.run_id))
 
     def _shown(self, job: SimJob) -> None:
-        """``job`` changed: the view shows it as it is now."""
-        self.view.put_job(self._view(job))
+        """``job`` changed: the view shows it as it is now (if a view is kept)."""
+        if self.keeps_view:
+            self.view.put_job(self._view(job))
 
     def job(self, job_id: JobId) -> Job | None:
         job = self.jobs.get(job_id)
@@ -410,33 +441,37 @@ class SimulatedPool:
         self._queue(self.jobs[job_id], self.now)
 
     def _queue(self, job: SimJob, since: float) -> None:
-        queue = self.idle.get(job.spec.owner)
+        spec = job.spec
+        queue = self.idle.get(spec.owner)
         if queue is None:
-            queue = self.idle[job.spec.owner] = IdleQueue()
-        queue.push((since, job.seq, job.spec.id), job.spec.shape)
+            queue = self.idle[spec.owner] = IdleQueue()
+        queue.push((since, job.seq, spec.id), spec.shape)
 
     def start(self, job: SimJob, slot: SimSlot) -> None:
-        owner = job.spec.owner
-        self.accountant.accrue_owner(self.now, owner, self.running[owner])
+        spec, now = job.spec, self.now
+        owner = spec.owner
+        if self.accounts:
+            self.accountant.accrue_owner(now, owner, self.running[owner])
         if slot.parent is None:
             self._free.remove(slot.index, slot.room)
         self.waiting -= 1
-        self.watch.start(self.now, job.spec, slot.spec.name)
+        self.watch.start(now, spec, slot.spec.name)
         job.state = JobState.RUNNING
-        job.start = self.now
+        job.start = now
         job.slot = slot
-        job.run_id += 1
+        run = job.run_id = job.run_id + 1
         slot.job = job
-        self.running[job.spec.owner] += 1
-        self.later.append((self.now + job.spec.runtime - job.saved, "finish",
-                           (job.spec.id, job.run_id)))
-        self._shown(job)
-        if self.settings.checkpointing is Checkpointing.PERIODIC and self.settings.checkpoint_interval > 0:
-            self._next_checkpoint(job, self.settings.checkpoint_interval)
+        self.running[owner] += 1
+        self.later.append((now + spec.runtime - job.saved, "finish", (spec.id, run)))
+        if self.keeps_view:
+            self.view.put_job(self._view(job))
+            if self._periodic:
+                self._next_checkpoint(job, self.settings.checkpoint_interval)
 
     def _leave(self, job: SimJob, vacated: bool) -> None:
         owner = job.spec.owner
-        self.accountant.accrue_owner(self.now, owner, self.running[owner])
+        if self.accounts:
+            self.accountant.accrue_owner(self.now, owner, self.running[owner])
         slot = job.slot
         assert slot is not None
         if vacated:
@@ -454,8 +489,9 @@ class SimulatedPool:
             if machine.free[0] > 0:
                 self._open.add(machine.index, machine.free)
             del self.slots[slot.spec.name]
-            self.view.drop_slot(slot.spec.name)
-            self.view.put_slot(_machine_slot(slot.parent))
+            if self.keeps_view:
+                self.view.drop_slot(slot.spec.name)
+                self.view.put_slot(_machine_slot(machine))
         else:
             self._free.add(slot.index, slot.room)
         job.slot = None
@@ -471,7 +507,8 @@ class SimulatedPool:
         job.state = JobState.COMPLETED
         job.finish = self.now
         self.completed += 1
-        self.view.drop_job(job_id)
+        if self.keeps_view:
+            self.view.drop_job(job_id)
         del self.jobs[job_id]
 
     def release(self, job_id: JobId, run_id: int) -> None:
@@ -495,8 +532,9 @@ class SimulatedPool:
         if machine.free[0] > 0:
             self._open.add(machine.index, machine.free)
         self.slots[slot.spec.name] = slot
-        self.view.put_slot(_machine_slot(machine))
-        self.view.put_slot(slot.spec.as_slot(machine.spec.name))
+        if self.keeps_view:
+            self.view.put_slot(_machine_slot(machine))
+            self.view.put_slot(slot.spec.as_slot(machine.spec.name))
         self.start(job, slot)
 
     # -- what the negotiator asks ---------------------------------------------------------------

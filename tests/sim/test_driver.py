@@ -131,6 +131,24 @@ def test_skipping_cycles_changes_nothing(case):
     assert skipping.cycles <= ticking.cycles and skipping.negotiations <= ticking.negotiations
 
 
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(pools())
+def test_a_view_built_at_the_first_snapshot_decides_as_one_kept_from_the_start(case):
+    """A pool that keeps no view builds it when it is first asked for a snapshot (jobs running,
+    dynamic slots carved, checkpoints taken by then), and keeps it from there."""
+    if case["policy"] is None:
+        case = {**case, "policy": PolicySettings(ShareTable(SHARES)), "resource": "slots"}
+    kept = run(case, False)
+
+    def late(slots, settings, keep_view=True):
+        return SimulatedPool(slots, settings, keep_view=False)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(driver, "SimulatedPool", late)
+        built = run(case, False)
+    assert built == kept
+
+
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(pools())
 def test_the_meter_fed_as_it_runs_measures_what_the_records_say(case):
