@@ -25,9 +25,10 @@ only owner shares are available as targets (see :class:`osep.core.policy.PolicyS
 from __future__ import annotations
 
 import heapq
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from itertools import compress, repeat
+from itertools import chain, compress, repeat
 from operator import add, gt, sub
 
 from osep.core.resources import RESOURCES
@@ -93,11 +94,13 @@ def feasible_shares(
     """
     # A decision water-fills 10,000 owners: the passes over them run at C speed (map, zip,
     # compress), and only the owners that saturate below the level are taken out one by one.
-    owners = list(set(shares) | set(demand))
+    # Owners in the order the mappings give them, and what is given summed exactly: a sum in the
+    # order of a set would move the last bit of every figure with PYTHONHASHSEED.
+    owners = list(dict.fromkeys(chain(shares, demand)))
     wanted = list(map(demand.get, owners, repeat(0)))
     given = list(map(min, map(shares.get, owners, repeat(0.0)), map(float, wanted)))
     fes = dict(zip(owners, given, strict=True))
-    left = capacity - sum(given)
+    left = capacity - math.fsum(given)
     if left <= 0:
         return fes
     # Unmet demand, smallest first: those owners saturate before the equal level is reached.

@@ -1,3 +1,5 @@
+import math
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -61,9 +63,9 @@ def test_largest_share_is_the_default_p():
 def _water_fill(shares, demand, capacity):
     """The water-filling as first written (a full sort, one owner at a time): what the faster
     :func:`feasible_shares` must give to the bit, over the same owners in the same order."""
-    owners = set(shares) | set(demand)
+    owners = dict.fromkeys([*shares, *demand])
     fes = {o: min(shares.get(o, 0.0), float(demand.get(o, 0))) for o in owners}
-    left = capacity - sum(fes.values())
+    left = capacity - math.fsum(fes.values())
     if left <= 0:
         return fes
     hungry = sorted((demand.get(o, 0) - fes[o], o) for o in owners if demand.get(o, 0) > fes[o])
@@ -106,3 +108,22 @@ def test_resolved_shares_are_kept_per_table_capacity_and_unit():
     assert smaller.entitled == {"a": 0.0, "b": 5.0}
     # An equal table is another object: resolved afresh (tables are not compared entry by entry).
     assert resolved_shares(ShareTable({"b": 6, "a": {"cpus": 4}}), pool, Unit.SLOTS) is not first
+
+
+@given(st.dictionaries(st.sampled_from("abcdefgh"), amounts),
+       st.dictionaries(st.sampled_from("abcdefghij"), amounts),
+       st.one_of(st.integers(0, 60), st.floats(0, 100, allow_nan=False)), st.randoms())
+def test_feasible_shares_do_not_depend_on_the_owners_order_to_the_bit(shares, demand, capacity, rng):
+    """The owners' order (a set's, which moves with PYTHONHASHSEED) changes no figure's last bit."""
+    got = feasible_shares(shares, demand, capacity)
+    mixed = [dict(rng.sample(sorted(table.items()), len(table))) for table in (shares, demand)]
+    again = feasible_shares(*mixed, capacity)
+    assert {o: repr(v) for o, v in got.items()} == {o: repr(v) for o, v in again.items()}
+
+
+def test_what_is_left_is_summed_exactly_whatever_the_order():
+    # 0.1 + 0.2 + 0.3 is 0.6000000000000001 in this order and 0.6 in the other: summed as they
+    # come, d's figure would move with the order of the owners.
+    forward = feasible_shares({"a": 0.1, "b": 0.2, "c": 0.3}, {"a": 0.1, "b": 0.2, "c": 0.3, "d": 5}, 1)
+    backward = feasible_shares({"c": 0.3, "b": 0.2, "a": 0.1}, {"d": 5, "c": 0.3, "b": 0.2, "a": 0.1}, 1)
+    assert forward["d"] == backward["d"] == 0.4
