@@ -588,19 +588,30 @@ class Meter:
         """The job completed. ``runtime`` is its ideal run time; by default the work of its last run
         plus whatever checkpoints saved before it. Returns the run time used."""
         state = self._jobs.get(job) or self._job(job)
-        last_start = state.start
-        if last_start is not None:
-            self.end(t, job, evicted=False)
-        elif t != self.now:
+        if t != self.now:
             self.advance(t)
+        stats = state.stats
+        last_start = state.start
+        if last_start is not None:  # the run ends (what end(evicted=False) does, inline)
+            stats.running -= state.weight
+            if self.dominant is not None:
+                stats.holding = minus(stats.holding, state.amount)
+            slot = state.slot
+            if slot is not None and self._occupant.get(slot) == job:
+                del self._occupant[slot]
+            self._dirty[state.owner] = stats
         if runtime is None:
             runtime = state.saved + (t - last_start if last_start is not None else 0.0)
-        stats = state.stats
         stats.finished += 1
         elapsed = t - state.submit
         stats.us_sum += 100.0 if elapsed <= 0 else min(100.0, 100.0 * runtime / elapsed)
         self.makespan = max(self.makespan, t - (self.origin or 0.0))
-        self._leave(job, state)
+        if state.counted:  # it leaves the queue (what _leave does, inline)
+            stats.demand -= state.weight
+            if self.dominant is not None:
+                stats.wanting = minus(stats.wanting, state.amount)
+            self._dirty[state.owner] = self._wanting[state.owner] = stats
+        del self._jobs[job]
         return runtime
 
     def withdraw(self, t: float, job: Hashable) -> None:
