@@ -134,10 +134,15 @@ class _Count:
 # An event as the schedd writes it most of the time, after the newline that ends the line before it:
 # an ISO date, whole seconds, "\n" line ends and no line of its body that could be taken for a
 # header. Whatever else is read by the careful path (_record), which this one must agree with.
+# COMMON matches the header line (its text up to the line end); the rest of the event is its body,
+# in the common form when it holds no "\r" and no line that HEADER_LINE finds (the two searches run
+# at C speed, jumping from newline to newline, where one pattern for the whole event would step
+# through every byte of the body).
 COMMON = re.compile(
     rb"\n(\d{3}) \((\d{1,10})\.(\d{1,10})\.\d{1,10}\) (\d{4}-\d\d-\d\d \d\d:\d\d):([0-5]\d)"
-    rb"(?: ([^\r\n]*))?((?:\n(?!\d{3} \()[^\r\n]*)*)"
+    rb"(?: ([^\r\n]*))?"
 )
+HEADER_LINE = re.compile(rb"\n\d{3} \(")  # a body line that could be taken for a header
 # Where an event ends: the newline before a "..." line (its own newline is not taken, so that a
 # "..." line right after another still ends an empty event).
 SPLIT = re.compile(rb"\n\.\.\.(?=\r?\n)")
@@ -212,16 +217,22 @@ def _events(handle: BinaryIO, name: str, damage: Damage, count: _Count,
         # needs it.
         starts: list[int] | None = None
         position, readable = count.position, count.readable
-        fullmatch, kinds, skipped, execute, evict = (COMMON.fullmatch, _FAST_KINDS, _FAST_SKIPPED,
-                                                     EventKind.EXECUTE, EventKind.EVICT)
+        match, header_line, kinds, skipped, execute, evict = (
+            COMMON.match, HEADER_LINE.search, _FAST_KINDS, _FAST_SKIPPED, EventKind.EXECUTE,
+            EventKind.EVICT)
         add = out.append
         # The last row's time and rank: a row of the same second keeps at least that rank, so that
         # a log's rows stay in their own order (see osep.replay.events.Row).
         last_when, last_rank = (out[-1][0], out[-1][1]) if out else (-1.0, 0)
         for at_part, part in enumerate(parts):
-            common = fullmatch(part) if len(part) <= limit else None
+            common = match(part) if len(part) <= limit else None
             if common is not None:
-                number, cluster, proc, minute, second, rest, body = common.groups()
+                head_end = common.end()
+                if head_end < len(part) and (part[head_end] != 10 or b"\r" in part
+                                             or header_line(part, head_end) is not None):
+                    common = None  # not the common form: the careful path reads it
+            if common is not None:
+                number, cluster, proc, minute, second, rest = common.groups()
                 found = kinds.get(number)
                 if found is None:
                     if number in skipped:  # a known type replay has no use for
@@ -240,6 +251,7 @@ def _events(handle: BinaryIO, name: str, damage: Damage, count: _Count,
                     slot: str | None = None
                     checkpointed = False
                     if kind is execute:
+                        body = part[head_end:]
                         cut = body.find(b"\n", 1)
                         line = body if cut < 0 else body[:cut]  # the careful path reads no more
                         slot = slots.get((rest, line))
@@ -248,7 +260,7 @@ def _events(handle: BinaryIO, name: str, damage: Damage, count: _Count,
                             if slot is not None and len(slots) < SLOTS:
                                 slots[(rest, line)] = slot
                     elif kind is evict:
-                        flag = CHECKPOINT.match(body, 1) if body else None
+                        flag = CHECKPOINT.match(part, head_end + 1) if head_end < len(part) else None
                         checkpointed = flag is not None and int(flag[1]) != 0
                     if base is not None and job is not None and (slot is not None or
                                                                   kind is not execute):

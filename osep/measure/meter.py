@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left, insort
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from osep.core.resources import ZERO, Measure, Vec, minus, plus
@@ -252,7 +252,8 @@ class Meter:
         self._owners: dict[str, _Owner] = {}
         # Owners whose state changed at ``now``, settled when time moves on; whether demand did.
         self._dirty: dict[str, _Owner] = {}
-        self._demand_changed = False
+        self._wanting: dict[str, _Owner] = {}  # those of them whose demand changed
+        self._demand: dict[str, float] = {}  # the owners' demands, where not 0 (for an ``ideal``)
         # The flat water-filling: L, the area under it since the first event, sum(min(a_i, d_i)),
         # the hungry owners' (d_i - a_i, owner) sorted with the first ``_p`` summing to ``_sum``,
         # and (r_i - a_i, owner) of the owners with r_i < d_i and r_i >= a_i.
@@ -308,13 +309,14 @@ class Meter:
 
     def _commit(self) -> None:
         """Settle what the events at ``now`` changed: the owners they touched and, when demand
-        changed, the feasible shares."""
+        changed, the feasible shares (once for the instant, however many events it had)."""
         dirty, self._dirty = self._dirty, {}
-        if self._demand_changed:
-            self._demand_changed = False
+        wanting = self._wanting
+        if wanting:
+            self._wanting = {}
             if self._flat:
                 book = self._book
-                for stats in dirty.values():
+                for stats in wanting.values():
                     book(stats)
                 old, new = self._level, self._fill()
                 if new != old:
@@ -325,15 +327,22 @@ class Meter:
                     for o in self._between(self._marks, low, high):
                         dirty[o] = owners[o]
             elif self._ideal is not None:
-                demand = {o: s.demand for o, s in self._owners.items() if s.demand}
-                fes = dict(self._ideal(demand, self.capacity))
+                demand = self._demand
+                for o, stats in wanting.items():
+                    if stats.demand:
+                        demand[o] = stats.demand
+                    else:
+                        demand.pop(o, None)
+                fes = dict(self._ideal(dict(demand), self.capacity))
                 old_fes, self._fes = self._fes, fes
-                for o, s in self._owners.items():
-                    if fes.get(o, 0.0) != old_fes.get(o, 0.0):
-                        dirty[o] = s
-        settle = self._settle
-        for stats in dirty.values():
-            settle(stats)
+                owners = self._owners
+                for o, share in fes.items():  # only the owners' shares matter
+                    if share != old_fes.get(o, 0.0) and o in owners:
+                        dirty[o] = owners[o]
+                for o, share in old_fes.items():
+                    if o not in fes and share != 0.0 and o in owners:
+                        dirty[o] = owners[o]
+        self._settle(dirty.values())
 
     @staticmethod
     def _between(keys: list[tuple[float, str]], low: float, high: float, above: bool = False
@@ -420,42 +429,45 @@ class Meter:
         stats.since = self.now
         stats.area = self._area
 
-    def _settle(self, stats: _Owner) -> None:
-        """End the owner's piece and start one with its state now (the feasible shares fresh)."""
+    def _settle(self, touched: Iterable[_Owner]) -> None:
+        """End each owner's piece and start one with its state now (the feasible shares fresh)."""
         now = self.now
         assert now is not None
-        if now > stats.since:  # _flush, inline: this runs for every owner an instant touches
-            short = stats.rate * (now - stats.since)
-            if stats.linear:
-                short += self._area - stats.area
-            if short > 0:
-                stats.violation += short
-            if self._bins is not None:
-                self._bins.add(stats.name, stats.since, now, stats.real, stats.ideal)
-        stats.since = now
-        stats.area = self._area
-        if not self._flat:
-            real, ideal = self._real_ideal(stats)
-            stats.real, stats.ideal, stats.rate, stats.linear = real, ideal, max(0.0, ideal - real), False
-            return
-        share, real, demand, level = stats.share, stats.running, stats.demand, self._level
-        mark = real - share if real < demand and real >= share else None
-        if mark != stats.mark:
-            marks = self._marks
-            if stats.mark is not None:
-                del marks[bisect_left(marks, (stats.mark, stats.name))]
-            if mark is not None:
-                insort(marks, (mark, stats.name))
-            stats.mark = mark
-        stats.real, stats.linear = real, False
-        if level >= demand - share:
-            stats.ideal, stats.rate = demand, max(0.0, demand - real)
-        else:
-            stats.ideal = share + level
-            if real >= demand or level <= real - share:
-                stats.rate = 0.0
+        area, bins, level, marks = self._area, self._bins, self._level, self._marks
+        for stats in touched:
+            since = stats.since
+            if now > since:  # _flush, inline: this runs for every owner an instant touches
+                short = stats.rate * (now - since)
+                if stats.linear:
+                    short += area - stats.area
+                if short > 0:
+                    stats.violation += short
+                if bins is not None:
+                    bins.add(stats.name, since, now, stats.real, stats.ideal)
+            stats.since = now
+            stats.area = area
+            if not self._flat:
+                real, ideal = self._real_ideal(stats)
+                stats.real, stats.ideal, stats.rate, stats.linear = (real, ideal, max(0.0, ideal - real),
+                                                                     False)
+                continue
+            share, real, demand = stats.share, stats.running, stats.demand
+            mark = real - share if real < demand and real >= share else None
+            if mark != stats.mark:
+                if stats.mark is not None:
+                    del marks[bisect_left(marks, (stats.mark, stats.name))]
+                if mark is not None:
+                    insort(marks, (mark, stats.name))
+                stats.mark = mark
+            stats.real, stats.linear = real, False
+            if level >= demand - share:
+                stats.ideal, stats.rate = demand, max(0.0, demand - real)
             else:
-                stats.rate, stats.linear = share - real, True
+                stats.ideal = share + level
+                if real >= demand or level <= real - share:
+                    stats.rate = 0.0
+                else:
+                    stats.rate, stats.linear = share - real, True
 
     def _real_ideal(self, stats: _Owner) -> tuple[float, float]:
         """SuR_i and SuI_i now (the feasible shares must be fresh)."""
@@ -513,8 +525,7 @@ class Meter:
         stats.demand += weight
         if self.dominant is not None:
             stats.wanting = plus(stats.wanting, amount)
-        self._dirty[owner] = stats
-        self._demand_changed = True
+        self._dirty[owner] = self._wanting[owner] = stats
 
     def start(self, t: float, job: Hashable, slot: str) -> None:
         state = self._jobs.get(job) or self._job(job)
@@ -577,19 +588,30 @@ class Meter:
         """The job completed. ``runtime`` is its ideal run time; by default the work of its last run
         plus whatever checkpoints saved before it. Returns the run time used."""
         state = self._jobs.get(job) or self._job(job)
-        last_start = state.start
-        if last_start is not None:
-            self.end(t, job, evicted=False)
-        elif t != self.now:
+        if t != self.now:
             self.advance(t)
+        stats = state.stats
+        last_start = state.start
+        if last_start is not None:  # the run ends (what end(evicted=False) does, inline)
+            stats.running -= state.weight
+            if self.dominant is not None:
+                stats.holding = minus(stats.holding, state.amount)
+            slot = state.slot
+            if slot is not None and self._occupant.get(slot) == job:
+                del self._occupant[slot]
+            self._dirty[state.owner] = stats
         if runtime is None:
             runtime = state.saved + (t - last_start if last_start is not None else 0.0)
-        stats = state.stats
         stats.finished += 1
         elapsed = t - state.submit
         stats.us_sum += 100.0 if elapsed <= 0 else min(100.0, 100.0 * runtime / elapsed)
         self.makespan = max(self.makespan, t - (self.origin or 0.0))
-        self._leave(job, state)
+        if state.counted:  # it leaves the queue (what _leave does, inline)
+            stats.demand -= state.weight
+            if self.dominant is not None:
+                stats.wanting = minus(stats.wanting, state.amount)
+            self._dirty[state.owner] = self._wanting[state.owner] = stats
+        del self._jobs[job]
         return runtime
 
     def withdraw(self, t: float, job: Hashable) -> None:
@@ -612,8 +634,7 @@ class Meter:
         stats.demand += -state.weight if held else state.weight
         if self.dominant is not None:
             stats.wanting = (minus if held else plus)(stats.wanting, state.amount)
-        self._dirty[state.owner] = stats
-        self._demand_changed = True
+        self._dirty[state.owner] = self._wanting[state.owner] = stats
 
     def _leave(self, job: Hashable, state: _Job) -> None:
         if state.counted:
@@ -621,8 +642,7 @@ class Meter:
             stats.demand -= state.weight
             if self.dominant is not None:
                 stats.wanting = minus(stats.wanting, state.amount)
-            self._dirty[state.owner] = stats
-            self._demand_changed = True
+            self._dirty[state.owner] = self._wanting[state.owner] = stats
         del self._jobs[job]
 
     # -- results ---------------------------------------------------------------------------------
