@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from osep.core.resources import EPS, ZERO, Room, Shape, Vec, fits, plus
 
@@ -24,11 +24,14 @@ if TYPE_CHECKING:
 __all__ = ["EPS", "Job", "JobId", "JobState", "Kept", "Shape", "Slot", "Snapshot"]
 
 
-@dataclass(frozen=True, slots=True, order=True)
-class JobId:
+class JobId(NamedTuple):
     """Where a job lives: ``cluster.proc`` in the queue of ``schedd``, in the pool whose collector is
     ``pool`` ("" for the pool osep was pointed at). Ordered by schedd, then cluster and proc, as
-    HTCondor numbers jobs; the simulator names each owner's jobs as if it had a schedd of its own."""
+    HTCondor numbers jobs; the simulator names each owner's jobs as if it had a schedd of its own.
+
+    A named tuple: a pool has a million jobs, and a tuple of a string and integers is made, hashed
+    and compared in C (a dataclass's ``__hash__`` and ``__eq__`` are Python calls). Its fields in
+    this order are the order."""
 
     schedd: str
     cluster: int

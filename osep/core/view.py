@@ -43,14 +43,6 @@ from sortedcontainers import SortedList
 from osep.core.model import Job, JobId, JobState, Slot, Snapshot
 from osep.core.resources import Room, Shape, Vec, add_room
 
-# A job id as a plain tuple, ordered as JobId orders (schedd, cluster, proc, pool): tuples compare
-# at C speed, and a pool has a million jobs.
-IdKey = tuple[str, int, int, str]
-
-
-def id_key(job_id: JobId) -> IdKey:
-    return (job_id.schedd, job_id.cluster, job_id.proc, job_id.pool)
-
 
 def saved_since(job: Job) -> float:
     """Where the work a vacate would lose begins: the last checkpoint of this run, or its start."""
@@ -91,17 +83,17 @@ class Tally:
         self.waiting = [0, 0, 0, 0]
         self.leaving = [0, 0, 0, 0]
         # Idle jobs per shape: how many, and which. Only an owner with idle jobs of several shapes
-        # needs their queue order: then each shape has a heap of its jobs' (id key, id) whose top
+        # needs their queue order: then each shape has a heap of its jobs' ids whose top
         # is always one of them, the first in queue order (entries of jobs no longer idle with the
         # shape are dropped when they come to the top).
         self.shapes: dict[Shape, int] = {}
         self.ids: dict[Shape, set[JobId]] = {}
-        self.firsts: dict[Shape, list[tuple[IdKey, JobId]]] = {}
+        self.firsts: dict[Shape, list[JobId]] = {}
         # A view built in one pass lists the idle jobs here, and sorts them into ``ids`` (and
         # ``firsts``) when it is first needed.
         self.listed: list[Job] | None = None
-        # Victim candidates, in the two kept orders: (-start, *id key, id) and
-        # (-since, -start, *id key, id); and how many there are of each shape.
+        # Victim candidates, in the two kept orders: (-start, id) and (-since, -start, id); and
+        # how many there are of each shape.
         self.by_start: Any = SortedList()
         self.by_saved: Any = SortedList()
         self.victim_shapes: Counter[Shape] = Counter()
@@ -113,7 +105,7 @@ class Tally:
         """The first idle job of ``shape`` in queue order (the smallest id)."""
         heap = self.firsts.get(shape)
         if heap is not None:
-            return heap[0][1]
+            return heap[0]
         # The owner's only shape: its queue order is not kept.
         if self.listed is not None:
             return min(job.id for job in self.listed if job.shape == shape)
@@ -136,7 +128,7 @@ class Tally:
     def _heaps(self) -> None:
         """Keep the queue order of every shape (the owner has idle jobs of several now)."""
         for shape, ids in self.ids.items():
-            heap = [(id_key(i), i) for i in ids]
+            heap = list(ids)
             heapq.heapify(heap)
             self.firsts[shape] = heap
 
@@ -154,7 +146,7 @@ class Tally:
                 self._heaps()
             else:
                 heap = self.firsts.setdefault(shape, [])
-                heapq.heappush(heap, (id_key(job.id), job.id))
+                heapq.heappush(heap, job.id)
 
     def _drop_idle(self, job: Job) -> None:
         self._sort_out()
@@ -173,10 +165,10 @@ class Tally:
         heap = self.firsts.get(shape)
         if heap is None:
             return
-        while heap[0][1] not in ids:
+        while heap[0] not in ids:
             heapq.heappop(heap)
         if len(heap) > 2 * left + 64:  # mostly entries of jobs gone: made afresh
-            heap[:] = [(id_key(i), i) for i in ids]
+            heap[:] = ids
             heapq.heapify(heap)
 
     def victims(self, wallclock: bool) -> Iterator[JobId]:
@@ -187,8 +179,7 @@ class Tally:
 
 def _victim_keys(job: Job) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
     start = job.start_time if job.start_time is not None else 0.0
-    key = id_key(job.id)
-    return (-start, *key, job.id), (-saved_since(job), -start, *key, job.id)
+    return (-start, job.id), (-saved_since(job), -start, job.id)
 
 
 class PoolView:
