@@ -33,6 +33,7 @@ The decision never changes a view (its own bookkeeping of what it took stays in 
 from __future__ import annotations
 
 import heapq
+import weakref
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from operator import attrgetter
@@ -206,6 +207,8 @@ class PoolView:
         self._totals = [0, 0, 0, 0, 0]  # slots, cpus, memory, gpus, disk
         self._capacity = 0
         self.duplicates = 0  # jobs or slots a snapshot listed twice (the last one counts)
+        # The last snapshot taken, while it has copied nothing (it is not kept alive for this).
+        self._taken: weakref.ref[Snapshot] | None = None
 
     # -- what the decision reads ------------------------------------------------------------------
 
@@ -223,6 +226,8 @@ class PoolView:
 
     def put_job(self, job: Job) -> None:
         """A job was added or changed (state, slot, start, checkpoint, request)."""
+        if self._taken is not None:
+            self._settle()
         old = self.jobs.get(job.id)
         self.jobs[job.id] = job  # first: the old one's idle entries are stale from here
         if old is not None:
@@ -232,6 +237,8 @@ class PoolView:
 
     def drop_job(self, job_id: JobId) -> None:
         """A job left the pool (completed, removed, or no longer shown)."""
+        if self._taken is not None:
+            self._settle()
         old = self.jobs.pop(job_id, None)
         if old is not None:
             self._job_out(old)
@@ -239,6 +246,8 @@ class PoolView:
 
     def put_slot(self, slot: Slot) -> None:
         """A slot was added or changed (a partitionable slot's unclaimed room, say)."""
+        if self._taken is not None:
+            self._settle()
         old = self.slots.get(slot.name)
         if old is not None:
             self._slot_out(old)
@@ -247,6 +256,8 @@ class PoolView:
         self.stamp += 1
 
     def drop_slot(self, name: str) -> None:
+        if self._taken is not None:
+            self._settle()
         old = self.slots.get(name)
         if old is not None:
             self._slot_out(old)
@@ -259,6 +270,8 @@ class PoolView:
         live pool reads its idle jobs as counts from its schedds). They are not in :attr:`jobs`, and
         cannot be changed or dropped one by one: a view made so is for the decisions on one
         snapshot."""
+        if self._taken is not None:
+            self._settle()
         if count <= 0:
             return
         tally = self._tally(owner)
@@ -553,9 +566,22 @@ class PoolView:
         return view
 
     def snapshot(self, time: float, kept: tuple[Any, ...] = ()) -> Snapshot:
-        """A snapshot of the pool as the view has it now, carrying the view."""
-        return Snapshot(time=time, slots=tuple(self.slots.values()), jobs=tuple(self.jobs.values()),
-                        kept=kept, view=self, stamp=self.stamp)
+        """A snapshot of the pool as the view has it now, carrying the view. Its slots and jobs
+        are copied out of the view only if they are read, or before the view next changes."""
+        self._settle()
+        taken = Snapshot.of_view(self, time, kept)
+        self._taken = weakref.ref(taken)
+        return taken
+
+    def _settle(self) -> None:
+        """The view is about to change: the last snapshot taken from it, if it is still about,
+        copies what it shows."""
+        ref = self._taken
+        if ref is not None:
+            self._taken = None
+            taken = ref()
+            if taken is not None:
+                taken.settle()
 
 
 def view_of(snapshot: Snapshot) -> PoolView:
