@@ -13,8 +13,8 @@ is in :mod:`osep.core.resources`.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from dataclasses import FrozenInstanceError, dataclass
+from typing import TYPE_CHECKING, NamedTuple
 
 from osep.core.resources import EPS, ZERO, Room, Shape, Vec, fits, plus
 
@@ -24,11 +24,14 @@ if TYPE_CHECKING:
 __all__ = ["EPS", "Job", "JobId", "JobState", "Kept", "Shape", "Slot", "Snapshot"]
 
 
-@dataclass(frozen=True, slots=True, order=True)
-class JobId:
+class JobId(NamedTuple):
     """Where a job lives: ``cluster.proc`` in the queue of ``schedd``, in the pool whose collector is
     ``pool`` ("" for the pool osep was pointed at). Ordered by schedd, then cluster and proc, as
-    HTCondor numbers jobs; the simulator names each owner's jobs as if it had a schedd of its own."""
+    HTCondor numbers jobs; the simulator names each owner's jobs as if it had a schedd of its own.
+
+    A named tuple: a pool has a million jobs, and a tuple of a string and integers is made, hashed
+    and compared in C (a dataclass's ``__hash__`` and ``__eq__`` are Python calls). Its fields in
+    this order are the order."""
 
     schedd: str
     cluster: int
@@ -172,7 +175,6 @@ class Kept:
     shape: Shape
 
 
-@dataclass(frozen=True, slots=True)
 class Snapshot:
     """A consistent view of the pool at ``time`` (seconds; epoch in a live pool, virtual in the
     simulator). The policy reads the time from here and never from a clock.
@@ -180,14 +182,92 @@ class Snapshot:
     ``view``: the :class:`osep.core.view.PoolView` an adapter keeps, when the snapshot was taken
     from one (then ``stamp`` is the view's stamp at that moment): a decision reads it instead of
     counting the jobs. It is not part of what the snapshot is: snapshots compare by their contents.
+
+    Immutable, and compared, hashed and shown as a frozen dataclass of ``time``, ``slots``,
+    ``jobs`` and ``kept`` would be. A snapshot taken from a kept view (:meth:`of_view`) makes its
+    tuples of slots and jobs only when they are read, or when the view is about to change (the
+    view tells it): a decision reads the view, and a pool of a million jobs is not copied per cycle.
     """
 
+    __slots__ = ("__weakref__", "_jobs", "_slots", "kept", "stamp", "time", "view")
+
     time: float
-    slots: tuple[Slot, ...]
-    jobs: tuple[Job, ...]
-    kept: tuple[Kept, ...] = ()
-    view: PoolView | None = field(default=None, compare=False, repr=False)
-    stamp: int = field(default=0, compare=False, repr=False)
+    kept: tuple[Kept, ...]
+    view: PoolView | None
+    stamp: int
+    _slots: tuple[Slot, ...] | None
+    _jobs: tuple[Job, ...] | None
+
+    def __init__(self, time: float, slots: tuple[Slot, ...], jobs: tuple[Job, ...],
+                 kept: tuple[Kept, ...] = (), view: PoolView | None = None, stamp: int = 0) -> None:
+        setter = object.__setattr__
+        setter(self, "time", time)
+        setter(self, "_slots", slots)
+        setter(self, "_jobs", jobs)
+        setter(self, "kept", kept)
+        setter(self, "view", view)
+        setter(self, "stamp", stamp)
+
+    @classmethod
+    def of_view(cls, view: PoolView, time: float, kept: tuple[Kept, ...] = ()) -> Snapshot:
+        """The pool as ``view`` has it now; its slots and jobs copied out of the view when first
+        read, or by :meth:`settle` before the view changes (the view calls it)."""
+        snapshot = cls.__new__(cls)
+        setter = object.__setattr__
+        setter(snapshot, "time", time)
+        setter(snapshot, "_slots", None)
+        setter(snapshot, "_jobs", None)
+        setter(snapshot, "kept", kept)
+        setter(snapshot, "view", view)
+        setter(snapshot, "stamp", view.stamp)
+        return snapshot
+
+    def settle(self) -> None:
+        """Copy the slots and jobs out of the view now (a no-op once done)."""
+        if self._slots is None:
+            view = self.view
+            assert view is not None and view.stamp == self.stamp, "the view changed unseen"
+            object.__setattr__(self, "_slots", tuple(view.slots.values()))
+            object.__setattr__(self, "_jobs", tuple(view.jobs.values()))
+
+    @property
+    def slots(self) -> tuple[Slot, ...]:
+        if self._slots is None:
+            self.settle()
+        assert self._slots is not None
+        return self._slots
+
+    @property
+    def jobs(self) -> tuple[Job, ...]:
+        if self._jobs is None:
+            self.settle()
+        assert self._jobs is not None
+        return self._jobs
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenInstanceError(f"cannot delete field {name!r}")
+
+    def _fields(self) -> tuple[object, ...]:
+        return (self.time, self.slots, self.jobs, self.kept)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        assert isinstance(other, Snapshot)
+        return self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        return (f"Snapshot(time={self.time!r}, slots={self.slots!r}, jobs={self.jobs!r}, "
+                f"kept={self.kept!r})")
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (Snapshot, (self.time, self.slots, self.jobs, self.kept))
 
     @property
     def capacity(self) -> int:

@@ -39,6 +39,19 @@ class Reservation:
     shape: Shape = ONE_CORE
 
 
+class _Places:
+    """The places among ``slots`` by name (slots without a parent), looked up without a copy."""
+
+    __slots__ = ("_slots",)
+
+    def __init__(self, slots: Mapping[str, Slot]) -> None:
+        self._slots = slots
+
+    def get(self, name: str) -> Slot | None:
+        slot = self._slots.get(name)
+        return slot if slot is not None and slot.parent is None else None
+
+
 class ReservationBook:
     def __init__(self, lifetime: float) -> None:
         self.lifetime = lifetime
@@ -73,13 +86,21 @@ class ReservationBook:
         self._reservations = kept
         return timed_out
 
-    def mark(self, slots: Sequence[Slot], occupied: Iterable[str]) -> tuple[Kept, ...]:
+    def mark(self, slots: Sequence[Slot] | Mapping[str, Slot],
+             occupied: Iterable[str]) -> tuple[Kept, ...]:
         """Every pending reservation as the snapshot shows it: on its place, or, when that is a
-        static slot that is busy or gone, on another free static slot."""
+        static slot that is busy or gone, on another free static slot.
+
+        ``slots`` in the pool's order, or by name (a pool view's, read as it is: no copy of every
+        slot per cycle); ``occupied`` the slots with a job on them (a set or a mapping by name)."""
         if not self._reservations:
             return ()
-        taken = set(occupied)
-        places = {s.name: s for s in slots if s.parent is None}
+        taken = occupied if isinstance(occupied, (set, frozenset, Mapping)) else set(occupied)
+        if isinstance(slots, Mapping):
+            pool: Mapping[str, Slot] = slots
+        else:
+            pool = {s.name: s for s in slots if s.parent is None}
+        places = _Places(pool)
         static_kept: set[str] = set()
         out: list[Kept] = []
         pending: list[Reservation] = []
@@ -92,8 +113,10 @@ class ReservationBook:
                 out.append(Kept(res.owner, res.slot, res.shape))
             else:
                 pending.append(res)
-        free = (s for s in places.values()
-                if not s.partitionable and s.name not in taken and s.name not in static_kept)
+        if not pending:
+            return tuple(out)
+        free = (s for s in pool.values() if s.parent is None
+                and not s.partitionable and s.name not in taken and s.name not in static_kept)
         for res, slot in zip(pending, free, strict=False):
             out.append(Kept(res.owner, slot.name, res.shape))
         return tuple(out)
@@ -146,6 +169,14 @@ class ReservationBook:
     @property
     def holds(self) -> dict[str, int]:
         return dict(self._holds)
+
+    def holding(self) -> bool:
+        """Whether any owner is held (``bool(holds)`` without a copy)."""
+        return bool(self._holds)
+
+    def pending(self) -> bool:
+        """Whether any reservation stands (``bool(standing())`` without a copy)."""
+        return bool(self._reservations)
 
     def may_match(self, owner: str, cpus: int = 1) -> bool:
         allowed = self._holds.get(owner)

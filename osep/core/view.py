@@ -33,6 +33,7 @@ The decision never changes a view (its own bookkeeping of what it took stays in 
 from __future__ import annotations
 
 import heapq
+import weakref
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from operator import attrgetter
@@ -42,14 +43,6 @@ from sortedcontainers import SortedList
 
 from osep.core.model import Job, JobId, JobState, Slot, Snapshot
 from osep.core.resources import Room, Shape, Vec, add_room
-
-# A job id as a plain tuple, ordered as JobId orders (schedd, cluster, proc, pool): tuples compare
-# at C speed, and a pool has a million jobs.
-IdKey = tuple[str, int, int, str]
-
-
-def id_key(job_id: JobId) -> IdKey:
-    return (job_id.schedd, job_id.cluster, job_id.proc, job_id.pool)
 
 
 def saved_since(job: Job) -> float:
@@ -91,17 +84,17 @@ class Tally:
         self.waiting = [0, 0, 0, 0]
         self.leaving = [0, 0, 0, 0]
         # Idle jobs per shape: how many, and which. Only an owner with idle jobs of several shapes
-        # needs their queue order: then each shape has a heap of its jobs' (id key, id) whose top
+        # needs their queue order: then each shape has a heap of its jobs' ids whose top
         # is always one of them, the first in queue order (entries of jobs no longer idle with the
         # shape are dropped when they come to the top).
         self.shapes: dict[Shape, int] = {}
         self.ids: dict[Shape, set[JobId]] = {}
-        self.firsts: dict[Shape, list[tuple[IdKey, JobId]]] = {}
+        self.firsts: dict[Shape, list[JobId]] = {}
         # A view built in one pass lists the idle jobs here, and sorts them into ``ids`` (and
         # ``firsts``) when it is first needed.
         self.listed: list[Job] | None = None
-        # Victim candidates, in the two kept orders: (-start, *id key, id) and
-        # (-since, -start, *id key, id); and how many there are of each shape.
+        # Victim candidates, in the two kept orders: (-start, id) and (-since, -start, id); and
+        # how many there are of each shape.
         self.by_start: Any = SortedList()
         self.by_saved: Any = SortedList()
         self.victim_shapes: Counter[Shape] = Counter()
@@ -113,7 +106,7 @@ class Tally:
         """The first idle job of ``shape`` in queue order (the smallest id)."""
         heap = self.firsts.get(shape)
         if heap is not None:
-            return heap[0][1]
+            return heap[0]
         # The owner's only shape: its queue order is not kept.
         if self.listed is not None:
             return min(job.id for job in self.listed if job.shape == shape)
@@ -136,7 +129,7 @@ class Tally:
     def _heaps(self) -> None:
         """Keep the queue order of every shape (the owner has idle jobs of several now)."""
         for shape, ids in self.ids.items():
-            heap = [(id_key(i), i) for i in ids]
+            heap = list(ids)
             heapq.heapify(heap)
             self.firsts[shape] = heap
 
@@ -154,7 +147,7 @@ class Tally:
                 self._heaps()
             else:
                 heap = self.firsts.setdefault(shape, [])
-                heapq.heappush(heap, (id_key(job.id), job.id))
+                heapq.heappush(heap, job.id)
 
     def _drop_idle(self, job: Job) -> None:
         self._sort_out()
@@ -173,10 +166,10 @@ class Tally:
         heap = self.firsts.get(shape)
         if heap is None:
             return
-        while heap[0][1] not in ids:
+        while heap[0] not in ids:
             heapq.heappop(heap)
         if len(heap) > 2 * left + 64:  # mostly entries of jobs gone: made afresh
-            heap[:] = [(id_key(i), i) for i in ids]
+            heap[:] = ids
             heapq.heapify(heap)
 
     def victims(self, wallclock: bool) -> Iterator[JobId]:
@@ -187,8 +180,7 @@ class Tally:
 
 def _victim_keys(job: Job) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
     start = job.start_time if job.start_time is not None else 0.0
-    key = id_key(job.id)
-    return (-start, *key, job.id), (-saved_since(job), -start, *key, job.id)
+    return (-start, job.id), (-saved_since(job), -start, job.id)
 
 
 class PoolView:
@@ -215,6 +207,8 @@ class PoolView:
         self._totals = [0, 0, 0, 0, 0]  # slots, cpus, memory, gpus, disk
         self._capacity = 0
         self.duplicates = 0  # jobs or slots a snapshot listed twice (the last one counts)
+        # The last snapshot taken, while it has copied nothing (it is not kept alive for this).
+        self._taken: weakref.ref[Snapshot] | None = None
 
     # -- what the decision reads ------------------------------------------------------------------
 
@@ -232,6 +226,8 @@ class PoolView:
 
     def put_job(self, job: Job) -> None:
         """A job was added or changed (state, slot, start, checkpoint, request)."""
+        if self._taken is not None:
+            self._settle()
         old = self.jobs.get(job.id)
         self.jobs[job.id] = job  # first: the old one's idle entries are stale from here
         if old is not None:
@@ -241,6 +237,8 @@ class PoolView:
 
     def drop_job(self, job_id: JobId) -> None:
         """A job left the pool (completed, removed, or no longer shown)."""
+        if self._taken is not None:
+            self._settle()
         old = self.jobs.pop(job_id, None)
         if old is not None:
             self._job_out(old)
@@ -248,6 +246,8 @@ class PoolView:
 
     def put_slot(self, slot: Slot) -> None:
         """A slot was added or changed (a partitionable slot's unclaimed room, say)."""
+        if self._taken is not None:
+            self._settle()
         old = self.slots.get(slot.name)
         if old is not None:
             self._slot_out(old)
@@ -256,6 +256,8 @@ class PoolView:
         self.stamp += 1
 
     def drop_slot(self, name: str) -> None:
+        if self._taken is not None:
+            self._settle()
         old = self.slots.get(name)
         if old is not None:
             self._slot_out(old)
@@ -268,6 +270,8 @@ class PoolView:
         live pool reads its idle jobs as counts from its schedds). They are not in :attr:`jobs`, and
         cannot be changed or dropped one by one: a view made so is for the decisions on one
         snapshot."""
+        if self._taken is not None:
+            self._settle()
         if count <= 0:
             return
         tally = self._tally(owner)
@@ -562,9 +566,22 @@ class PoolView:
         return view
 
     def snapshot(self, time: float, kept: tuple[Any, ...] = ()) -> Snapshot:
-        """A snapshot of the pool as the view has it now, carrying the view."""
-        return Snapshot(time=time, slots=tuple(self.slots.values()), jobs=tuple(self.jobs.values()),
-                        kept=kept, view=self, stamp=self.stamp)
+        """A snapshot of the pool as the view has it now, carrying the view. Its slots and jobs
+        are copied out of the view only if they are read, or before the view next changes."""
+        self._settle()
+        taken = Snapshot.of_view(self, time, kept)
+        self._taken = weakref.ref(taken)
+        return taken
+
+    def _settle(self) -> None:
+        """The view is about to change: the last snapshot taken from it, if it is still about,
+        copies what it shows."""
+        ref = self._taken
+        if ref is not None:
+            self._taken = None
+            taken = ref()
+            if taken is not None:
+                taken.settle()
 
 
 def view_of(snapshot: Snapshot) -> PoolView:

@@ -20,6 +20,7 @@ records of every job are kept only when asked for.
 
 from __future__ import annotations
 
+import gc
 import heapq
 import math
 from collections.abc import Iterable, Mapping
@@ -137,7 +138,7 @@ def simulate(
 
     def wants_enforcement() -> bool:
         book = pool.book
-        return every_cycle or pool.waiting > 0 or bool(book.holds) or bool(book.standing())
+        return every_cycle or pool.waiting > 0 or book.holding() or book.pending()
 
     def wants_negotiation() -> bool:
         return every_cycle or ordering.ticks or pool.can_match()
@@ -159,60 +160,66 @@ def simulate(
     arrived = 0
     later = pool.later
     heappop, heappush = heapq.heappop, heapq.heappush
-    while pool.completed < total:
-        time: float
-        kind: int
-        data: Any
-        if arrived < total and (not queue or (arrivals[arrived].submit, _ARRIVE)
-                                < (queue[0][0], queue[0][1])):
-            time, kind, data = arrivals[arrived].submit, _ARRIVE, arrivals[arrived]
-            arrived += 1
-        elif queue:
-            time, kind, _, data = heappop(queue)
-        else:
-            break
-        if time > horizon:
-            break
-        pool.now = time
-        if kind == _FINISH:
-            job: JobId
-            job, run = data
-            pool.finish(job, run)
-        elif kind == _RELEASE:
-            job, run = data
-            pool.release(job, run)
-        elif kind == _ARRIVE:
-            if not admits:
-                pool.arrive(data)
+    # The workload and the pool as built are there for the whole run: the cyclic collector need
+    # not walk them again at every collection of the oldest generation (a million jobs' specs).
+    gc.freeze()
+    try:
+        while pool.completed < total:
+            time: float
+            kind: int
+            data: Any
+            if arrived < total and (not queue or (arrivals[arrived].submit, _ARRIVE)
+                                    < (queue[0][0], queue[0][1])):
+                time, kind, data = arrivals[arrived].submit, _ARRIVE, arrivals[arrived]
+                arrived += 1
+            elif queue:
+                time, kind, _, data = heappop(queue)
             else:
-                joins = ordering.admit(data, time, pool.idle, pool.running)
-                pool.arrive(data, queued=joins <= time)
+                break
+            if time > horizon:
+                break
+            pool.now = time
+            if kind == _FINISH:
+                job: JobId
+                job, run = data
+                pool.finish(job, run)
+            elif kind == _RELEASE:
+                job, run = data
+                pool.release(job, run)
+            elif kind == _ARRIVE:
+                if not admits:
+                    pool.arrive(data)
+                else:
+                    joins = ordering.admit(data, time, pool.idle, pool.running)
+                    pool.arrive(data, queued=joins <= time)
+                    if joins > time:
+                        schedule(joins, _QUEUE, data.id)
+            elif kind == _QUEUE:
+                joins = ordering.admit(pool.jobs[data].spec, time, pool.idle, pool.running)
                 if joins > time:
-                    schedule(joins, _QUEUE, data.id)
-        elif kind == _QUEUE:
-            joins = ordering.admit(pool.jobs[data].spec, time, pool.idle, pool.running)
-            if joins > time:
-                schedule(joins, _QUEUE, data)
+                    schedule(joins, _QUEUE, data)
+                else:
+                    pool.enqueue(data)
+            elif kind == _ENFORCE:
+                assert enforcer is not None
+                enforcements.passed()
+                enforcement_due = False
+                if wants_enforcement():  # as it was when it was scheduled, or something changed since
+                    enforcer.run_cycle(pool)
             else:
-                pool.enqueue(data)
-        elif kind == _ENFORCE:
-            assert enforcer is not None
-            enforcements.passed()
-            enforcement_due = False
-            if wants_enforcement():  # as it was when it was scheduled, or something changed since
-                enforcer.run_cycle(pool)
-        else:
-            negotiations.passed()
-            negotiation_due = False
-            if wants_negotiation():
-                negotiated += 1
-                negotiate(pool, ordering)
-        if later:  # what the pool asks to be done later
-            for when, what, about in later:
-                seq += 1
-                heappush(queue, (when, _LATER[what], seq, about))
-            later.clear()
-        plan_cycles(kind)
+                negotiations.passed()
+                negotiation_due = False
+                if wants_negotiation():
+                    negotiated += 1
+                    negotiate(pool, ordering)
+            if later:  # what the pool asks to be done later
+                for when, what, about in later:
+                    seq += 1
+                    heappush(queue, (when, _LATER[what], seq, about))
+                later.clear()
+            plan_cycles(kind)
+    finally:
+        gc.unfreeze()
     if pool.completed < total:
         _stop(pool, horizon, negotiations, enforcements if enforcer is not None else None)
     return SimResult(

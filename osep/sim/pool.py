@@ -335,8 +335,7 @@ class SimulatedPool:
         running = {o: n for o, n in self.running.items() if n}
         self.book.expire(self.now, running, idle)
         view = self.view
-        slots = tuple(view.slots.values())
-        return view.snapshot(self.now, self.book.mark(slots, view.busy))
+        return view.snapshot(self.now, self.book.mark(view.slots, view.busy))
 
     def _checkpoint(self) -> None:
         """Show the running jobs whose last periodic checkpoint moved since they were last shown."""
@@ -575,7 +574,7 @@ class SimulatedPool:
         if not self._free and not self._open:
             return False
         book = self.book
-        return bool(book.standing()) or any(book.may_match(owner) for owner in self.idle)
+        return book.pending() or any(book.may_match(owner) for owner in self.idle)
 
     def running_jobs(self) -> list[SimJob]:
         """The jobs on a slot (running or vacating), in the order they arrived."""

@@ -162,6 +162,23 @@ def test_a_snapshot_of_a_view_that_changed_since_is_decided_on_its_own_jobs() ->
     assert decide(taken, policy) == before == decide(base, policy)
 
 
+def test_a_snapshot_shows_the_pool_as_it_was_when_taken_whenever_it_is_read() -> None:
+    base = snap(running={"a": [0.0, 1.0]}, idle={"b": 2})
+    view = PoolView.of(base.slots, base.jobs)
+    first = view.snapshot(base.time)
+    second = view.snapshot(base.time)  # taken before the first was read
+    view.drop_job(base.jobs[0].id)
+    view.put_slot(Slot("extra"))
+    third = view.snapshot(base.time + 1)
+    view.put_job(base.jobs[0])
+    for taken in (first, second):
+        assert taken.jobs == base.jobs and taken.slots == base.slots
+        assert taken == Snapshot(base.time, base.slots, base.jobs)
+        assert hash(taken) == hash(Snapshot(base.time, base.slots, base.jobs))
+    assert third.jobs == base.jobs[1:] and third.slots == (*base.slots, Slot("extra"))
+    assert view.snapshot(0.0).jobs == (*base.jobs[1:], base.jobs[0])
+
+
 def test_jobs_and_slots_listed_twice_are_counted_once_and_noted() -> None:
     base = snap(running={"a": [0.0]}, idle={"b": 1})
     twice = Snapshot(base.time, base.slots * 2, base.jobs + base.jobs[:1])
