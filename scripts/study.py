@@ -68,7 +68,8 @@ def whole_lcg_row(name: str, outcome: Outcome, cpu: float) -> dict[str, object]:
         "jobs": sum(o.jobs for o in m.owners), "finished": sum(o.finished for o in m.owners),
         "groups": [{"group": g.owner, "share": g.share, "jobs": g.jobs, "finished": g.finished,
                     "pv": g.violation, "a_us": g.satisfaction, "vacates": g.vacated,
-                    "work_redone": g.lost_work} for g in outcome.groups.owners],
+                    "work_redone": g.lost_work, "lc": g.capacity_loss, "pc": g.lost_work + g.vacate_time}
+                   for g in outcome.groups.owners],
     }
 
 
@@ -102,7 +103,7 @@ def whole_lcg(out: Path, names: list[str], resume: bool) -> None:
             for g in row["groups"]:  # type: ignore[attr-defined]
                 writer.writerow([row["policy"], g["group"], g["share"], g["jobs"], g["finished"], g["pv"],
                                  "" if g["a_us"] is None else g["a_us"], g["vacates"], g["work_redone"],
-                                 "", "", ""])
+                                 g.get("lc", ""), g.get("pc", ""), ""])
     print(whole_lcg_table(rows))
     plot = out / "study-whole-lcg.png"
     draw_whole_lcg(plot, rows)

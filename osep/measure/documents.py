@@ -35,8 +35,11 @@ def column(metrics: Metrics, description: str, settings: dict[str, Any] | None =
             "jobs": o.jobs,
             "finished": o.finished,
             "PV": o.violation,
+            "LC": o.capacity_loss,
+            "PC": o.lost_work + o.vacate_time,
             "vacated": o.vacated,
             "lost_work": o.lost_work,
+            "vacate_time": o.vacate_time,
             "saved_work": o.saved_work,
         }
         for o in m.owners

@@ -54,6 +54,8 @@ class OwnerMetrics:
     vacated: int  # runs of this owner's jobs that ended in an eviction
     lost_work: float  # work redone
     saved_work: float = 0.0  # work a checkpoint kept across an eviction
+    capacity_loss: float = 0.0  # this owner's part of LC: idle time after its jobs were vacated
+    vacate_time: float = 0.0  # its runs' time from the vacate signal to the release (with lost_work: its PC)
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +131,8 @@ class _Owner:
     vacated: int = 0
     lost_work: float = 0.0
     saved_work: float = 0.0
+    capacity_loss: float = 0.0  # LC after this owner's jobs were vacated
+    vacate_time: float = 0.0
     holding: Vec = ZERO  # per resource, for dominant measures
     wanting: Vec = ZERO
     # The piece being integrated (see Meter._settle): since when; SuR_i and SuI_i over it (for the
@@ -269,7 +273,7 @@ class Meter:
         for name in self.shares:
             self._owner(name)
         # slot -> end of the evicted run that freed it, and that run's weight
-        self._vacated_at: dict[str, tuple[float, float]] = {}
+        self._vacated_at: dict[str, tuple[float, float, _Owner]] = {}  # slot: since, weight, whose
         self._occupant: dict[str, Hashable] = {}  # slot -> the job running there
         self.capacity_loss = 0.0
         self.vacate_time = 0.0
@@ -542,7 +546,9 @@ class Meter:
         self._occupant[slot] = job
         freed = self._vacated_at.pop(slot, None)
         if freed is not None:
-            self.capacity_loss += max(0.0, t - freed[0]) * freed[1]
+            lost = max(0.0, t - freed[0]) * freed[1]
+            self.capacity_loss += lost
+            freed[2].capacity_loss += lost
 
     def signal(self, t: float, job: Hashable) -> None:
         """The vacate signal was sent for the job's current run (it still holds its slot)."""
@@ -573,11 +579,12 @@ class Meter:
             stats.saved_work += kept * weight
             state.saved += kept
             self.vacate_time += (t - signal) * weight
+            stats.vacate_time += (t - signal) * weight
             self.vacates += 1
             # The slot is idle from here, unless logs merged from several files already put the
             # next job there (events of one second in another order).
             if state.slot is not None and self._occupant.get(state.slot) == job:
-                self._vacated_at[state.slot] = (t, weight)
+                self._vacated_at[state.slot] = (t, weight, stats)
             if self._bins is not None:
                 self._bins.evicted(t)
         if state.slot is not None and self._occupant.get(state.slot) == job:
@@ -685,6 +692,8 @@ class Meter:
                 vacated=s.vacated,
                 lost_work=s.lost_work,
                 saved_work=s.saved_work,
+                capacity_loss=s.capacity_loss,
+                vacate_time=s.vacate_time,
             )
             for o, s in sorted(self._owners.items())
         )

@@ -107,8 +107,8 @@ def as_csv(doc: Mapping[str, Any]) -> str:
         for owner, data in [*pol["owners"].items(),
                             *((f"group {g}", d) for g, d in pol.get("groups", {}).items())]:
             a_us = "" if data["A_US"] is None else data["A_US"]
-            writer.writerow([name, owner, data["share"], data["PV"], "", "", data["vacated"],
-                             data["lost_work"], data["saved_work"], a_us])
+            writer.writerow([name, owner, data["share"], data["PV"], data.get("LC", ""), data.get("PC", ""),
+                             data["vacated"], data["lost_work"], data["saved_work"], a_us])
     return out.getvalue()
 
 

@@ -37,6 +37,8 @@ class _Owner:
     vacated: int = 0
     lost_work: float = 0.0
     saved_work: float = 0.0
+    capacity_loss: float = 0.0
+    vacate_time: float = 0.0
     holding: Vec = ZERO  # per resource, for dominant measures
     wanting: Vec = ZERO
 
@@ -70,7 +72,7 @@ class StraightMeter:
         self._fes: dict[str, float] = {}
         self._fes_stale = True
         # slot -> end of the evicted run that freed it, and that run's weight
-        self._vacated_at: dict[str, tuple[float, float]] = {}
+        self._vacated_at: dict[str, tuple[float, float, _Owner]] = {}  # slot: since, weight, whose
         self._occupant: dict[str, Hashable] = {}  # slot -> the job running there
         self.capacity_loss = 0.0
         self.vacate_time = 0.0
@@ -174,7 +176,9 @@ class StraightMeter:
         self._occupant[slot] = job
         freed = self._vacated_at.pop(slot, None)
         if freed is not None:
-            self.capacity_loss += max(0.0, t - freed[0]) * freed[1]
+            lost = max(0.0, t - freed[0]) * freed[1]
+            self.capacity_loss += lost
+            freed[2].capacity_loss += lost
 
     def signal(self, t: float, job: Hashable) -> None:
         """The vacate signal was sent for the job's current run (it still holds its slot)."""
@@ -202,11 +206,12 @@ class StraightMeter:
             stats.saved_work += kept * weight
             state.saved += kept
             self.vacate_time += (t - signal) * weight
+            stats.vacate_time += (t - signal) * weight
             self.vacates += 1
             # The slot is idle from here, unless logs merged from several files already put the
             # next job there (events of one second in another order).
             if state.slot is not None and self._occupant.get(state.slot) == job:
-                self._vacated_at[state.slot] = (t, weight)
+                self._vacated_at[state.slot] = (t, weight, stats)
             if self._bins is not None:
                 self._bins.evicted(t)
         if state.slot is not None and self._occupant.get(state.slot) == job:
@@ -295,6 +300,8 @@ class StraightMeter:
                 vacated=s.vacated,
                 lost_work=s.lost_work,
                 saved_work=s.saved_work,
+                capacity_loss=s.capacity_loss,
+                vacate_time=s.vacate_time,
             )
             for o, s in sorted(self._owners.items())
         )

@@ -80,6 +80,25 @@ def test_capacity_loss_is_the_idle_gap_after_an_eviction_only():
     assert r.capacity_loss == 4
 
 
+def test_capacity_loss_is_counted_for_the_owner_whose_job_was_vacated():
+    m = Meter({"a": 1, "b": 1}, 2)
+    m.submit(0, "a1", "a")
+    m.submit(0, "b1", "b")
+    m.submit(0, "b2", "b")
+    m.start(0, "a1", "s1")
+    m.start(0, "b1", "s2")
+    m.end(10, "a1", evicted=True)  # s1 idle 10 to 13, after a's job: a's 3
+    m.start(13, "b2", "s1")
+    m.end(20, "b1", evicted=True)  # s2 idle 20 to 27, after b's job: b's 7 (a's job starts there)
+    m.start(27, "a1", "s2")
+    r = m.result()
+    by_owner = {o.owner: o.capacity_loss for o in r.owners}
+    assert by_owner == {"a": 3, "b": 7}
+    assert r.capacity_loss == 10
+    assert {o.owner: o.lost_work for o in r.owners} == {"a": 10, "b": 20}  # no signals: all redone
+    assert sum(o.lost_work + o.vacate_time for o in r.owners) == r.cost
+
+
 def test_held_and_removed_jobs_are_not_demand():
     m = Meter({"a": 1, "b": 1}, 2)
     m.submit(0, "a1", "a")

@@ -91,9 +91,13 @@ def same_metrics(got: Metrics, want: Metrics) -> None:
         assert (mine.jobs, mine.finished, mine.vacated) == (theirs.jobs, theirs.finished,
                                                             theirs.vacated)
         assert close(mine.lost_work, theirs.lost_work) and close(mine.saved_work, theirs.saved_work)
+        assert mine.capacity_loss == theirs.capacity_loss
+        assert close(mine.vacate_time, theirs.vacate_time)
         assert (mine.satisfaction is None) == (theirs.satisfaction is None)
         assert mine.satisfaction is None or close(mine.satisfaction, theirs.satisfaction or 0.0)
     assert close(got.violation, want.violation)
+    assert close(math.fsum(o.capacity_loss for o in got.owners), got.capacity_loss)
+    assert close(math.fsum(o.lost_work + o.vacate_time for o in got.owners), got.cost)
     assert (got.capacity_loss, got.cost, got.vacates, got.makespan) == (
         want.capacity_loss, want.cost, want.vacates, want.makespan)
 
