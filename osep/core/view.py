@@ -147,8 +147,9 @@ class Tally:
             self.firsts[shape] = heap
 
     def _add_idle(self, job: Job) -> None:
-        self._sort_out()
-        shape = job.shape
+        if self.listed is not None:
+            self._sort_out()
+        shape = _SHAPE(job)
         count = self.shapes.get(shape, 0)
         self.shapes[shape] = count + 1
         if count:
@@ -163,8 +164,9 @@ class Tally:
                 heapq.heappush(heap, job.id)
 
     def _drop_idle(self, job: Job) -> None:
-        self._sort_out()
-        shape = job.shape
+        if self.listed is not None:
+            self._sort_out()
+        shape = _SHAPE(job)
         left = self.shapes[shape] - 1
         if not left:
             del self.shapes[shape]
@@ -394,7 +396,11 @@ class PoolView:
         elif state is JobState.IDLE:
             tally = self._tally(job.owner)
             tally.idle += 1
-            _add4(tally.waiting, job, 1)
+            waiting = tally.waiting
+            waiting[0] += job.cpus
+            waiting[1] += job.memory
+            waiting[2] += job.gpus
+            waiting[3] += job.disk
             tally._add_idle(job)
         elif state is JobState.VACATING:
             tally = self._tally(job.owner)
@@ -432,7 +438,11 @@ class PoolView:
         elif state is JobState.IDLE:
             tally = self.tallies[job.owner]
             tally.idle -= 1
-            _add4(tally.waiting, job, -1)
+            waiting = tally.waiting
+            waiting[0] -= job.cpus
+            waiting[1] -= job.memory
+            waiting[2] -= job.gpus
+            waiting[3] -= job.disk
             tally._drop_idle(job)
         elif state is JobState.VACATING:
             tally = self.tallies[job.owner]

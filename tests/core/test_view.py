@@ -8,7 +8,6 @@ import random
 from typing import Any
 
 import pytest
-
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from naive import naive_decide
