@@ -372,7 +372,9 @@ class PoolView:
     def _job_in(self, job: Job) -> None:
         state = job.state
         if state is JobState.RUNNING:
-            tally = self._tally(job.owner)
+            tally = self.tallies.get(job.owner)
+            if tally is None:
+                tally = self.tallies[job.owner] = Tally()
             tally.running += 1
             ran = tally.ran
             ran[0] += job.cpus
@@ -394,7 +396,9 @@ class PoolView:
             else:
                 self.unplaced += 1
         elif state is JobState.IDLE:
-            tally = self._tally(job.owner)
+            tally = self.tallies.get(job.owner)
+            if tally is None:
+                tally = self.tallies[job.owner] = Tally()
             tally.idle += 1
             waiting = tally.waiting
             waiting[0] += job.cpus
@@ -403,7 +407,9 @@ class PoolView:
             waiting[3] += job.disk
             tally._add_idle(job)
         elif state is JobState.VACATING:
-            tally = self._tally(job.owner)
+            tally = self.tallies.get(job.owner)
+            if tally is None:
+                tally = self.tallies[job.owner] = Tally()
             tally.vacating += 1
             _add4(tally.leaving, job, 1)
             if job.slot is not None:
@@ -432,7 +438,11 @@ class PoolView:
                 slot = self.slots.get(name)
                 if slot is not None:
                     self._unplaced(job, tally, slot)
-                    self._refree(name)
+                    if not slot.partitionable and slot.parent is None:  # _refree, written out
+                        if name in self.busy or name in self.leaving:
+                            self.free_static.discard(name)
+                        else:
+                            self.free_static.add(name)
                 else:
                     self.unplaced -= 1
         elif state is JobState.IDLE:
@@ -455,7 +465,7 @@ class PoolView:
                 self._refree(job.slot)
         else:
             return
-        if not tally:
+        if not (tally.running or tally.idle or tally.vacating):
             del self.tallies[job.owner]
 
     def _placed(self, job: Job, tally: Tally, slot: Slot) -> None:
