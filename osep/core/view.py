@@ -18,14 +18,21 @@ and slots, and the orders are the ones the decision uses:
 - per owner and shape, its idle jobs' ids in a heap: the first in queue order (the smallest id) is
   what :class:`osep.core.victims.Wants` orders shapes by;
 - per owner, its victim candidates (running on a slot the view has, start known, vacatable) in two
-  kept orders: latest start first (the lowest wall clock), and latest start-or-checkpoint first (the
+  orders: latest start first (the lowest wall clock), and latest start-or-checkpoint first (the
   least lost work), ties by job id. Both are independent of the time; the decision reads them at the
   snapshot's time and puts back in exact order any neighbours whose wall clock or lost work are equal
   then (a start in the future, or times rounded together). A checkpoint moves a job's place in the
-  lost-work order: the adapter puts the job again when its checkpoint time changes;
+  lost-work order: the adapter puts the job again when its checkpoint time changes. An order is
+  sorted when it is first read, and from then on brought up to date when it is read again: the
+  candidates added since are sorted and joined to it (at its end, without a merge, when they all come
+  after it, as the jobs a pool starts do in the wall-clock order), and the entries of candidates that
+  left are passed over (and dropped once they outnumber the rest). A job's start and finish cost
+  O(1) here; a decision reads the orders of the few owners above target;
 - per slot name, the running and vacating jobs naming it; the static slots that are free; every
   partitionable slot's unclaimed room; every place's whole room (what it has were it empty); the
-  pool's totals per resource.
+  pool's totals per resource;
+- per place with a partitionable slot or dynamic slots (what the decision carves room from), the
+  victim candidates on it (a static slot's candidate is found by its slot's name).
 
 The decision never changes a view (its own bookkeeping of what it took stays in the call).
 """
@@ -38,8 +45,6 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from operator import attrgetter
 from typing import Any
-
-from sortedcontainers import SortedList
 
 from osep.core.model import Job, JobId, JobState, Slot, Snapshot
 from osep.core.resources import Room, Shape, Vec, add_room
@@ -72,8 +77,9 @@ def _sum4(jobs: list[Job]) -> list[int]:
 class Tally:
     """One owner's jobs as the decision counts them (see the module's description)."""
 
-    __slots__ = ("by_saved", "by_start", "firsts", "idle", "ids", "leaving", "listed", "ran",
-                 "running", "shapes", "vacating", "victim_shapes", "waiting")
+    __slots__ = ("_dead", "_new", "_orders", "_serial", "candidates", "firsts", "idle", "ids",
+                 "leaving", "listed", "ran", "running", "shapes", "vacating", "victim_shapes",
+                 "waiting")
 
     def __init__(self) -> None:
         self.running = 0
@@ -93,11 +99,18 @@ class Tally:
         # A view built in one pass lists the idle jobs here, and sorts them into ``ids`` (and
         # ``firsts``) when it is first needed.
         self.listed: list[Job] | None = None
-        # Victim candidates, in the two kept orders: (-start, id) and (-since, -start, id); and
-        # how many there are of each shape.
-        self.by_start: Any = SortedList()
-        self.by_saved: Any = SortedList()
+        # Victim candidates: id -> (serial, start, since), the serial telling this entry from an
+        # earlier one of the same job; and how many there are of each shape.
+        self.candidates: dict[JobId, tuple[int, float, float]] = {}
         self.victim_shapes: Counter[Shape] = Counter()
+        self._serial = 0
+        # The two orders once read ([0]: wall clock, keys (-start, id, serial); [1]: lost work,
+        # keys (-since, -start, id, serial)), each a list of keys sorted from last to first (read
+        # backwards), None until read; the keys of candidates added since it was last read; and
+        # how many of its keys (and new ones) are of candidates no longer there.
+        self._orders: list[list[tuple[Any, ...]] | None] = [None, None]
+        self._new: list[list[tuple[Any, ...]]] = [[], []]
+        self._dead = [0, 0]
 
     def __bool__(self) -> bool:
         return bool(self.running or self.idle or self.vacating)
@@ -134,8 +147,9 @@ class Tally:
             self.firsts[shape] = heap
 
     def _add_idle(self, job: Job) -> None:
-        self._sort_out()
-        shape = job.shape
+        if self.listed is not None:
+            self._sort_out()
+        shape = _SHAPE(job)
         count = self.shapes.get(shape, 0)
         self.shapes[shape] = count + 1
         if count:
@@ -150,8 +164,9 @@ class Tally:
                 heapq.heappush(heap, job.id)
 
     def _drop_idle(self, job: Job) -> None:
-        self._sort_out()
-        shape = job.shape
+        if self.listed is not None:
+            self._sort_out()
+        shape = _SHAPE(job)
         left = self.shapes[shape] - 1
         if not left:
             del self.shapes[shape]
@@ -172,15 +187,77 @@ class Tally:
             heap[:] = ids
             heapq.heapify(heap)
 
+    def add_victim(self, job_id: JobId, start: float, since: float) -> None:
+        """``job_id`` is a victim candidate (it is not one already), started at ``start``, its
+        work saved until ``since``."""
+        serial = self._serial = self._serial + 1
+        self.candidates[job_id] = (serial, start, since)
+        orders = self._orders
+        if orders[0] is not None:
+            self._new_key(0, (-start, job_id, serial))
+        if orders[1] is not None:
+            self._new_key(1, (-since, -start, job_id, serial))
+
+    def _new_key(self, k: int, key: tuple[Any, ...]) -> None:
+        new = self._new[k]
+        new.append(key)
+        if len(new) > 2 * len(self.candidates) + 64:  # an order not read for long: made afresh
+            self._orders[k] = None
+            new.clear()
+            self._dead[k] = 0
+
+    def drop_victim(self, job_id: JobId) -> None:
+        """``job_id`` is no longer a victim candidate (it is one now)."""
+        del self.candidates[job_id]
+        orders, dead = self._orders, self._dead
+        if orders[0] is not None:
+            dead[0] += 1
+        if orders[1] is not None:
+            dead[1] += 1
+
+    def _order(self, k: int) -> list[tuple[Any, ...]]:
+        """Order ``k``, brought up to date (see :meth:`victims`)."""
+        candidates = self.candidates
+        order = self._orders[k]
+        if order is None or self._dead[k] > len(candidates) + 64:
+            if k == 0:
+                order = [(-start, i, serial) for i, (serial, start, _) in candidates.items()]
+            else:
+                order = [(-since, -start, i, serial)
+                         for i, (serial, start, since) in candidates.items()]
+            order.sort(reverse=True)
+            self._orders[k] = order
+            self._new[k].clear()
+            self._dead[k] = 0
+            return order
+        new = self._new[k]
+        if new:
+            new.sort(reverse=True)
+            if order and new[0] > order[-1]:  # not all after the order's last: merged
+                order.extend(new)
+                order.sort(reverse=True)
+            else:
+                order.extend(new)
+            new.clear()
+        dead = self._dead
+        while order:  # the last keys of candidates gone are dropped
+            key = order[-1]
+            entry = candidates.get(key[-2])
+            if entry is not None and entry[0] == key[-1]:
+                break
+            order.pop()
+            dead[k] -= 1
+        return order
+
     def victims(self, wallclock: bool) -> Iterator[JobId]:
         """Victim candidates in the kept order (see the module's description)."""
-        order = self.by_start if wallclock else self.by_saved
-        return (entry[-1] for entry in order)
-
-
-def _victim_keys(job: Job) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
-    start = job.start_time if job.start_time is not None else 0.0
-    return (-start, job.id), (-saved_since(job), -start, job.id)
+        order = self._order(0 if wallclock else 1)
+        candidates = self.candidates
+        for key in reversed(order):
+            job_id = key[-2]
+            entry = candidates.get(job_id)
+            if entry is not None and entry[0] == key[-1]:
+                yield job_id
 
 
 class PoolView:
@@ -200,7 +277,8 @@ class PoolView:
         self.free_static: set[str] = set()  # static slots with no running or vacating job
         self.rooms: dict[str, Room] = {}  # partitionable slot -> its unclaimed room
         self.open_rooms: set[str] = set()  # partitionable slots with any room unclaimed
-        self.on_place: dict[str, set[JobId]] = {}  # place -> victim candidates on it
+        # Place with a partitionable slot or dynamic slots -> victim candidates on it.
+        self.on_place: dict[str, set[JobId]] = {}
         self.children: dict[str, set[str]] = {}  # slot name -> dynamic slots naming it as parent
         self.whole: dict[str, Room] = {}  # place (a slot without parent) -> its room, were it empty
         self.wholes: Counter[Room] = Counter()  # how many places have each whole room
@@ -294,27 +372,48 @@ class PoolView:
     def _job_in(self, job: Job) -> None:
         state = job.state
         if state is JobState.RUNNING:
-            tally = self._tally(job.owner)
+            tally = self.tallies.get(job.owner)
+            if tally is None:
+                tally = self.tallies[job.owner] = Tally()
             tally.running += 1
-            _add4(tally.ran, job, 1)
+            ran = tally.ran
+            ran[0] += job.cpus
+            ran[1] += job.memory
+            ran[2] += job.gpus
+            ran[3] += job.disk
             name = job.slot
-            if name is not None:
-                self.running_on.setdefault(name, set()).add(job.id)
-            if name is not None and name in self.slots:
-                self._placed(job, tally)
+            if name is None:
+                self.unplaced += 1
+                return
+            on = self.running_on.get(name)
+            if on is None:
+                self.running_on[name] = {job.id}
+            else:
+                on.add(job.id)
+            slot = self.slots.get(name)
+            if slot is not None:
+                self._placed(job, tally, slot)
             else:
                 self.unplaced += 1
         elif state is JobState.IDLE:
-            tally = self._tally(job.owner)
+            tally = self.tallies.get(job.owner)
+            if tally is None:
+                tally = self.tallies[job.owner] = Tally()
             tally.idle += 1
-            _add4(tally.waiting, job, 1)
+            waiting = tally.waiting
+            waiting[0] += job.cpus
+            waiting[1] += job.memory
+            waiting[2] += job.gpus
+            waiting[3] += job.disk
             tally._add_idle(job)
         elif state is JobState.VACATING:
-            tally = self._tally(job.owner)
+            tally = self.tallies.get(job.owner)
+            if tally is None:
+                tally = self.tallies[job.owner] = Tally()
             tally.vacating += 1
             _add4(tally.leaving, job, 1)
             if job.slot is not None:
-                self.leaving[job.slot] += 1
+                self.leaving[job.slot] = self.leaving.get(job.slot, 0) + 1
                 self.free_static.discard(job.slot)
 
     def _job_out(self, job: Job) -> None:
@@ -322,22 +421,38 @@ class PoolView:
         if state is JobState.RUNNING:
             tally = self.tallies[job.owner]
             tally.running -= 1
-            _add4(tally.ran, job, -1)
+            ran = tally.ran
+            ran[0] -= job.cpus
+            ran[1] -= job.memory
+            ran[2] -= job.gpus
+            ran[3] -= job.disk
             name = job.slot
-            if name is not None:
-                on = self.running_on[name]
-                on.discard(job.id)
-                if not on:
-                    del self.running_on[name]
-            if name is not None and name in self.slots:
-                self._unplaced(job, tally)
-                self._refree(name)
-            else:
+            if name is None:
                 self.unplaced -= 1
+            else:
+                on = self.running_on[name]
+                if len(on) > 1:
+                    on.discard(job.id)
+                else:
+                    del self.running_on[name]
+                slot = self.slots.get(name)
+                if slot is not None:
+                    self._unplaced(job, tally, slot)
+                    if not slot.partitionable and slot.parent is None:  # _refree, written out
+                        if name in self.busy or name in self.leaving:
+                            self.free_static.discard(name)
+                        else:
+                            self.free_static.add(name)
+                else:
+                    self.unplaced -= 1
         elif state is JobState.IDLE:
             tally = self.tallies[job.owner]
             tally.idle -= 1
-            _add4(tally.waiting, job, -1)
+            waiting = tally.waiting
+            waiting[0] -= job.cpus
+            waiting[1] -= job.memory
+            waiting[2] -= job.gpus
+            waiting[3] -= job.disk
             tally._drop_idle(job)
         elif state is JobState.VACATING:
             tally = self.tallies[job.owner]
@@ -350,44 +465,49 @@ class PoolView:
                 self._refree(job.slot)
         else:
             return
-        if not tally:
+        if not (tally.running or tally.idle or tally.vacating):
             del self.tallies[job.owner]
 
-    def _candidate(self, job: Job) -> bool:
-        """A running job on a slot the view has: whether it may ever be a victim."""
-        return job.start_time is not None and job.vacatable
-
-    def _placed(self, job: Job, tally: Tally) -> None:
-        name = job.slot
-        assert name is not None
-        self.busy[name] += 1
+    def _placed(self, job: Job, tally: Tally, slot: Slot) -> None:
+        """``job`` runs on ``slot``, which the view has."""
+        name = slot.name
+        busy = self.busy
+        busy[name] = busy.get(name, 0) + 1
         self.free_static.discard(name)
-        if self._candidate(job):
-            by_start, by_saved = _victim_keys(job)
-            tally.by_start.add(by_start)
-            tally.by_saved.add(by_saved)
-            tally.victim_shapes[job.shape] += 1
-            self.on_place.setdefault(self.slots[name].place, set()).add(job.id)
+        start = job.start_time
+        if start is not None and job.vacatable:  # a victim candidate
+            since = job.checkpoint_time
+            tally.add_victim(job.id, start, since if since is not None and since > start else start)
+            shapes = tally.victim_shapes
+            shape = _SHAPE(job)
+            shapes[shape] = shapes.get(shape, 0) + 1
+            if slot.parent is not None or slot.partitionable:
+                self.on_place.setdefault(slot.place, set()).add(job.id)
 
-    def _unplaced(self, job: Job, tally: Tally) -> None:
-        name = job.slot
-        assert name is not None
-        self.busy[name] -= 1
-        if not self.busy[name]:
-            del self.busy[name]
-        if self._candidate(job):
-            by_start, by_saved = _victim_keys(job)
-            tally.by_start.remove(by_start)
-            tally.by_saved.remove(by_saved)
-            shape = job.shape
-            tally.victim_shapes[shape] -= 1
-            if not tally.victim_shapes[shape]:
-                del tally.victim_shapes[shape]
-            place = self.slots[name].place
-            on = self.on_place[place]
-            on.discard(job.id)
-            if not on:
-                del self.on_place[place]
+    def _unplaced(self, job: Job, tally: Tally, slot: Slot) -> None:
+        """``job`` no longer runs on ``slot`` (it did, and the view has the slot)."""
+        name = slot.name
+        busy = self.busy
+        left = busy[name] - 1
+        if left:
+            busy[name] = left
+        else:
+            del busy[name]
+        if job.start_time is not None and job.vacatable:
+            tally.drop_victim(job.id)
+            shapes = tally.victim_shapes
+            shape = _SHAPE(job)
+            left = shapes[shape] - 1
+            if left:
+                shapes[shape] = left
+            else:
+                del shapes[shape]
+            if slot.parent is not None or slot.partitionable:
+                place = slot.place
+                on = self.on_place[place]
+                on.discard(job.id)
+                if not on:
+                    del self.on_place[place]
 
     # -- slots ------------------------------------------------------------------------------------
 
@@ -408,7 +528,7 @@ class PoolView:
         for job_id in self.running_on.get(name, ()):
             job = self.jobs[job_id]
             self.unplaced -= 1
-            self._placed(job, self.tallies[job.owner])
+            self._placed(job, self.tallies[job.owner], slot)
         if slot.partitionable:
             self.rooms[name] = slot.room
             if any(slot.room):
@@ -427,7 +547,7 @@ class PoolView:
             self._totals[k] -= int(amount)
         for job_id in self.running_on.get(name, ()):
             job = self.jobs[job_id]
-            self._unplaced(job, self.tallies[job.owner])
+            self._unplaced(job, self.tallies[job.owner], slot)
             self.unplaced += 1
         if slot.partitionable:
             del self.rooms[name]
@@ -521,7 +641,8 @@ class PoolView:
             tally = view._tally(owner)
             tally.running = len(mine)
             tally.ran = _sum4(mine)
-            start_keys, saved_keys = [], []
+            candidates = tally.candidates
+            serial = 0
             for job in mine:
                 name = job.slot
                 if name is None:
@@ -536,14 +657,15 @@ class PoolView:
                     view.unplaced += 1
                     continue
                 view.busy[name] += 1
-                if job.start_time is not None and job.vacatable:
-                    by_start, by_saved = _victim_keys(job)
-                    start_keys.append(by_start)
-                    saved_keys.append(by_saved)
+                start = job.start_time
+                if start is not None and job.vacatable:
+                    serial += 1
+                    candidates[job.id] = (serial, start, saved_since(job))
                     tally.victim_shapes[job.shape] += 1
-                    view.on_place.setdefault(present[name].place, set()).add(job.id)
-            tally.by_start = SortedList(start_keys)
-            tally.by_saved = SortedList(saved_keys)
+                    slot = present[name]
+                    if slot.parent is not None or slot.partitionable:
+                        view.on_place.setdefault(slot.place, set()).add(job.id)
+            tally._serial = serial
         for owner, mine in idle.items():
             tally = view._tally(owner)
             tally.idle = len(mine)

@@ -95,6 +95,9 @@ class Enforcer:
                 snapshot = pool.snapshot()
         with phases.timing(DECIDE):
             plan = decide(snapshot, self.settings)
+        # Nothing after the decision reads the snapshot. One taken from a kept pool view (the
+        # simulator's) would otherwise copy every job out of the view at the first vacate sent.
+        del snapshot
         record = self.record.bind(cycle=self.cycles, time=plan.time)
         with phases.timing(ACT):
             for view in plan.owners:

@@ -67,6 +67,16 @@ class Accountant:
 
     def accrue(self, now: float, occupied: Mapping[str, int]) -> None:
         """Bring every owner's usage up to ``now``, ``occupied`` having held since each was last
-        brought up."""
-        for owner in [*self.usage, *(o for o in occupied if o not in self.usage)]:
-            self.accrue_owner(now, owner, occupied.get(owner, 0))
+        brought up: :meth:`accrue_owner` of each, with :func:`decayed`'s arithmetic written out
+        (the negotiator calls this every cycle, for every owner)."""
+        usage, charged, at, half_life = self.usage, self.charged, self._at, self.half_life
+        for owner in [*usage, *(o for o in occupied if o not in usage)]:
+            elapsed = now - at.get(owner, 0.0)
+            if elapsed > 0:
+                held = occupied.get(owner, 0)
+                factor = 2.0 ** (-elapsed / half_life)
+                usage[owner] = float(usage.get(owner, 0.0) * factor
+                                     + held * half_life / math.log(2) * (1.0 - factor))
+                if held:
+                    charged[owner] = charged.get(owner, 0.0) + held * elapsed
+                at[owner] = now

@@ -140,11 +140,23 @@ class FairShare(Ordering):
 
     def __init__(self, shares: Mapping[str, float]) -> None:
         self.shares = shares
+        self._total_share = sum(shares.values())
 
     def rank(self, now: float, idle: Idle, running: Mapping[str, int],
              usage: fairshare.Accountant) -> list[str]:
-        prio = fairshare.factors(usage.usage, self.shares)
-        return _by_value(idle, {o: prio.get(o, 0.0) for o in idle}, best_high=True)
+        # fairshare.factors, for the owners with jobs queued only (an owner with neither usage nor
+        # share gets 0, as there).
+        used, shares, total_share = usage.usage, self.shares, self._total_share
+        total_usage = sum(used.values())
+        prio = {}
+        for o in idle:
+            if o in used or o in shares:
+                u = used.get(o, 0.0) / total_usage if total_usage > 0 else 0.0
+                s = shares.get(o, 0.0) / total_share if total_share > 0 else 0.0
+                prio[o] = fairshare.factor(u, s)
+            else:
+                prio[o] = 0.0
+        return _by_value(idle, prio, best_high=True)
 
 
 def _leaf_usage(tree: Hierarchy, usage: Mapping[str, float]) -> dict[str, float]:

@@ -4,8 +4,10 @@ snapshot, and on static pools with flat shares both give the naive reference's p
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from naive import naive_decide
@@ -69,8 +71,12 @@ def kept_pools(draw: Any) -> tuple[PoolView, PolicySettings, tuple[Kept, ...]]:
     owners = TREED if tree else FLAT
     view = PoolView()
     for _ in range(draw(st.integers(0, 60))):
-        op = draw(st.sampled_from(["job", "job", "job", "job", "drop job", "slot", "slot", "drop slot"]))
-        if op == "job":
+        op = draw(st.sampled_from(["job", "job", "job", "job", "drop job", "slot", "slot", "drop slot",
+                                   "read"]))
+        if op == "read" and view.tallies:  # the orders read midway are brought up to date later
+            tally = view.tallies[draw(st.sampled_from(sorted(view.tallies)))]
+            list(tally.victims(draw(st.booleans())))
+        elif op == "job":
             view.put_job(job_of(draw, owners, static))
         elif op == "drop job" and view.jobs:
             view.drop_job(draw(st.sampled_from(sorted(view.jobs))))
@@ -185,3 +191,39 @@ def test_jobs_and_slots_listed_twice_are_counted_once_and_noted() -> None:
     plan = decide(twice, PolicySettings(ShareTable({"a": 0.0, "b": 1.0})))
     assert plan.capacity == 1
     assert any("listed twice" in note for note in plan.notes)
+
+
+def orders(view: PoolView) -> dict[str, tuple[list[JobId], list[JobId]]]:
+    return {o: (list(t.victims(True)), list(t.victims(False))) for o, t in view.tallies.items()}
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_victim_orders_read_between_many_starts_and_finishes_are_those_of_a_built_view(seed: int
+                                                                                      ) -> None:
+    """Runs start (mostly later than the last) and end, on a few slots, many times over; the orders
+    read now and then (and some never read for long) match a view built from the pool then."""
+    rnd = random.Random(seed)
+    slots = [Slot(f"s{k}") for k in range(40)]
+    view = PoolView()
+    for slot in slots:
+        view.put_slot(slot)
+    clock = 0.0
+    on: dict[str, JobId] = {}
+    for step in range(3000):
+        clock += rnd.choice([0.0, 0.0, 1.0, 7.5])
+        name = rnd.choice(slots).name
+        if name in on:
+            view.drop_job(on.pop(name))
+        else:
+            owner = rnd.choice("ab") if seed % 2 else "a"
+            job_id = JobId(owner, step, rnd.randrange(3))
+            start = clock if rnd.random() < 0.9 else rnd.uniform(0.0, clock)
+            checkpoint = rnd.choice([None, None, start + 3.0, start - 1.0])
+            view.put_job(Job(job_id, owner, JobState.RUNNING, slot=name, start_time=start,
+                             checkpoint_time=checkpoint))
+            on[name] = job_id
+        if rnd.random() < (0.3 if seed < 3 else 0.002):
+            built = PoolView.of(view.slots.values(), view.jobs.values())
+            assert orders(view) == orders(built)
+    built = PoolView.of(view.slots.values(), view.jobs.values())
+    assert orders(view) == orders(built)
