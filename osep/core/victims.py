@@ -35,7 +35,7 @@ from __future__ import annotations
 import heapq
 import math
 from collections.abc import Callable, Container, Iterator, Mapping, MutableMapping
-from operator import itemgetter
+from operator import attrgetter, itemgetter
 
 from osep.core.counting import Ledger
 from osep.core.model import Job, JobId
@@ -251,6 +251,18 @@ class _Queue:
         return jobs[index] if index < len(jobs) else None
 
 
+class _Holds(dict[Shape, Vec]):
+    """:func:`osep.core.resources.held` of each shape, worked out once (a plan weighs a job for
+    each vacate it considers, of a few shapes)."""
+
+    def __missing__(self, shape: Shape) -> Vec:
+        amount = self[shape] = held(shape)
+        return amount
+
+
+shape_of: Callable[[Job], Shape] = attrgetter("cpus", "memory", "gpus", "disk")  # Job.shape, in C
+
+
 def _victim_key(order: VictimOrder, now: float) -> Callable[[Job], VictimKey]:
     """How victims are ordered at ``now``, ascending: the lowest wall clock first (or the least
     work to lose, then the lowest wall clock); equal ones by job id (schedd, then cluster and proc,
@@ -301,6 +313,7 @@ class _Search:
         self.several_misses: set[tuple[Shape, str]] = set()
         self.nowhere: set[Shape] = set()
         self.somewhere: set[Shape] = set()
+        self.holds = _Holds()  # what a job of a shape holds (resources.held), per shape met
         # A plain function, not a method: the queues keep it, and a bound method would make a
         # cycle (search -> queues -> search) that only the cyclic collector frees.
         self.key = _victim_key(order, now)
@@ -370,10 +383,18 @@ class _Search:
             heapq.heapify(self._over)
         heap, seen = self._over, []
         found: list[Job] | None = None
-        gained = held(shape)
         miss_key = ben if tree else ""
         taken, slots, free, misses, gainers = self.taken, self.slots, self.free, self.misses, self.gainers
-        over, may_lose = ledger.over, ledger.may_lose
+        queues, cursor, lightest, holds = self._queues, self._cursor, self._lightest, self.holds
+        over = ledger.over
+        may_lose: Callable[[str, Vec], bool]
+        if tree:
+            gained = held(shape)
+
+            def may_lose(owner: str, amount: Vec) -> bool:
+                return ledger.may_lose(owner, amount, ben, gained)
+        else:
+            may_lose = ledger.keeps_target  # Ledger.may_lose, flat
         # The owner on top stays there while it is looked at: an owner that gives a victim is the
         # one whose rank moves (it rose, at the next search), and is put in place then.
         while heap:
@@ -384,30 +405,33 @@ class _Search:
                     heapq.heappop(heap)
                     continue
                 entry = (now, owner)
-                if (len(heap) < 2 or entry < heap[1]) and (len(heap) < 3 or entry < heap[2]):
-                    heap[0] = entry  # still first (usually: it lost one job)
-                else:
+                if (len(heap) > 1 and entry > heap[1]) or (len(heap) > 2 and entry > heap[2]):
                     heapq.heapreplace(heap, entry)
-                continue
-            if owner in gainers or not ledger.keeps_target(owner, self.lightest(owner)):
+                    continue
+                heap[0] = entry  # still first (usually: it lost one job)
+            if owner in gainers or not ledger.keeps_target(owner, lightest.get(owner)
+                                                           or self.lightest(owner)):
                 heapq.heappop(heap)
                 self.dropped.add(owner)
                 continue  # never a victim in this plan: dropped from the heap for good
             if (owner, shape, miss_key) not in misses:
-                queue = self.queue(owner)
-                start = self._cursor.get(owner, 0)
-                while (head := queue.get(start)) is not None and id(head) in taken:
-                    start += 1  # the taken head of the queue is skipped once, not at every search
-                self._cursor[owner] = start
-                index = start
+                queue = queues.get(owner) or self.queue(owner)
+                index = cursor.get(owner, 0)
+                head = True  # the taken head of the queue is skipped once, not at every search
                 while (job := queue.get(index)) is not None:
                     index += 1
-                    if id(job) in taken or not may_lose(owner, held(job.shape), ben, gained):
+                    if id(job) in taken:
+                        if head:
+                            cursor[owner] = index
+                        continue
+                    head = False
+                    if not may_lose(owner, holds[shape_of(job)]):
                         continue
                     # What its place has free and what it gives back (place_of, room, freed).
                     slot = slots[job.slot]  # type: ignore[index]  # a victim candidate has a slot
                     place = slot.parent if slot.parent is not None else slot.name
-                    if fits(shape, add_room(free.get(place, NO_ROOM), slot.room)):
+                    left = free.get(place)
+                    if fits(shape, slot.room if left is None else add_room(left, slot.room)):
                         found = [job]
                         break
                 if found is not None:
@@ -484,12 +508,13 @@ class _Search:
     def vacated(self, jobs: list[Job], shape: Shape, group: int) -> str:
         """The jobs leave and the room they make goes to a job of ``shape``; returns the place."""
         name = self.place_of(jobs[0])
-        room = self.room(name)
         for job in jobs:
             self.taken.add(id(job))
-            room = add_room(room, self.freed(job))
         slot = self.slots.get(name)
         if slot is not None and slot.partitionable:  # what the job does not need stays free there
+            room = self.room(name)
+            for job in jobs:
+                room = add_room(room, self.freed(job))
             self.free[name] = less(room, shape)
             self.leftover[name] = group
         return name
@@ -527,6 +552,7 @@ def plan_vacates(
     beneficiaries = _beneficiaries(wants, ledger)
     search = _Search(pool, free, order, now, above)
     search.gainers = {c.beneficiary for c in claims}
+    holds = search.holds
     partitionable = bool(pool.rooms)
     rule = (
         f"vacate for the owner furthest below its {target.value} target, from the owner "
@@ -575,8 +601,8 @@ def plan_vacates(
             vacates.append(vacate(job.id, job.owner, job.slot or "", ben, job.start_time,
                                   job.run_time(now), job.lost_work(now),
                                   _reason(rule, ledger, views, ben, job.owner), place, shape, group))
-            ledger.take(job.owner, held(job.shape))
-        ledger.give(ben, held(shape))
+            ledger.take(job.owner, holds[shape_of(job)])
+        ledger.give(ben, holds[shape])
         search.gainers.add(ben)
         group += 1
         beneficiaries = _next(beneficiaries, ben, wants, ledger, passed)
@@ -590,8 +616,9 @@ def _next(heap: list[tuple[Rank, str]], ben: str, wants: WantsBook, ledger: Ledg
     afresh."""
     if ledger.groups is not None:
         return _beneficiaries(wants, ledger, passed)
-    if ledger.gap(ben) > EPS and wants[ben]:
-        heapq.heapreplace(heap, (ledger.owed(ben), ben))
+    gap = ledger.gap(ben)
+    if gap > EPS and wants[ben]:
+        heapq.heapreplace(heap, ((-gap,), ben))  # Ledger.owed, flat
     else:
         heapq.heappop(heap)
     return heap
