@@ -45,7 +45,8 @@ def holds(views: dict[str, OwnerView], losing: set[str], free: int, vacated: int
     need = 0
     for v in waiting:
         wanted = v.idle_cpus - v.kept_cpus
-        need += max(0, min(wanted, math.ceil(v.gap - EPS)) if by_cores else wanted)
+        # v.gap, without the property's call (a pool has thousands waiting)
+        need += max(0, min(wanted, math.ceil(v.target - v.active - EPS)) if by_cores else wanted)
     spare = max(0, free - max(0, need - vacated))
     allowance = dict.fromkeys(held, 0)
     hungry.sort()

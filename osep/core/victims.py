@@ -133,7 +133,7 @@ class WantsBook:
 def _reason(rule: str, ledger: Ledger, views: dict[str, OwnerView], ben: str,
             victim: str | None = None) -> Reason:
     if victim is None:
-        return reason(rule, views[ben].target, ledger.active(ben))
+        return reason(rule, views[ben].target, ledger.active(ben), None, None)
     return reason(rule, views[ben].target, ledger.active(ben), views[victim].target,
                   ledger.active(victim))
 
@@ -147,9 +147,8 @@ def _beneficiaries(wants: WantsBook, ledger: Ledger,
     owners = wants.wanting()
     heap: list[tuple[Rank, str]]
     if ledger.groups is None:  # flat: the rank is the gap negated (Ledger.owed), worked out once
-        gap = ledger.gap
-        heap = [((-g,), o) for o in owners
-                if (g := gap(o)) > EPS and (passed is None or o not in passed)]
+        heap = [((-g,), o) for o, g in zip(owners, ledger.gaps_of(owners), strict=True)
+                if g > EPS and (passed is None or o not in passed)]
     else:
         heap = [(ledger.owed(o), o) for o in owners
                 if ledger.gap(o) > EPS and (passed is None or o not in passed)]
@@ -377,9 +376,9 @@ class _Search:
                 self._over = [(ledger.over(o), o) for o in self._above
                               if ledger.gap(o) < -EPS and o not in dropped]
             else:  # flat: the rank is the gap (Ledger.over), worked out once
-                gap = ledger.gap
-                self._over = [((g,), o) for o in self._above
-                              if (g := gap(o)) < -EPS and o not in dropped]
+                above = self._above
+                self._over = [((g,), o) for o, g in zip(above, ledger.gaps_of(above), strict=True)
+                              if g < -EPS and o not in dropped]
             heapq.heapify(self._over)
         heap, seen = self._over, []
         found: list[Job] | None = None
