@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections import ChainMap, defaultdict
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import repeat
+from itertools import filterfalse, repeat
 from operator import itemgetter, sub
 
 from osep.core.model import Kept, Slot, Snapshot
@@ -352,7 +352,7 @@ def count_view(pool: PoolView, kept: Sequence[Kept], shares: ShareTable | ShareT
     capacity = pool.totals()
     known = resolved_shares(shares, capacity, unit)
     resolved = known.resolved
-    extra = [o for o in tallies if o not in resolved]
+    extra = list(filterfalse(resolved.__contains__, tallies))  # owners without a share
     owners = sorted(known.owners + extra) if extra else known.owners
     measures: Mapping[str, Measure]
     if index is not None:  # one resource: one measure for everyone, as measure() gives it

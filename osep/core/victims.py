@@ -139,7 +139,9 @@ def _reason(rule: str, ledger: Ledger, views: dict[str, OwnerView], ben: str,
 
 
 VictimKey = tuple[float, float, JobId]  # how a victim candidate ranks: ascending comes first
-Rank = tuple[float, ...]  # how an owner ranks (Ledger.owed, Ledger.over): ascending comes first
+# How an owner ranks, ascending first: Ledger.owed (beneficiaries) or Ledger.over (victims); in a
+# flat ledger, their one figure itself (a float compares in one step, a tuple in several).
+Rank = tuple[float, ...] | float
 
 
 def _beneficiaries(wants: WantsBook, ledger: Ledger,
@@ -147,13 +149,18 @@ def _beneficiaries(wants: WantsBook, ledger: Ledger,
     owners = wants.wanting()
     heap: list[tuple[Rank, str]]
     if ledger.groups is None:  # flat: the rank is the gap negated (Ledger.owed), worked out once
-        heap = [((-g,), o) for o, g in zip(owners, ledger.gaps_of(owners), strict=True)
+        heap = [(-g, o) for o, g in zip(owners, ledger.gaps_of(owners), strict=True)
                 if g > EPS and (passed is None or o not in passed)]
     else:
         heap = [(ledger.owed(o), o) for o in owners
                 if ledger.gap(o) > EPS and (passed is None or o not in passed)]
     heapq.heapify(heap)
     return heap
+
+
+def _owed(ledger: Ledger, owner: str) -> Rank:
+    """How ``owner`` ranks as a beneficiary (as :func:`_beneficiaries` ranks it)."""
+    return ledger.owed(owner) if ledger.groups is not None else -ledger.gap(owner)
 
 
 def claim_free_room(free: dict[str, Room], wants: WantsBook, ledger: Ledger,
@@ -191,7 +198,7 @@ def claim_free_room(free: dict[str, Room], wants: WantsBook, ledger: Ledger,
             claims.append(Claim(place, owner, _reason(rule, ledger, views, owner), shape))
             ledger.give(owner, held(shape))
             if ledger.gap(owner) > EPS and wants[owner]:
-                heapq.heappush(heap, (ledger.owed(owner), owner))
+                heapq.heappush(heap, (_owed(ledger, owner), owner))
             if place not in partitionable:
                 room = NO_ROOM
                 break
@@ -377,7 +384,7 @@ class _Search:
                               if ledger.gap(o) < -EPS and o not in dropped]
             else:  # flat: the rank is the gap (Ledger.over), worked out once
                 above = self._above
-                self._over = [((g,), o) for o, g in zip(above, ledger.gaps_of(above), strict=True)
+                self._over = [(g, o) for o, g in zip(above, ledger.gaps_of(above), strict=True)
                               if g < -EPS and o not in dropped]
             heapq.heapify(self._over)
         heap, seen = self._over, []
@@ -385,7 +392,7 @@ class _Search:
         miss_key = ben if tree else ""
         taken, slots, free, misses, gainers = self.taken, self.slots, self.free, self.misses, self.gainers
         queues, cursor, lightest, holds = self._queues, self._cursor, self._lightest, self.holds
-        over = ledger.over
+        gap = ledger.gap
         may_lose: Callable[[str, Vec], bool]
         if tree:
             gained = held(shape)
@@ -398,9 +405,9 @@ class _Search:
         # one whose rank moves (it rose, at the next search), and is put in place then.
         while heap:
             rank, owner = heap[0]
-            now = over(owner)
-            if now != rank:  # stale: back where it ranks now (one sift), or out
-                if now[-1] >= -EPS:
+            # Flat, stale ranks are put right here (a tree's heap was made for this search)
+            if not tree and (now := gap(owner)) != rank:  # back where it ranks now, or out
+                if now >= -EPS:
                     heapq.heappop(heap)
                     continue
                 entry = (now, owner)
@@ -439,8 +446,8 @@ class _Search:
                 # vacate left over is looked at again next cycle).
                 misses.add((owner, shape, miss_key))
             seen.append(heapq.heappop(heap))
-        for entry in seen:
-            heapq.heappush(heap, entry)
+        for back in seen:
+            heapq.heappush(heap, back)
         return found
 
     def several(self, shape: Shape, ledger: Ledger, budget: int, ben: str) -> list[Job] | None:
@@ -617,7 +624,7 @@ def _next(heap: list[tuple[Rank, str]], ben: str, wants: WantsBook, ledger: Ledg
         return _beneficiaries(wants, ledger, passed)
     gap = ledger.gap(ben)
     if gap > EPS and wants[ben]:
-        heapq.heapreplace(heap, ((-gap,), ben))  # Ledger.owed, flat
+        heapq.heapreplace(heap, (-gap, ben))  # Ledger.owed's figure, flat
     else:
         heapq.heappop(heap)
     return heap
