@@ -15,6 +15,7 @@ from __future__ import annotations
 import gc
 import math
 from dataclasses import dataclass
+from operator import attrgetter
 
 from osep.core.counting import count_view
 from osep.core.holds import holds
@@ -104,9 +105,11 @@ def _decide(snapshot: Snapshot, settings: PolicySettings) -> Plan:
         rooms.update((name, room) for name, room in free.items() if name in partitionable)
         vacates = plan_vacates(budget, wants, ledger, views, pool, rooms, settings.target,
                                settings.victim_order, snapshot.time, notes, claims, census.above)
-    slots = pool.slots
-    freed = sum(slots[v.slot].cpus for v in vacates if v.slot in slots)
-    held = holds(views, {v.owner for v in vacates}, free_cpus, freed,
+    # The cores the vacates free (of the slots the snapshot has), and the owners losing jobs: at C
+    # speed, as a plan may have a thousand vacates.
+    places = filter(None, map(pool.slots.get, map(attrgetter("slot"), vacates)))
+    freed = sum(map(attrgetter("cpus"), places))
+    held = holds(views, set(map(attrgetter("owner"), vacates)), free_cpus, freed,
                  by_cores=settings.unit in (Unit.SLOTS, Unit.CPUS))
     if pool.unplaced:
         notes.append(f"{pool.unplaced} running job(s) on slots missing from the snapshot: "
