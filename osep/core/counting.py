@@ -17,7 +17,8 @@ from __future__ import annotations
 from collections import ChainMap, defaultdict
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from operator import itemgetter
+from itertools import filterfalse, repeat
+from operator import itemgetter, sub
 
 from osep.core.model import Kept, Slot, Snapshot
 from osep.core.plan import GroupView, OwnerView, Target, owner_view
@@ -82,6 +83,15 @@ class Ledger:
     def gaps(self) -> dict[str, float]:
         return {o: self.gap(o) for o in self.targets}
 
+    def gaps_of(self, owners: Sequence[str]) -> Iterator[float]:
+        """:meth:`gap` of each of ``owners``, in their order (for many owners at once)."""
+        index = self.index
+        if index is None:
+            return map(self.gap, owners)
+        # targets[o] - holding.get(o, ZERO)[index], at C speed
+        return map(sub, map(self.targets.__getitem__, owners),
+                   map(itemgetter(index), map(self.holding.get, owners, repeat(ZERO))))
+
     def path(self, owner: str) -> tuple[str, ...]:
         return self.groups.paths.get(owner, ()) if self.groups is not None else ()
 
@@ -142,13 +152,17 @@ class Ledger:
         return True
 
     def give(self, owner: str, amount: Vec) -> None:
-        self.holding[owner] = plus(self.holding.get(owner, ZERO), amount)
+        a = self.holding.get(owner, ZERO)  # plus(), written out: a plan gives once per vacate
+        self.holding[owner] = (a[0] + amount[0], a[1] + amount[1], a[2] + amount[2], a[3] + amount[3],
+                               a[4] + amount[4])
         if self.groups is not None:
             for group in self.groups.paths.get(owner, ()):
                 self.groups.holding[group] = plus(self.groups.holding.get(group, ZERO), amount)
 
     def take(self, owner: str, amount: Vec) -> None:
-        self.holding[owner] = minus(self.holding.get(owner, ZERO), amount)
+        a = self.holding.get(owner, ZERO)  # minus(), written out
+        self.holding[owner] = (a[0] - amount[0], a[1] - amount[1], a[2] - amount[2], a[3] - amount[3],
+                               a[4] - amount[4])
         if self.groups is not None:
             for group in self.groups.paths.get(owner, ()):
                 self.groups.holding[group] = minus(self.groups.holding.get(group, ZERO), amount)
@@ -271,8 +285,13 @@ def count_view(pool: PoolView, kept: Sequence[Kept], shares: ShareTable | ShareT
     wanted: dict[str, float] = {}  # one resource: the demand
     wanting: dict[str, Vec] = {}  # dominant: what the demand is weighed from
     asked = -1 if index is None else index - 1  # the requested resource the unit counts, or -1
+    only_slots = not (wc or wm or wg or wd)
     for owner, jobs in tallies.items():
         n, i, v = jobs.running, jobs.idle, jobs.vacating
+        if only_slots:  # the two sums below, for the slots unit (integers: exact in a float)
+            ran[owner] = (float(n), 0.0, 0.0, 0.0, 0.0) if n else ZERO
+            wanted[owner] = float(n + i + v)
+            continue
         if n:
             a = jobs.ran
             running = ran[owner] = (float(n), float(a[0]) if wc else 0.0, float(a[1]) if wm else 0.0,
@@ -333,7 +352,7 @@ def count_view(pool: PoolView, kept: Sequence[Kept], shares: ShareTable | ShareT
     capacity = pool.totals()
     known = resolved_shares(shares, capacity, unit)
     resolved = known.resolved
-    extra = [o for o in tallies if o not in resolved]
+    extra = list(filterfalse(resolved.__contains__, tallies))  # owners without a share
     owners = sorted(known.owners + extra) if extra else known.owners
     measures: Mapping[str, Measure]
     if index is not None:  # one resource: one measure for everyone, as measure() gives it

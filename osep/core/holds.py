@@ -9,6 +9,7 @@ waiting (counting only running jobs, not kept room).
 from __future__ import annotations
 
 import math
+from operator import itemgetter
 
 from osep.core.model import EPS
 from osep.core.plan import OwnerView
@@ -42,12 +43,17 @@ def holds(views: dict[str, OwnerView], losing: set[str], free: int, vacated: int
             held.append(o)
     if not waiting:
         return {}
-    need = 0
-    for v in waiting:
-        wanted = v.idle_cpus - v.kept_cpus
-        need += max(0, min(wanted, math.ceil(v.gap - EPS)) if by_cores else wanted)
-    spare = max(0, free - max(0, need - vacated))
+    spare = 0  # with no free cores (a busy pool), none whatever the waiting owners need
+    if free > 0:
+        need = 0
+        for v in waiting:
+            wanted = v.idle_cpus - v.kept_cpus
+            # v.gap, without the property's call (a pool has thousands waiting)
+            need += max(0, min(wanted, math.ceil(v.target - v.active - EPS)) if by_cores else wanted)
+        spare = max(0, free - max(0, need - vacated))
     allowance = dict.fromkeys(held, 0)
+    if not spare and min(map(itemgetter(0), hungry), default=0) >= 0:
+        return allowance  # what the loop below gives then, without sorting (a pool has thousands)
     hungry.sort()
     for index, (idle, owner) in enumerate(hungry):
         if not spare and idle >= 0:

@@ -29,7 +29,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain, compress, repeat
-from operator import add, gt, sub
+from operator import add, gt, itemgetter, sub
 
 from osep.core.resources import RESOURCES
 
@@ -112,7 +112,7 @@ def feasible_shares(
         need, owner = hungry[0]
         if need > level:
             # The rest get the level on top of what they have.
-            rest = [o for _, o in hungry]
+            rest = list(map(itemgetter(1), hungry))
             fes.update(zip(rest, map(add, map(fes.__getitem__, rest), repeat(level)), strict=True))
             break
         heapq.heappop(hungry)

@@ -35,10 +35,11 @@ from __future__ import annotations
 import heapq
 import math
 from collections.abc import Callable, Container, Iterator, Mapping, MutableMapping
+from operator import attrgetter, itemgetter
 
 from osep.core.counting import Ledger
 from osep.core.model import Job, JobId
-from osep.core.plan import Claim, OwnerView, Reason, Target, Vacate, VictimOrder
+from osep.core.plan import Claim, OwnerView, Reason, Target, Vacate, VictimOrder, reason, vacate
 from osep.core.resources import (
     EPS,
     NO_ROOM,
@@ -131,16 +132,16 @@ class WantsBook:
 
 def _reason(rule: str, ledger: Ledger, views: dict[str, OwnerView], ben: str,
             victim: str | None = None) -> Reason:
-    return Reason(
-        rule=rule,
-        beneficiary_target=views[ben].target,
-        beneficiary_active=ledger.active(ben),
-        victim_target=None if victim is None else views[victim].target,
-        victim_active=None if victim is None else ledger.active(victim),
-    )
+    if victim is None:
+        return reason(rule, views[ben].target, ledger.active(ben), None, None)
+    return reason(rule, views[ben].target, ledger.active(ben), views[victim].target,
+                  ledger.active(victim))
 
 
-Rank = tuple[float, ...]  # how an owner ranks (Ledger.owed, Ledger.over): ascending comes first
+VictimKey = tuple[float, float, JobId]  # how a victim candidate ranks: ascending comes first
+# How an owner ranks, ascending first: Ledger.owed (beneficiaries) or Ledger.over (victims); in a
+# flat ledger, their one figure itself (a float compares in one step, a tuple in several).
+Rank = tuple[float, ...] | float
 
 
 def _beneficiaries(wants: WantsBook, ledger: Ledger,
@@ -148,14 +149,18 @@ def _beneficiaries(wants: WantsBook, ledger: Ledger,
     owners = wants.wanting()
     heap: list[tuple[Rank, str]]
     if ledger.groups is None:  # flat: the rank is the gap negated (Ledger.owed), worked out once
-        gap = ledger.gap
-        heap = [((-g,), o) for o in owners
-                if (g := gap(o)) > EPS and (passed is None or o not in passed)]
+        heap = [(-g, o) for o, g in zip(owners, ledger.gaps_of(owners), strict=True)
+                if g > EPS and (passed is None or o not in passed)]
     else:
         heap = [(ledger.owed(o), o) for o in owners
                 if ledger.gap(o) > EPS and (passed is None or o not in passed)]
     heapq.heapify(heap)
     return heap
+
+
+def _owed(ledger: Ledger, owner: str) -> Rank:
+    """How ``owner`` ranks as a beneficiary (as :func:`_beneficiaries` ranks it)."""
+    return ledger.owed(owner) if ledger.groups is not None else -ledger.gap(owner)
 
 
 def claim_free_room(free: dict[str, Room], wants: WantsBook, ledger: Ledger,
@@ -193,7 +198,7 @@ def claim_free_room(free: dict[str, Room], wants: WantsBook, ledger: Ledger,
             claims.append(Claim(place, owner, _reason(rule, ledger, views, owner), shape))
             ledger.give(owner, held(shape))
             if ledger.gap(owner) > EPS and wants[owner]:
-                heapq.heappush(heap, (ledger.owed(owner), owner))
+                heapq.heappush(heap, (_owed(ledger, owner), owner))
             if place not in partitionable:
                 room = NO_ROOM
                 break
@@ -208,7 +213,7 @@ def claim_free_room(free: dict[str, Room], wants: WantsBook, ledger: Ledger,
 
 
 class _Queue:
-    """One owner's victim candidates in the exact order of :meth:`_Search.key`, read from the
+    """One owner's victim candidates in the exact order of :func:`_victim_key`, read from the
     view's kept order only as far as a search goes. The kept order is independent of the time;
     candidates whose key's first figure is equal at the snapshot's time (a start in the future, or
     times rounded together) are neighbours in it, and are put in exact order as they are read."""
@@ -216,33 +221,66 @@ class _Queue:
     __slots__ = ("_ids", "_jobs", "_key", "_next", "jobs")
 
     def __init__(self, ids: Iterator[JobId], jobs: Mapping[JobId, Job],
-                 key: Callable[[Job], tuple[float, float, JobId]]) -> None:
+                 key: Callable[[Job], VictimKey]) -> None:
         self._ids = ids
         self._jobs = jobs
         self._key = key
         self.jobs: list[Job] = []  # the order read so far
-        self._next = self._pull()
+        self._next = self._pull()  # the next candidate not in it yet, with its key
 
-    def _pull(self) -> Job | None:
+    def _pull(self) -> tuple[VictimKey, Job] | None:
         job_id = next(self._ids, None)
-        return None if job_id is None else self._jobs[job_id]
+        if job_id is None:
+            return None
+        job = self._jobs[job_id]
+        return self._key(job), job
 
     def get(self, index: int) -> Job | None:
         """The candidate at ``index`` in the order; None past the last."""
         jobs = self.jobs
-        key = self._key
-        while index >= len(jobs) and self._next is not None:
-            run = [self._next]
-            first = key(run[0])[0]
+        if index < len(jobs):
+            return jobs[index]
+        after = self._next
+        while index >= len(jobs) and after is not None:
+            run = [after]
+            first = after[0][0]
             after = self._pull()
-            while after is not None and key(after)[0] == first:
+            while after is not None and after[0][0] == first:
                 run.append(after)
                 after = self._pull()
-            self._next = after
             if len(run) > 1:
-                run.sort(key=key)
-            jobs.extend(run)
+                run.sort(key=itemgetter(0))  # keys end with the job id: no two are equal
+                jobs.extend(job for _, job in run)
+            else:
+                jobs.append(run[0][1])
+        self._next = after
         return jobs[index] if index < len(jobs) else None
+
+
+class _Holds(dict[Shape, Vec]):
+    """:func:`osep.core.resources.held` of each shape, worked out once (a plan weighs a job for
+    each vacate it considers, of a few shapes)."""
+
+    def __missing__(self, shape: Shape) -> Vec:
+        amount = self[shape] = held(shape)
+        return amount
+
+
+shape_of: Callable[[Job], Shape] = attrgetter("cpus", "memory", "gpus", "disk")  # Job.shape, in C
+
+
+def _victim_key(order: VictimOrder, now: float) -> Callable[[Job], VictimKey]:
+    """How victims are ordered at ``now``, ascending: the lowest wall clock first (or the least
+    work to lose, then the lowest wall clock); equal ones by job id (schedd, then cluster and proc,
+    the order in which HTCondor numbers jobs)."""
+    if order is VictimOrder.WALLCLOCK:
+        def wallclock(job: Job) -> VictimKey:
+            return (job.run_time(now), 0.0, job.id)
+        return wallclock
+
+    def lost_work(job: Job) -> VictimKey:
+        return (job.lost_work(now), job.run_time(now), job.id)
+    return lost_work
 
 
 class _Search:
@@ -281,13 +319,10 @@ class _Search:
         self.several_misses: set[tuple[Shape, str]] = set()
         self.nowhere: set[Shape] = set()
         self.somewhere: set[Shape] = set()
-
-    def key(self, job: Job) -> tuple[float, float, JobId]:
-        # Equal wall clocks (or lost work) go by job id: schedd, then cluster and proc, the order
-        # in which HTCondor numbers jobs.
-        if self.order is VictimOrder.WALLCLOCK:
-            return (job.run_time(self.now), 0.0, job.id)
-        return (job.lost_work(self.now), job.run_time(self.now), job.id)
+        self.holds = _Holds()  # what a job of a shape holds (resources.held), per shape met
+        # A plain function, not a method: the queues keep it, and a bound method would make a
+        # cycle (search -> queues -> search) that only the cyclic collector frees.
+        self.key = _victim_key(order, now)
 
     def queue(self, owner: str) -> _Queue:
         """The owner's running jobs in the order they would be vacated (a job whose start is
@@ -348,53 +383,71 @@ class _Search:
                 self._over = [(ledger.over(o), o) for o in self._above
                               if ledger.gap(o) < -EPS and o not in dropped]
             else:  # flat: the rank is the gap (Ledger.over), worked out once
-                gap = ledger.gap
-                self._over = [((g,), o) for o in self._above
-                              if (g := gap(o)) < -EPS and o not in dropped]
+                above = self._above
+                self._over = [(g, o) for o, g in zip(above, ledger.gaps_of(above), strict=True)
+                              if g < -EPS and o not in dropped]
             heapq.heapify(self._over)
         heap, seen = self._over, []
         found: list[Job] | None = None
-        gained = held(shape)
         miss_key = ben if tree else ""
-        taken, slots, free = self.taken, self.slots, self.free
-        while heap and found is None:
+        taken, slots, free, misses, gainers = self.taken, self.slots, self.free, self.misses, self.gainers
+        queues, cursor, lightest, holds = self._queues, self._cursor, self._lightest, self.holds
+        gap = ledger.gap
+        may_lose: Callable[[str, Vec], bool]
+        if tree:
+            gained = held(shape)
+
+            def may_lose(owner: str, amount: Vec) -> bool:
+                return ledger.may_lose(owner, amount, ben, gained)
+        else:
+            may_lose = ledger.keeps_target  # Ledger.may_lose, flat
+        # The owner on top stays there while it is looked at: an owner that gives a victim is the
+        # one whose rank moves (it rose, at the next search), and is put in place then.
+        while heap:
             rank, owner = heap[0]
-            now = ledger.over(owner)
-            if now != rank:  # stale: back where it ranks now (one sift), or out
-                if now[-1] < -EPS:
-                    heapq.heapreplace(heap, (now, owner))
-                else:
+            # Flat, stale ranks are put right here (a tree's heap was made for this search)
+            if not tree and (now := gap(owner)) != rank:  # back where it ranks now, or out
+                if now >= -EPS:
                     heapq.heappop(heap)
-                continue
-            heapq.heappop(heap)
-            if owner in self.gainers or not ledger.keeps_target(owner, self.lightest(owner)):
+                    continue
+                entry = (now, owner)
+                if (len(heap) > 1 and entry > heap[1]) or (len(heap) > 2 and entry > heap[2]):
+                    heapq.heapreplace(heap, entry)
+                    continue
+                heap[0] = entry  # still first (usually: it lost one job)
+            if owner in gainers or not ledger.keeps_target(owner, lightest.get(owner)
+                                                           or self.lightest(owner)):
+                heapq.heappop(heap)
                 self.dropped.add(owner)
                 continue  # never a victim in this plan: dropped from the heap for good
-            seen.append((rank, owner))
-            if (owner, shape, miss_key) in self.misses:
-                continue
-            queue = self.queue(owner)
-            start = self._cursor.get(owner, 0)
-            while (head := queue.get(start)) is not None and id(head) in taken:
-                start += 1  # the taken head of the queue is skipped once, not at every search
-            self._cursor[owner] = start
-            index = start
-            while (job := queue.get(index)) is not None:
-                index += 1
-                if id(job) in taken or not ledger.may_lose(owner, held(job.shape), ben, gained):
-                    continue
-                # What its place has free and what it gives back (place_of, room, freed).
-                slot = slots[job.slot]  # type: ignore[index]  # a victim candidate has a slot
-                place = slot.parent if slot.parent is not None else slot.name
-                if fits(shape, add_room(free.get(place, NO_ROOM), slot.room)):
-                    found = [job]
+            if (owner, shape, miss_key) not in misses:
+                queue = queues.get(owner) or self.queue(owner)
+                index = cursor.get(owner, 0)
+                head = True  # the taken head of the queue is skipped once, not at every search
+                while (job := queue.get(index)) is not None:
+                    index += 1
+                    if id(job) in taken:
+                        if head:
+                            cursor[owner] = index
+                        continue
+                    head = False
+                    if not may_lose(owner, holds[shape_of(job)]):
+                        continue
+                    # What its place has free and what it gives back (place_of, room, freed).
+                    slot = slots[job.slot]  # type: ignore[index]  # a victim candidate has a slot
+                    place = slot.parent if slot.parent is not None else slot.name
+                    left = free.get(place)
+                    if fits(shape, slot.room if left is None else add_room(left, slot.room)):
+                        found = [job]
+                        break
+                if found is not None:
                     break
-            else:
                 # Owners only lose jobs while a plan is made, so this stays a miss (room an earlier
                 # vacate left over is looked at again next cycle).
-                self.misses.add((owner, shape, miss_key))
-        for entry in seen:
-            heapq.heappush(heap, entry)
+                misses.add((owner, shape, miss_key))
+            seen.append(heapq.heappop(heap))
+        for back in seen:
+            heapq.heappush(heap, back)
         return found
 
     def several(self, shape: Shape, ledger: Ledger, budget: int, ben: str) -> list[Job] | None:
@@ -461,12 +514,13 @@ class _Search:
     def vacated(self, jobs: list[Job], shape: Shape, group: int) -> str:
         """The jobs leave and the room they make goes to a job of ``shape``; returns the place."""
         name = self.place_of(jobs[0])
-        room = self.room(name)
         for job in jobs:
             self.taken.add(id(job))
-            room = add_room(room, self.freed(job))
         slot = self.slots.get(name)
         if slot is not None and slot.partitionable:  # what the job does not need stays free there
+            room = self.room(name)
+            for job in jobs:
+                room = add_room(room, self.freed(job))
             self.free[name] = less(room, shape)
             self.leftover[name] = group
         return name
@@ -504,6 +558,7 @@ def plan_vacates(
     beneficiaries = _beneficiaries(wants, ledger)
     search = _Search(pool, free, order, now, above)
     search.gainers = {c.beneficiary for c in claims}
+    holds = search.holds
     partitionable = bool(pool.rooms)
     rule = (
         f"vacate for the owner furthest below its {target.value} target, from the owner "
@@ -512,8 +567,10 @@ def plan_vacates(
     vacates: list[Vacate] = []
     group = 0
     passed: set[str] = set()  # beneficiaries no room can be made for this cycle
+    # The beneficiary stays on top of its heap while room is sought for it: given room, it is put
+    # back where it ranks now in one sift (or taken out), passed over, taken out.
     while beneficiaries and len(vacates) < budget:
-        _, ben = heapq.heappop(beneficiaries)
+        ben = beneficiaries[0][1]
         found: tuple[Shape, list[Job]] | None = None
         wanted = wants[ben]
         for shape in list(wanted.shapes):
@@ -535,6 +592,7 @@ def plan_vacates(
                 found = (shape, victims)
                 break
         if found is None:
+            heapq.heappop(beneficiaries)
             passed.add(ben)
             continue  # nothing running anywhere can make room for this beneficiary's jobs
         shape, victims = found
@@ -546,23 +604,11 @@ def plan_vacates(
             continue
         place = search.vacated(victims, shape, group)
         for job in victims:
-            vacates.append(
-                Vacate(
-                    job=job.id,
-                    owner=job.owner,
-                    slot=job.slot or "",
-                    beneficiary=ben,
-                    start_time=job.start_time,
-                    run_time=job.run_time(now),
-                    lost_work=job.lost_work(now),
-                    reason=_reason(rule, ledger, views, ben, job.owner),
-                    place=place,
-                    room=shape,
-                    group=group,
-                )
-            )
-            ledger.take(job.owner, held(job.shape))
-        ledger.give(ben, held(shape))
+            vacates.append(vacate(job.id, job.owner, job.slot or "", ben, job.start_time,
+                                  job.run_time(now), job.lost_work(now),
+                                  _reason(rule, ledger, views, ben, job.owner), place, shape, group))
+            ledger.take(job.owner, holds[shape_of(job)])
+        ledger.give(ben, holds[shape])
         search.gainers.add(ben)
         group += 1
         beneficiaries = _next(beneficiaries, ben, wants, ledger, passed)
@@ -571,12 +617,16 @@ def plan_vacates(
 
 def _next(heap: list[tuple[Rank, str]], ben: str, wants: WantsBook, ledger: Ledger,
           passed: set[str]) -> list[tuple[Rank, str]]:
-    """The beneficiaries after ``ben`` was given room. Flat, only its own rank moved; in an owner
-    tree every member of a group that gained or lost did, so the ranks are made afresh."""
+    """The beneficiaries after ``ben``, on top of ``heap``, was given room. Flat, only its own rank
+    moved; in an owner tree every member of a group that gained or lost did, so the ranks are made
+    afresh."""
     if ledger.groups is not None:
         return _beneficiaries(wants, ledger, passed)
-    if ledger.gap(ben) > EPS and wants[ben]:
-        heapq.heappush(heap, (ledger.owed(ben), ben))
+    gap = ledger.gap(ben)
+    if gap > EPS and wants[ben]:
+        heapq.heapreplace(heap, (-gap, ben))  # Ledger.owed's figure, flat
+    else:
+        heapq.heappop(heap)
     return heap
 
 
