@@ -550,12 +550,13 @@ class Meter:
     def submit(self, t: float, job: Hashable, owner: str, weight: float = 1.0,
                amount: Vec = ZERO) -> None:
         """``amount``: what the job holds per resource while it runs (for dominant measures)."""
-        if job in self._jobs:
+        jobs = self._jobs
+        if job in jobs:
             raise MeterError(f"job {job} submitted twice")
         if t != self.now:
             self.advance(t)
         stats = self._owners.get(owner) or self._owner(owner)
-        self._jobs[job] = _Job(owner, stats, t, True, None, None, None, 0.0, weight, amount)
+        jobs[job] = _Job(owner, stats, t, True, None, None, None, 0.0, weight, amount)
         stats.jobs += 1
         stats.demand += weight
         if self.dominant is not None:
@@ -625,31 +626,41 @@ class Meter:
     def finish(self, t: float, job: Hashable, runtime: float | None = None) -> float:
         """The job completed. ``runtime`` is its ideal run time; by default the work of its last run
         plus whatever checkpoints saved before it. Returns the run time used."""
-        state = self._jobs.get(job) or self._job(job)
+        jobs = self._jobs
+        state = jobs.get(job) or self._job(job)
         if t != self.now:
             self.advance(t)
         stats = state.stats
+        owner = state.owner
         last_start = state.start
         if last_start is not None:  # the run ends (what end(evicted=False) does, inline)
             stats.running -= state.weight
             if self.dominant is not None:
                 stats.holding = minus(stats.holding, state.amount)
             slot = state.slot
-            if slot is not None and self._occupant.get(slot) == job:
-                del self._occupant[slot]
-            self._dirty[state.owner] = stats
-        if runtime is None:
-            runtime = state.saved + (t - last_start if last_start is not None else 0.0)
+            if slot is not None:
+                occupant = self._occupant
+                if occupant.get(slot) == job:
+                    del occupant[slot]
+            self._dirty[owner] = stats
+            if runtime is None:
+                runtime = state.saved + (t - last_start)
+        elif runtime is None:
+            runtime = state.saved + 0.0
         stats.finished += 1
         elapsed = t - state.submit
-        stats.us_sum += 100.0 if elapsed <= 0 else min(100.0, 100.0 * runtime / elapsed)
+        if elapsed <= 0:
+            stats.us_sum += 100.0
+        else:
+            ratio = 100.0 * runtime / elapsed
+            stats.us_sum += ratio if ratio < 100.0 else 100.0  # min(100.0, ratio)
         self.makespan = max(self.makespan, t - (self.origin or 0.0))
         if state.counted:  # it leaves the queue (what _leave does, inline)
             stats.demand -= state.weight
             if self.dominant is not None:
                 stats.wanting = minus(stats.wanting, state.amount)
-            self._dirty[state.owner] = self._wanting[state.owner] = stats
-        del self._jobs[job]
+            self._dirty[owner] = self._wanting[owner] = stats
+        del jobs[job]
         return runtime
 
     def withdraw(self, t: float, job: Hashable) -> None:
