@@ -304,7 +304,10 @@ class Meter:
         if t < now:
             raise MeterError(f"event at {t} comes after one at {now}: time ran backwards")
         if self._dirty:
-            self._commit()
+            if self._flat:
+                self._commit_flat()
+            else:
+                self._commit()
         if self._steps is not None:
             self._steps.append(self._point())
         if self._level != math.inf:
@@ -372,20 +375,33 @@ class Meter:
                 old_need = stats.need
                 if need == old_need:
                     continue
-                name = stats.name
-                if old_need is not None:
-                    at = bisect_left(needs, (old_need, name))
-                    del needs[at]
-                    if at < p:
-                        p -= 1
-                        total -= old_need
                 stats.need = need
-                if need is not None:
-                    at = bisect_left(needs, (need, name))
-                    needs.insert(at, (need, name))
+                key = (need, stats.name) if need is not None else None
+                if old_need is not None:
+                    at = bisect_left(needs, (old_need, stats.name))
+                    if key is not None and (at == 0 or needs[at - 1] < key) and (
+                            at + 1 == len(needs) or key < needs[at + 1]):
+                        # It keeps its place (a job more or less, mostly): what taking it out
+                        # and putting it back does, in place.
+                        needs[at] = key
+                        if at < p:
+                            p -= 1
+                            total -= old_need
+                        if at < p:
+                            p += 1
+                            total += key[0]
+                        key = None
+                    else:
+                        del needs[at]
+                        if at < p:
+                            p -= 1
+                            total -= old_need
+                if key is not None:
+                    at = bisect_left(needs, key)
+                    needs.insert(at, key)
                     if at < p:
                         p += 1
-                        total += need
+                        total += key[0]
                 self._changes += 1
                 if self._changes % RESYNC == 0:
                     self._p, self._sum, self._base = p, total, base_sum
@@ -439,12 +455,20 @@ class Meter:
             stats.area = area
             share, real, demand = stats.share, stats.running, stats.demand
             mark = real - share if real < demand and real >= share else None
-            if mark != stats.mark:
-                if stats.mark is not None:
-                    del marks[bisect_left(marks, (stats.mark, stats.name))]
-                if mark is not None:
-                    insort(marks, (mark, stats.name))
+            old_mark = stats.mark
+            if mark != old_mark:
                 stats.mark = mark
+                key = (mark, stats.name) if mark is not None else None
+                if old_mark is not None:
+                    at = bisect_left(marks, (old_mark, stats.name))
+                    if key is not None and (at == 0 or marks[at - 1] < key) and (
+                            at + 1 == len(marks) or key < marks[at + 1]):
+                        marks[at] = key  # it keeps its place
+                        key = None
+                    else:
+                        del marks[at]
+                if key is not None:
+                    insort(marks, key)
             stats.real, stats.linear = real, False
             if level >= demand - share:
                 stats.ideal, stats.rate = demand, max(0.0, demand - real)
