@@ -304,7 +304,10 @@ class Meter:
         if t < now:
             raise MeterError(f"event at {t} comes after one at {now}: time ran backwards")
         if self._dirty:
-            self._commit()
+            if self._flat:
+                self._commit_flat()
+            else:
+                self._commit()
         if self._steps is not None:
             self._steps.append(self._point())
         if self._level != math.inf:
@@ -314,23 +317,14 @@ class Meter:
     def _commit(self) -> None:
         """Settle what the events at ``now`` changed: the owners they touched and, when demand
         changed, the feasible shares (once for the instant, however many events it had)."""
+        if self._flat:
+            self._commit_flat()
+            return
         dirty, self._dirty = self._dirty, {}
         wanting = self._wanting
         if wanting:
             self._wanting = {}
-            if self._flat:
-                book = self._book
-                for stats in wanting.values():
-                    book(stats)
-                old, new = self._level, self._fill()
-                if new != old:
-                    low, high = (old, new) if old < new else (new, old)
-                    owners = self._owners
-                    for o in self._between(self._needs, low, high, self._curves):
-                        dirty[o] = owners[o]
-                    for o in self._between(self._marks, low, high):
-                        dirty[o] = owners[o]
-            elif self._ideal is not None:
+            if self._ideal is not None:
                 demand = self._demand
                 for o, stats in wanting.items():
                     if stats.demand:
@@ -359,64 +353,143 @@ class Meter:
             keys, (math.nextafter(high, math.inf),))
         return [o for _, o in keys[first:last]]
 
-    def _book(self, stats: _Owner) -> None:
-        """Bring the water-filling's books up to date with this owner's demand."""
-        base = min(stats.share, stats.demand)
-        if base != stats.base:
-            self._base += base - stats.base
-            stats.base = base
-        need = stats.demand - stats.share if stats.demand > stats.share else None
-        if need == stats.need:
-            return
-        needs = self._needs
-        if stats.need is not None:
-            at = bisect_left(needs, (stats.need, stats.name))
-            del needs[at]
-            if at < self._p:
-                self._p -= 1
-                self._sum -= stats.need
-        stats.need = need
-        if need is not None:
-            at = bisect_left(needs, (need, stats.name))
-            needs.insert(at, (need, stats.name))
-            if at < self._p:
-                self._p += 1
-                self._sum += need
-        self._changes += 1
-        if self._changes % RESYNC == 0:  # what adding and taking away has rounded, recounted
-            self._base = math.fsum(s.base for s in self._owners.values())
-            self._sum = math.fsum(n for n, _ in needs[:self._p])
-            # The level's area is only ever differenced: start it again from 0, so that it stays
-            # small beside what it is taken from.
-            for other in self._owners.values():
-                if other.linear:
-                    self._flush(other)
-                other.area = 0.0
-            self._area = 0.0
+    def _commit_flat(self) -> None:
+        """:meth:`_commit` for the flat water-filling, in one piece: this runs at every instant
+        that had events, so the owners' books, the level and the owners' pieces are brought up to
+        date here with the meter's fields held in local names (the same operations, in the same
+        order, as booking each owner, filling and settling one step at a time)."""
+        dirty, self._dirty = self._dirty, {}
+        wanting = self._wanting
+        if wanting:
+            self._wanting = {}
+            # Each owner whose demand changed into the books: min(a_i, d_i) into the base, and its
+            # need d_i - a_i moved in the sorted needs (the first p of which sum to ``total``).
+            needs, p, total, base_sum = self._needs, self._p, self._sum, self._base
+            for stats in wanting.values():
+                share, demand = stats.share, stats.demand
+                base = share if share <= demand else demand  # min(share, demand)
+                if base != stats.base:
+                    base_sum += base - stats.base
+                    stats.base = base
+                need = demand - share if demand > share else None
+                old_need = stats.need
+                if need == old_need:
+                    continue
+                stats.need = need
+                key = (need, stats.name) if need is not None else None
+                if old_need is not None:
+                    at = bisect_left(needs, (old_need, stats.name))
+                    if key is not None and (at == 0 or needs[at - 1] < key) and (
+                            at + 1 == len(needs) or key < needs[at + 1]):
+                        # It keeps its place (a job more or less, mostly): what taking it out
+                        # and putting it back does, in place.
+                        needs[at] = key
+                        if at < p:
+                            p -= 1
+                            total -= old_need
+                        if at < p:
+                            p += 1
+                            total += key[0]
+                        key = None
+                    else:
+                        del needs[at]
+                        if at < p:
+                            p -= 1
+                            total -= old_need
+                if key is not None:
+                    at = bisect_left(needs, key)
+                    needs.insert(at, key)
+                    if at < p:
+                        p += 1
+                        total += key[0]
+                self._changes += 1
+                if self._changes % RESYNC == 0:
+                    self._p, self._sum, self._base = p, total, base_sum
+                    self._resync()
+                    p, total, base_sum = self._p, self._sum, self._base
+            self._base = base_sum
+            # The water level L for the demand now: fes_i = min(d_i, a_i + L) (what
+            # osep.core.shares.feasible_shares gives). p moves from where the last change of
+            # demand left it (by one or two, mostly).
+            old = self._level
+            left = self.capacity - base_sum
+            if left <= 0:
+                new = 0.0
+            else:
+                m = len(needs)
+                while p > 0:
+                    level = (left - total) / (m - p) if p < m else (
+                        math.inf if total <= left else -1.0)
+                    if needs[p - 1][0] <= level:
+                        break
+                    p -= 1
+                    total -= needs[p][0]
+                while p < m and needs[p][0] <= (left - total) / (m - p):
+                    total += needs[p][0]
+                    p += 1
+                new = (left - total) / (m - p) if p < m else math.inf
+            self._p, self._sum, self._level = p, total, new
+            if new != old:
+                low, high = (old, new) if old < new else (new, old)
+                owners = self._owners
+                for o in self._between(needs, low, high, self._curves):
+                    dirty[o] = owners[o]
+                for o in self._between(self._marks, low, high):
+                    dirty[o] = owners[o]
+        # Each touched owner's piece ends (see _flush) and one starts with its state now:
+        # SuR_i = r_i, SuI_i = min(d_i, a_i + L), the shortfall a constant or a_i - r_i + L.
+        now = self.now
+        assert now is not None
+        area, bins, level, marks = self._area, self._bins, self._level, self._marks
+        for stats in dirty.values():
+            since = stats.since
+            if now > since:
+                short = stats.rate * (now - since)
+                if stats.linear:
+                    short += area - stats.area
+                if short > 0:
+                    stats.violation += short
+                if bins is not None:
+                    bins.add(stats.name, since, now, stats.real, stats.ideal)
+            stats.since = now
+            stats.area = area
+            share, real, demand = stats.share, stats.running, stats.demand
+            mark = real - share if real < demand and real >= share else None
+            old_mark = stats.mark
+            if mark != old_mark:
+                stats.mark = mark
+                key = (mark, stats.name) if mark is not None else None
+                if old_mark is not None:
+                    at = bisect_left(marks, (old_mark, stats.name))
+                    if key is not None and (at == 0 or marks[at - 1] < key) and (
+                            at + 1 == len(marks) or key < marks[at + 1]):
+                        marks[at] = key  # it keeps its place
+                        key = None
+                    else:
+                        del marks[at]
+                if key is not None:
+                    insort(marks, key)
+            stats.real, stats.linear = real, False
+            if level >= demand - share:
+                stats.ideal, stats.rate = demand, max(0.0, demand - real)
+            else:
+                stats.ideal = share + level
+                if real >= demand or level <= real - share:
+                    stats.rate = 0.0
+                else:
+                    stats.rate, stats.linear = share - real, True
 
-    def _fill(self) -> float:
-        """The water level L for the current demand: fes_i = min(d_i, a_i + L) (what
-        :func:`osep.core.shares.feasible_shares` gives)."""
-        left = self.capacity - self._base
-        if left <= 0:
-            self._level = 0.0
-            return 0.0
-        needs, p, total = self._needs, self._p, self._sum
-        m = len(needs)
-        # The first p needs are met below the level, the rest are at it; move p from where the
-        # last change of demand left it (by one or two, mostly).
-        while p > 0:
-            level = (left - total) / (m - p) if p < m else (math.inf if total <= left else -1.0)
-            if needs[p - 1][0] <= level:
-                break
-            p -= 1
-            total -= needs[p][0]
-        while p < m and needs[p][0] <= (left - total) / (m - p):
-            total += needs[p][0]
-            p += 1
-        self._p, self._sum = p, total
-        self._level = (left - total) / (m - p) if p < m else math.inf
-        return self._level
+    def _resync(self) -> None:
+        """Recount what adding and taking away has rounded in the water-filling's running sums."""
+        self._base = math.fsum(s.base for s in self._owners.values())
+        self._sum = math.fsum(n for n, _ in self._needs[:self._p])
+        # The level's area is only ever differenced: start it again from 0, so that it stays
+        # small beside what it is taken from.
+        for other in self._owners.values():
+            if other.linear:
+                self._flush(other)
+            other.area = 0.0
+        self._area = 0.0
 
     def _flush(self, stats: _Owner) -> None:
         """Integrate the owner's current piece up to now."""
@@ -434,10 +507,11 @@ class Meter:
         stats.area = self._area
 
     def _settle(self, touched: Iterable[_Owner]) -> None:
-        """End each owner's piece and start one with its state now (the feasible shares fresh)."""
+        """End each owner's piece and start one with its state now (the feasible shares fresh);
+        for the meters that are not flat (the flat one does this in :meth:`_commit_flat`)."""
         now = self.now
         assert now is not None
-        area, bins, level, marks = self._area, self._bins, self._level, self._marks
+        area, bins = self._area, self._bins
         for stats in touched:
             since = stats.since
             if now > since:  # _flush, inline: this runs for every owner an instant touches
@@ -450,28 +524,9 @@ class Meter:
                     bins.add(stats.name, since, now, stats.real, stats.ideal)
             stats.since = now
             stats.area = area
-            if not self._flat:
-                real, ideal = self._real_ideal(stats)
-                stats.real, stats.ideal, stats.rate, stats.linear = (real, ideal, max(0.0, ideal - real),
-                                                                     False)
-                continue
-            share, real, demand = stats.share, stats.running, stats.demand
-            mark = real - share if real < demand and real >= share else None
-            if mark != stats.mark:
-                if stats.mark is not None:
-                    del marks[bisect_left(marks, (stats.mark, stats.name))]
-                if mark is not None:
-                    insort(marks, (mark, stats.name))
-                stats.mark = mark
-            stats.real, stats.linear = real, False
-            if level >= demand - share:
-                stats.ideal, stats.rate = demand, max(0.0, demand - real)
-            else:
-                stats.ideal = share + level
-                if real >= demand or level <= real - share:
-                    stats.rate = 0.0
-                else:
-                    stats.rate, stats.linear = share - real, True
+            real, ideal = self._real_ideal(stats)
+            stats.real, stats.ideal, stats.rate, stats.linear = (real, ideal, max(0.0, ideal - real),
+                                                                 False)
 
     def _real_ideal(self, stats: _Owner) -> tuple[float, float]:
         """SuR_i and SuI_i now (the feasible shares must be fresh)."""
@@ -519,12 +574,13 @@ class Meter:
     def submit(self, t: float, job: Hashable, owner: str, weight: float = 1.0,
                amount: Vec = ZERO) -> None:
         """``amount``: what the job holds per resource while it runs (for dominant measures)."""
-        if job in self._jobs:
+        jobs = self._jobs
+        if job in jobs:
             raise MeterError(f"job {job} submitted twice")
         if t != self.now:
             self.advance(t)
         stats = self._owners.get(owner) or self._owner(owner)
-        self._jobs[job] = _Job(owner, stats, t, True, None, None, None, 0.0, weight, amount)
+        jobs[job] = _Job(owner, stats, t, True, None, None, None, 0.0, weight, amount)
         stats.jobs += 1
         stats.demand += weight
         if self.dominant is not None:
@@ -594,31 +650,41 @@ class Meter:
     def finish(self, t: float, job: Hashable, runtime: float | None = None) -> float:
         """The job completed. ``runtime`` is its ideal run time; by default the work of its last run
         plus whatever checkpoints saved before it. Returns the run time used."""
-        state = self._jobs.get(job) or self._job(job)
+        jobs = self._jobs
+        state = jobs.get(job) or self._job(job)
         if t != self.now:
             self.advance(t)
         stats = state.stats
+        owner = state.owner
         last_start = state.start
         if last_start is not None:  # the run ends (what end(evicted=False) does, inline)
             stats.running -= state.weight
             if self.dominant is not None:
                 stats.holding = minus(stats.holding, state.amount)
             slot = state.slot
-            if slot is not None and self._occupant.get(slot) == job:
-                del self._occupant[slot]
-            self._dirty[state.owner] = stats
-        if runtime is None:
-            runtime = state.saved + (t - last_start if last_start is not None else 0.0)
+            if slot is not None:
+                occupant = self._occupant
+                if occupant.get(slot) == job:
+                    del occupant[slot]
+            self._dirty[owner] = stats
+            if runtime is None:
+                runtime = state.saved + (t - last_start)
+        elif runtime is None:
+            runtime = state.saved + 0.0
         stats.finished += 1
         elapsed = t - state.submit
-        stats.us_sum += 100.0 if elapsed <= 0 else min(100.0, 100.0 * runtime / elapsed)
+        if elapsed <= 0:
+            stats.us_sum += 100.0
+        else:
+            ratio = 100.0 * runtime / elapsed
+            stats.us_sum += ratio if ratio < 100.0 else 100.0  # min(100.0, ratio)
         self.makespan = max(self.makespan, t - (self.origin or 0.0))
         if state.counted:  # it leaves the queue (what _leave does, inline)
             stats.demand -= state.weight
             if self.dominant is not None:
                 stats.wanting = minus(stats.wanting, state.amount)
-            self._dirty[state.owner] = self._wanting[state.owner] = stats
-        del self._jobs[job]
+            self._dirty[owner] = self._wanting[owner] = stats
+        del jobs[job]
         return runtime
 
     def withdraw(self, t: float, job: Hashable) -> None:

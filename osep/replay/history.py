@@ -266,6 +266,9 @@ def replay_rows(
         if kind is SUBMIT:
             if state is not None:
                 damage.add(sources[index], _place(position, job), SUBMITTED_AGAIN)
+            elif tree is None:  # what owner_for gives, without a call when the owner is known
+                submit(t, job, owner or account or owners.get(sources[index])
+                       or owner_for(index, position, job, owner, account))
             else:
                 submit(t, job, owner_for(index, position, job, owner, account))
             continue
