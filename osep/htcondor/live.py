@@ -64,7 +64,7 @@ from osep.htcondor.ads import (
     to_slots,
 )
 from osep.htcondor.ceilings import NO_CEILING, Ceilings
-from osep.htcondor.groups import PoolView
+from osep.htcondor.groups import PoolSize
 from osep.htcondor.settings import LiveSettings
 from osep.htcondor.state import MAX_ENTRIES, SavedState, StateError, StateFile
 from osep.replay.damage import MAX_JOB_NUMBER
@@ -591,7 +591,7 @@ class GroupKnobs:
     """What :func:`osep.htcondor.groups.translate` needs, read from a pool."""
 
     knobs: dict[str, str]  # every GROUP_* knob and each of groups.GLOBAL_KNOBS that is set
-    pool: PoolView
+    pool: PoolSize
 
 
 def read_group_quotas(settings: LiveSettings = LiveSettings(), remote: bool = True) -> GroupKnobs:
@@ -641,7 +641,7 @@ def _negotiator_keys(names: Iterable[str]) -> dict[str, str]:
     return {base: key for base, key, _ in chosen.values()}
 
 
-def _count_pool(settings: LiveSettings, collector: Any, knobs: Mapping[str, str]) -> PoolView:
+def _count_pool(settings: LiveSettings, collector: Any, knobs: Mapping[str, str]) -> PoolSize:
     """The pool's size as the negotiator counts it for quotas: the weights of the slots it sees
     (NEGOTIATOR_SLOT_CONSTRAINT) that size the pool (NEGOTIATOR_SLOT_POOLSIZE_CONSTRAINT, once
     GROUP_DYNAMIC_MACH_CONSTRAINT), each times its GhostMultiplier; and, for a negotiator that uses
@@ -657,7 +657,7 @@ def _count_pool(settings: LiveSettings, collector: Any, knobs: Mapping[str, str]
         ads = _call(settings, "counting the pool's slots",
                     lambda: collector.query(htcondor.AdTypes.Startd, constraint=constraint, projection=SLOT_FACTS))
     except PoolError as exc:
-        return PoolView(problem=str(exc))
+        return PoolSize(problem=str(exc))
     weighted = effective = 0.0
     weighs = set(_WEIGHED) | {"slots"}
     for ad in ads:
@@ -676,7 +676,7 @@ def _count_pool(settings: LiveSettings, collector: Any, knobs: Mapping[str, str]
                 own = 1.0 if unit == "slots" else _ad_number(ad, _WEIGHED[unit])
                 if own is None or abs(own - said) > 1e-9 * max(1.0, abs(said)):
                     weighs.discard(unit)
-    return PoolView(weighted=weighted, effective=effective, weighs=frozenset(weighs) if ads else None)
+    return PoolSize(weighted=weighted, effective=effective, weighs=frozenset(weighs) if ads else None)
 
 
 def _ad_number(ad: Any, attr: str) -> float | None:
