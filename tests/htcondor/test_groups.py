@@ -15,7 +15,7 @@ from osep.config.bounds import MAX_OWNERS, MAX_TABLES
 from osep.config.policy import MAX_DEPTH, parse_policy
 from osep.config.toml import Table
 from osep.htcondor.groups import PoolSize, Translation, translate
-from osep.htcondor.live import classad_value
+from osep.htcondor.reading import classad_value
 
 MANUAL_STATIC = {  # the manual's hierarchical example (cm-configuration.rst)
     "GROUP_NAMES": "group_physics, group_physics.hep, group_physics.lep, group_chemistry",

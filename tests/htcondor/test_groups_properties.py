@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from builders import check_osep_rules, nodes
 from osep.config.toml import escape
 from osep.htcondor.groups import SHOWN, PoolSize, fold, translate
-from osep.htcondor.live import classad_value
+from osep.htcondor.reading import classad_value
 
 # Parts of names: a few short ones (so that parents exist and trees form), anything at all, and
 # the ones osep or HTCondor treat specially.
