@@ -32,7 +32,7 @@ def child(kind: str, path: str) -> None:
     """One load, in this process: print its CPU seconds, peak RSS (MiB) and jobs as JSON."""
     start = time.process_time()
     if kind == "trace":
-        from osep.config.scenario import TraceOptions, trace_scenario
+        from osep.config.trace import TraceOptions, trace_scenario
 
         jobs = len(trace_scenario(TraceOptions(Path(path), "group.user", slots=1580, negotiation_interval=300,
                                                horizon=15000), 300).scenario.jobs)

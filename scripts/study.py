@@ -28,7 +28,8 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from osep.config.scenario import Scenario, TraceOptions, load_scenario, trace_scenario
+from osep.config.scenario import Scenario, load_scenario
+from osep.config.trace import TraceOptions, trace_scenario
 from osep.log import configure
 from osep.sim.experiment import Outcome, run_policy
 from osep.sim.specs import Order

@@ -200,27 +200,26 @@ class Snapshot:
 
     def __init__(self, time: float, slots: tuple[Slot, ...], jobs: tuple[Job, ...],
                  kept: tuple[Kept, ...] = (), view: PoolView | None = None, stamp: int = 0) -> None:
-        setter = object.__setattr__
-        setter(self, "time", time)
-        setter(self, "_slots", slots)
-        setter(self, "_jobs", jobs)
-        setter(self, "kept", kept)
-        setter(self, "view", view)
-        setter(self, "stamp", stamp)
+        self._set(time, slots, jobs, kept, view, stamp)
 
     @classmethod
     def of_view(cls, view: PoolView, time: float, kept: tuple[Kept, ...] = ()) -> Snapshot:
         """The pool as ``view`` has it now; its slots and jobs copied out of the view when first
         read, or by :meth:`settle` before the view changes (the view calls it)."""
         snapshot = cls.__new__(cls)
-        setter = object.__setattr__
-        setter(snapshot, "time", time)
-        setter(snapshot, "_slots", None)
-        setter(snapshot, "_jobs", None)
-        setter(snapshot, "kept", kept)
-        setter(snapshot, "view", view)
-        setter(snapshot, "stamp", view.stamp)
+        snapshot._set(time, None, None, kept, view, view.stamp)
         return snapshot
+
+    def _set(self, time: float, slots: tuple[Slot, ...] | None, jobs: tuple[Job, ...] | None,
+             kept: tuple[Kept, ...], view: PoolView | None, stamp: int) -> None:
+        """The one place a new snapshot's fields are set (slots and jobs None: not copied out of
+        ``view`` yet), past the frozen ``__setattr__`` by the slots' own setters."""
+        _set_time(self, time)
+        _set_slots(self, slots)
+        _set_jobs(self, jobs)
+        _set_kept(self, kept)
+        _set_view(self, view)
+        _set_stamp(self, stamp)
 
     def settle(self) -> None:
         """Copy the slots and jobs out of the view now (a no-op once done)."""
@@ -280,3 +279,10 @@ class Snapshot:
         for s in self.slots:
             total = plus(total, s.amount)
         return total
+
+
+# The setters of Snapshot's slots, which a new snapshot is filled by (Snapshot._set): they pass by its
+# frozen __setattr__ as object.__setattr__ does, without looking each name up (of_view is on the
+# simulator's hot path).
+_set_time, _set_slots, _set_jobs, _set_kept, _set_view, _set_stamp = (
+    Snapshot.__dict__[name].__set__ for name in ("time", "_slots", "_jobs", "kept", "view", "stamp"))

@@ -97,8 +97,9 @@ def fold(name: str) -> str:
 
 
 @dataclass(frozen=True, slots=True)
-class PoolView:
-    """What the translation knows of the pool itself, beside the knobs (all optional)."""
+class PoolSize:
+    """The pool's size as the negotiator counts it for quotas, what its slots' weights are, and where
+    the knobs were read: what the translation knows of the pool beside the knobs (all optional)."""
 
     weighted: float | None = None  # the sum of the slots' weights, as the negotiator counts it
     effective: float | None = None  # slots, a partitionable one counting as its cores (no weights)
@@ -366,7 +367,7 @@ class _Unit:
     size: float | None  # the pool's size in quota units, when known
 
 
-def translate(knobs: Mapping[str, str], pool: PoolView = PoolView(),
+def translate(knobs: Mapping[str, str], pool: PoolSize = PoolSize(),
               evaluate: Evaluate | None = None) -> Translation:
     """The policy tree the negotiator's group quotas say, as TOML text, and the problems found.
 
@@ -400,7 +401,7 @@ def knob_flag(knobs: Mapping[str, str], name: str, default: bool, evaluate: Eval
     return _Knobs(knobs, evaluate).flag(name, default)[0]
 
 
-def policy_text(knobs: Mapping[str, str], pool: PoolView = PoolView(), evaluate: Evaluate | None = None) -> str:
+def policy_text(knobs: Mapping[str, str], pool: PoolSize = PoolSize(), evaluate: Evaluate | None = None) -> str:
     """Just the text of :func:`translate`."""
     return translate(knobs, pool, evaluate).text
 
@@ -412,7 +413,7 @@ def _flag(knobs: _Knobs, name: str, default: bool, problems: list[str]) -> bool:
     return value
 
 
-def _unit(knobs: _Knobs, pool: PoolView, header: list[str], problems: list[str]) -> _Unit:
+def _unit(knobs: _Knobs, pool: PoolSize, header: list[str], problems: list[str]) -> _Unit:
     """The policy's unit: what the negotiator's quotas count (NEGOTIATOR_USE_SLOT_WEIGHTS,
     SLOT_WEIGHT)."""
     if not _flag(knobs, "NEGOTIATOR_USE_SLOT_WEIGHTS", True, problems):
@@ -582,7 +583,7 @@ def _percentages(values: list[float]) -> list[str]:
     return ['"' + f"{s / _GRID:.4f}".rstrip("0").rstrip(".") + '%"' for s in steps]
 
 
-def _pool_notes(knobs: _Knobs, tree: _Tree, pool: PoolView, unit: _Unit, oversubscribe: bool,
+def _pool_notes(knobs: _Knobs, tree: _Tree, pool: PoolSize, unit: _Unit, oversubscribe: bool,
                 strict: bool) -> list[str]:
     """Comments for the whole file: the pool's size, the root, the settings osep has no equal for."""
     notes = []
@@ -650,7 +651,7 @@ def _comment(text: str, first: str = "# ") -> list[str]:
 
 
 def _write(header: list[str], nodes: list[_Node], problems: list[str], unit: str, tree: _Tree,
-           pool: PoolView) -> str:
+           pool: PoolSize) -> str:
     lines = ["# An osep policy tree: the negotiator's group quotas (GROUP_NAMES, GROUP_QUOTA_*) as",
              "# `osep shares --from-pool` read them. Check it with `osep validate FILE` before using it.",
              "#",

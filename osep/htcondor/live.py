@@ -1,10 +1,12 @@
 """The live HTCondor pool behind the :class:`osep.core.pool.Pool` face: the only stateful part of the
-adapter, and with :mod:`osep.htcondor.eventlog` the only code that imports the bindings.
+adapter, and with :mod:`osep.htcondor.eventlog` the only code that imports ``htcondor2`` (the
+ClassAd library, ``classad2``, is translation's too).
 
-It reads a snapshot from the collector (slot ads) and every schedd (job ads), translated by
-:mod:`osep.htcondor.ads`; vacates jobs on the schedd that holds them; keeps freed slots for the owners
-they were taken for in the reservation book every pool keeps (:mod:`osep.core.reservations`); turns
-holds into negotiator ceilings (:mod:`osep.htcondor.ceilings`); and publishes the daemon's own ad.
+It reads a snapshot from the collector (slot ads) and every schedd (job ads), the answers read into
+the snapshot's parts by :mod:`osep.htcondor.reading` (each ad by :mod:`osep.htcondor.ads`); vacates
+jobs on the schedd that holds them; keeps freed slots for the owners they were taken for in the
+reservation book every pool keeps (:mod:`osep.core.reservations`); turns holds into negotiator
+ceilings (:mod:`osep.htcondor.ceilings`); and publishes the daemon's own ad.
 
 One clock: the pool's time is the schedd's ``ServerTime`` of the last snapshot (the local clock only
 when no job ad carries it), and reservations, vacate times and their timeouts are all measured on it.
@@ -15,7 +17,6 @@ becomes a :class:`osep.errors.PoolError` for the caller to log and survive.
 
 from __future__ import annotations
 
-import math
 import socket
 import time
 from collections import deque
@@ -36,12 +37,12 @@ from tenacity import (
 )
 
 from osep.core import view as kept
-from osep.core.model import Job, JobId, JobState, Slot, Snapshot
+from osep.core.model import Job, JobId, JobState, Snapshot
 from osep.core.pool import Look
 from osep.core.reservations import Reservation, ReservationBook
 from osep.core.resources import Shape
 from osep.errors import PoolError, UnknownOutcome
-from osep.htcondor import groups
+from osep.htcondor import reading
 from osep.htcondor.ads import (
     HOLDING_CONSTRAINT,
     IDLE_ATTRS,
@@ -50,21 +51,16 @@ from osep.htcondor.ads import (
     OSEP_ATTRS,
     SLOT_ATTRS,
     Accounts,
-    AdTally,
     BadAd,
-    IdleGroup,
-    JobAd,
     OsepAd,
     check_complete,
     integer,
-    slot_weights,
-    to_idle,
     to_job,
     to_osep_ad,
-    to_slots,
 )
 from osep.htcondor.ceilings import NO_CEILING, Ceilings
-from osep.htcondor.groups import PoolView
+from osep.htcondor.groups import PoolSize
+from osep.htcondor.reading import NOT_DEFINED, SLOT_FACTS, Reading
 from osep.htcondor.settings import LiveSettings
 from osep.htcondor.state import MAX_ENTRIES, SavedState, StateError, StateFile
 from osep.replay.damage import MAX_JOB_NUMBER
@@ -158,11 +154,6 @@ def job_constraints(pairs: Iterable[tuple[int, int]], chunk: int = RECHECK_CHUNK
         part = numbers[at:at + step]
         out.append((" || ".join(f"(ClusterId == {c:d} && ProcId == {p:d})" for c, p in part), len(part)))
     return out
-
-
-def _server_time(ad: Any) -> int | None:
-    """A job ad's ``ServerTime`` (the clock of the schedd that sent it), if it has a usable one."""
-    return integer(ad.get("ServerTime"))
 
 
 def _job_number(value: object) -> bool:
@@ -315,55 +306,34 @@ class LivePool:
                 "querying slots",
                 lambda: collector.query(htcondor.AdTypes.Startd, projection=SLOT_ATTRS),
             )
-        jobs: list[Job] = []
-        idle: list[IdleGroup] = []
         located: dict[str, Any] = {}
-        tally = AdTally()
         with phases.timing(TRANSLATE):
-            accounts = Accounts(weights=slot_weights(slot_ads))
-        pool_time: int | None = None
+            read = Reading(slot_ads, self.vacates.state, self.settings.naming)
         for schedd_ad in schedds:
             name = str(schedd_ad.get("Name", "schedd"))
             located[name] = schedd_ad
             with phases.timing(QUERY, f"schedd {name}"):
-                groups, ads = self._query_jobs(name, schedd_ad)
-                server_time = next((t for t in map(_server_time, ads) if t is not None), None)
-                if server_time is None and groups:
-                    server_time = self._server_time(name, schedd_ad)
+                grouped, ads = self._query_jobs(name, schedd_ad)
+                clock = next((t for t in map(reading.server_time, ads) if t is not None), None)
+                if clock is None and grouped:
+                    clock = self._server_time(name, schedd_ad)
             with phases.timing(TRANSLATE):
-                if pool_time is None:
-                    pool_time = server_time
-                ads.reverse()  # read from the end of the list, so that each ad read is let go
-                while ads:
-                    entry = self._translate(name, ads.pop(), tally)
-                    if entry is not None:
-                        jobs.append(entry.job)
-                        accounts.add(entry)
-                for ad in groups:
-                    group = to_idle(name, ad, tally, server_time, naming=self.settings.naming)
-                    if group is not None:
-                        idle.append(group)
-                        accounts.add_idle(group)
+                read.schedd(name, grouped, ads, clock)
         with phases.timing(TRANSLATE):
-            now = float(pool_time) if pool_time is not None else self.clock()
-            snapshot = self._settle(jobs, idle, slot_ads, located, len(schedds), accounts, tally, now)
+            now = float(read.pool_time) if read.pool_time is not None else self.clock()
+            snapshot = self._settle(read, located, len(schedds), now)
         return snapshot
 
-    def _settle(self, jobs: list[Job], idle: list[IdleGroup], slot_ads: list[Any], located: dict[str, Any],
-                schedds: int, accounts: Accounts, tally: AdTally, now: float) -> Snapshot:
+    def _settle(self, read: Reading, located: dict[str, Any], schedds: int, now: float) -> Snapshot:
         """The snapshot of the jobs and idle groups read, on the slots the ads describe; what the
         pool keeps (vacates in progress, reservations, recent vacates) brought up to ``now``."""
-        slots: list[Slot] = []
-        for item in to_slots(slot_ads):
-            if isinstance(item, BadAd):
-                tally.reject(str(item))
-            else:
-                slots.append(item)
+        jobs, accounts, tally = read.jobs, read.accounts, read.tally
+        slots = read.slots()
         if tally:
             # One line per cycle, however many ads were odd: a pool has 100,000 jobs.
             self.log.warning("odd_ads", rejected=tally.rejected, defaulted=tally.defaulted,
                              examples=tally.examples)
-        check_complete(slot_ads, jobs, schedds)
+        check_complete(read.slot_ads, jobs, schedds)
         self.now = now
         self._schedds = located
         for job_id, seconds in self.vacates.settle(jobs, now):
@@ -379,7 +349,7 @@ class LivePool:
                 del self.recent[job_id]
         occupied = {j.slot for j in jobs if j.state is JobState.RUNNING and j.slot is not None}
         view = kept.PoolView.of(slots, jobs)
-        for group in idle:
+        for group in read.idle:
             view.put_idle(group.owner, group.shape, group.count, group.first)
         return view.snapshot(now, self.book.mark(slots, occupied))
 
@@ -405,22 +375,7 @@ class LivePool:
         schedd = htcondor.Schedd(schedd_ad)
         ads = self.call(f"querying schedd {name} (its clock)",
                         lambda: schedd.query(constraint=IDLE_CONSTRAINT, projection=["ServerTime"], limit=1))
-        return next((t for t in map(_server_time, ads) if t is not None), None)
-
-    def _translate(self, name: str, ad: Any, tally: AdTally) -> JobAd | None:
-        """One job ad, as this pool sees it (a job it is vacating is VACATING). A bad ad is counted
-        in ``tally`` and skipped, never fatal; None too for a job that occupies no execute slot."""
-        try:
-            entry = to_job(name, ad, tally, naming=self.settings.naming)
-        except BadAd as exc:
-            tally.reject(str(exc))
-            return None
-        return self._as_seen(entry) if entry is not None else None
-
-    def _as_seen(self, entry: JobAd) -> JobAd:
-        """The job as this pool sees it: one it is vacating is VACATING."""
-        state = self.vacates.state(entry.job)
-        return entry if state is entry.job.state else replace(entry, job=replace(entry.job, state=state))
+        return next((t for t in map(reading.server_time, ads) if t is not None), None)
 
     def _schedd(self, job_id: JobId) -> Any:
         """The schedd that holds ``job_id``, from the ad the last snapshot located it by (never by a
@@ -456,7 +411,7 @@ class LivePool:
                     failed[asked] = f"its ad cannot be read: {exc}"
                     continue
                 if entry is not None:
-                    found[asked] = self._as_seen(entry).job
+                    found[asked] = reading.as_seen(entry, self.vacates.state).job
         return Look(found, failed)
 
     def _look_up(self, name: str, wanted: Mapping[tuple[int, int], JobId]) -> list[Any]:
@@ -581,17 +536,13 @@ def _to_classad_value(value: Any) -> Any:
 
 # -- the negotiator's group quotas (osep shares --from-pool) -----------------------------------------
 
-NOT_DEFINED = "Not defined"  # what a daemon answers for a knob that has no value
-SLOT_FACTS = ["Name", "SlotWeight", "Cpus", "Memory", "GPUs", "Disk", "PartitionableSlot", "GhostMultiplier"]
-_WEIGHED = {"cpus": "Cpus", "memory": "Memory", "gpus": "GPUs", "disk": "Disk"}
-
 
 @dataclass(frozen=True, slots=True)
 class GroupKnobs:
     """What :func:`osep.htcondor.groups.translate` needs, read from a pool."""
 
     knobs: dict[str, str]  # every GROUP_* knob and each of groups.GLOBAL_KNOBS that is set
-    pool: PoolView
+    pool: PoolSize
 
 
 def read_group_quotas(settings: LiveSettings = LiveSettings(), remote: bool = True) -> GroupKnobs:
@@ -620,92 +571,17 @@ def read_group_quotas(settings: LiveSettings = LiveSettings(), remote: bool = Tr
         def value(key: str) -> str | None:
             return str(htcondor.param[key]) if key in htcondor.param else None
 
-    found = {base: text for base, key in _negotiator_keys(names).items() if (text := value(key)) is not None}
+    found = {base: text for base, key in reading.negotiator_keys(names).items() if (text := value(key)) is not None}
     return GroupKnobs(found, replace(_count_pool(settings, collector, found), source=source))
 
 
-def _negotiator_keys(names: Iterable[str]) -> dict[str, str]:
-    """The knobs to read (every GROUP_* one and groups.GLOBAL_KNOBS), each with the key that holds
-    the negotiator's value: the ``NEGOTIATOR.`` prefixed one where there is one (it wins there),
-    else the plain one. Keys with another daemon's prefix are not the negotiator's."""
-    wanted = {groups.fold(n) for n in groups.GLOBAL_KNOBS}
-    chosen: dict[str, tuple[str, str, bool]] = {}  # folded name -> (name, key, prefixed)
-    for key in names:
-        prefixed = groups.fold(key).startswith("NEGOTIATOR.")
-        base = key.split(".", 1)[1] if prefixed else key
-        folded = groups.fold(base)
-        if folded not in wanted and not folded.startswith(groups.GROUP_PREFIX):
-            continue
-        if folded not in chosen or (prefixed and not chosen[folded][2]):
-            chosen[folded] = (base, key, prefixed)
-    return {base: key for base, key, _ in chosen.values()}
-
-
-def _count_pool(settings: LiveSettings, collector: Any, knobs: Mapping[str, str]) -> PoolView:
-    """The pool's size as the negotiator counts it for quotas: the weights of the slots it sees
-    (NEGOTIATOR_SLOT_CONSTRAINT) that size the pool (NEGOTIATOR_SLOT_POOLSIZE_CONSTRAINT, once
-    GROUP_DYNAMIC_MACH_CONSTRAINT), each times its GhostMultiplier; and, for a negotiator that uses
-    no weights, the slots, a partitionable one as its cores. A slot without a SlotWeight (or every
-    slot, with FORCE_NEGOTIATOR_SLOT_WEIGHT) weighs what the negotiator's SLOT_WEIGHT says of it."""
-    folded = {groups.fold(k): v for k, v in knobs.items()}
-    sizing = folded.get("NEGOTIATOR_SLOT_POOLSIZE_CONSTRAINT", folded.get("GROUP_DYNAMIC_MACH_CONSTRAINT"))
-    parts = [c for c in (folded.get("NEGOTIATOR_SLOT_CONSTRAINT"), sizing) if c and c.strip()]
-    constraint = " && ".join(f"({c})" for c in parts) or None
-    forced = groups.knob_flag(knobs, "FORCE_NEGOTIATOR_SLOT_WEIGHT", False, classad_value)
-    expression = folded.get("SLOT_WEIGHT") or "Cpus"
+def _count_pool(settings: LiveSettings, collector: Any, knobs: Mapping[str, str]) -> PoolSize:
+    """The pool's size as the negotiator counts it for quotas (:func:`osep.htcondor.reading.pool_size`),
+    or why it could not be counted."""
+    constraint = reading.sizing_constraint(knobs)
     try:
         ads = _call(settings, "counting the pool's slots",
                     lambda: collector.query(htcondor.AdTypes.Startd, constraint=constraint, projection=SLOT_FACTS))
     except PoolError as exc:
-        return PoolView(problem=str(exc))
-    weighted = effective = 0.0
-    weighs = set(_WEIGHED) | {"slots"}
-    for ad in ads:
-        weight = None if forced else _ad_number(ad, "SlotWeight")
-        if weight is None:
-            weight = _weigh(ad, expression)
-        if weight is None or weight < 0:
-            weight = 1.0  # as the negotiator's accountant takes a weight it cannot read
-        ghosts = _ad_number(ad, "GhostMultiplier")
-        weighted += weight * (int(ghosts) if ghosts is not None else 1)
-        partitionable = ad.get("PartitionableSlot") is True
-        effective += (_ad_number(ad, "Cpus") or 0.0) if partitionable else 1.0
-        said = _ad_number(ad, "SlotWeight")  # what the slot says of itself, whatever the negotiator does
-        if said is not None:
-            for unit in list(weighs):
-                own = 1.0 if unit == "slots" else _ad_number(ad, _WEIGHED[unit])
-                if own is None or abs(own - said) > 1e-9 * max(1.0, abs(said)):
-                    weighs.discard(unit)
-    return PoolView(weighted=weighted, effective=effective, weighs=frozenset(weighs) if ads else None)
-
-
-def _ad_number(ad: Any, attr: str) -> float | None:
-    try:
-        value = ad.eval(attr) if attr in ad else None
-    except Exception:  # noqa: BLE001 - the edge: an attribute that cannot be evaluated is not there
-        return None
-    if isinstance(value, bool | classad2.Value) or not isinstance(value, int | float):
-        return None
-    return float(value) if math.isfinite(value) else None
-
-
-def _weigh(ad: Any, expression: str) -> float | None:
-    try:
-        value = classad2.ExprTree(expression).eval(ad)
-    except Exception:  # noqa: BLE001 - the edge: a weight that cannot be evaluated
-        return None
-    if isinstance(value, bool | classad2.Value) or not isinstance(value, int | float):
-        return None
-    return float(value)
-
-
-def classad_value(text: str) -> object:
-    """``text`` as a ClassAd expression evaluated on its own, as HTCondor reads a knob that is not a
-    plain literal: a bool, int, float or str; None if it is undefined, an error, or no expression."""
-    try:
-        value = classad2.ExprTree(text).eval()
-    except Exception:  # noqa: BLE001 - the edge: text the bindings cannot parse
-        return None
-    if isinstance(value, classad2.Value):  # Undefined and Error, which are ints to Python
-        return None
-    return value if isinstance(value, bool | int | float | str) else None
+        return PoolSize(problem=str(exc))
+    return reading.pool_size(ads, knobs)

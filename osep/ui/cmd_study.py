@@ -132,7 +132,7 @@ def simulate(
         if end is not None and end <= since:
             raise click.UsageError(f"--until ({end:g}) must be after --since ({since:g})")
         check_plot(plot)
-        from osep.config.scenario import TraceOptions, trace_scenario
+        from osep.config.trace import TraceOptions, trace_scenario
 
         made = trace_scenario(TraceOptions(
             trace, owners, since, end, limit, compress, slots, cores_per_machine, least, policy_file,

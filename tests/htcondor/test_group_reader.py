@@ -11,7 +11,7 @@ import pytest
 from builders import check_osep_rules, nodes
 from fakecondor import FakeCondor, classad
 from osep.errors import PoolError
-from osep.htcondor import groups, live
+from osep.htcondor import groups, live, reading
 from osep.htcondor.settings import LiveSettings
 
 QUICK = LiveSettings(retries=2, retry_wait=0.0)
@@ -48,7 +48,7 @@ def test_the_negotiators_own_configuration_is_read_not_this_machines(fake):
         "GROUP_NAMES", "NEGOTIATOR.GROUP_QUOTA_group_physics", "group_quota_dynamic_group_physics.cms",
         "GROUP_QUOTA_DYNAMIC_group_chem", "NEGOTIATOR.GROUP_ACCEPT_SURPLUS"])
     assert read.pool.source == "the negotiator negotiator@cm's own configuration"
-    result = groups.translate(read.knobs, read.pool, live.classad_value)
+    result = groups.translate(read.knobs, read.pool, reading.classad_value)
     doc = check_osep_rules(result.text)
     assert nodes(doc["owners"]) == {"group_chem": 0, "group_physics": 16, "group_physics.cms": "50%"}
     assert "Read from the negotiator negotiator@cm's own configuration." in result.text
@@ -124,4 +124,4 @@ def test_no_groups_at_all(fake):
     ("1 +", None), ("1/0", None), ("int(7.9)", 7),
 ])
 def test_classad_values(text, value):
-    assert live.classad_value(text) == value
+    assert reading.classad_value(text) == value

@@ -14,8 +14,8 @@ from builders import check_osep_rules, nodes
 from osep.config.bounds import MAX_OWNERS, MAX_TABLES
 from osep.config.policy import MAX_DEPTH, parse_policy
 from osep.config.toml import Table
-from osep.htcondor.groups import PoolView, Translation, translate
-from osep.htcondor.live import classad_value
+from osep.htcondor.groups import PoolSize, Translation, translate
+from osep.htcondor.reading import classad_value
 
 MANUAL_STATIC = {  # the manual's hierarchical example (cm-configuration.rst)
     "GROUP_NAMES": "group_physics, group_physics.hep, group_physics.lep, group_chemistry",
@@ -55,7 +55,7 @@ def header(result: Translation) -> str:
     return " ".join(line.lstrip("#").strip() for line in lines)
 
 
-def run(knobs: Mapping[str, str], pool: PoolView = PoolView(), **options: Any) -> Translation:
+def run(knobs: Mapping[str, str], pool: PoolSize = PoolSize(), **options: Any) -> Translation:
     result = translate(knobs, pool, **options)
     check_osep_rules(result.text)
     assert f"{len(result.problems):,} problem" in result.text or not result.problems
@@ -66,7 +66,7 @@ def run(knobs: Mapping[str, str], pool: PoolView = PoolView(), **options: Any) -
 
 
 def test_the_manuals_static_example_is_its_tree_in_cores():
-    result = run(MANUAL_STATIC, PoolView(weighted=30, source="the negotiator negotiator@cm"))
+    result = run(MANUAL_STATIC, PoolSize(weighted=30, source="the negotiator negotiator@cm"))
     doc = tomllib.loads(result.text)
     assert doc["policy"] == {"unit": "cpus"}  # SLOT_WEIGHT's default, Cpus
     assert shares(result) == {"group_chemistry": 10, "group_physics": 20, "group_physics.hep": 15,
@@ -94,7 +94,7 @@ def test_three_levels_static_and_dynamic_levels_in_turn():
     knobs = {"GROUP_NAMES": "a a.b a.b.c a.b.d a.e", "GROUP_QUOTA_a": "100", "GROUP_QUOTA_DYNAMIC_a.b": "0.6",
              "GROUP_QUOTA_DYNAMIC_a.e": "0.4", "GROUP_QUOTA_a.b.c": "30", "GROUP_QUOTA_a.b.d": "40",
              "GROUP_ACCEPT_SURPLUS": "true"}
-    result = run(knobs, PoolView(weighted=200))
+    result = run(knobs, PoolSize(weighted=200))
     assert shares(result) == {"a": 100, "a.b": "60%", "a.b.c": 30, "a.b.d": 40, "a.e": "40%"}
     assert result.problems == ()
     assert "accepts no surplus" not in result.text
@@ -112,7 +112,7 @@ def test_static_quotas_past_their_parent(oversubscribe, says):
     knobs = {"GROUP_NAMES": "p p.x p.y", "GROUP_QUOTA_p": "100", "GROUP_QUOTA_p.x": "80", "GROUP_QUOTA_p.y": "40"}
     if oversubscribe:
         knobs["NEGOTIATOR_ALLOW_QUOTA_OVERSUBSCRIPTION"] = oversubscribe
-    result = run(knobs, PoolView(weighted=500))
+    result = run(knobs, PoolSize(weighted=500))
     # The amounts as configured either way: osep scales siblings past their parent itself.
     assert shares(result) == {"p": 100, "p.x": 80, "p.y": 40}
     assert says in comments(result, "p.x")
@@ -120,7 +120,7 @@ def test_static_quotas_past_their_parent(oversubscribe, says):
 
 
 def test_top_level_statics_past_the_pool():
-    result = run({"GROUP_NAMES": "a b", "GROUP_QUOTA_a": "20", "GROUP_QUOTA_b": "10"}, PoolView(weighted=15))
+    result = run({"GROUP_NAMES": "a b", "GROUP_QUOTA_a": "20", "GROUP_QUOTA_b": "10"}, PoolSize(weighted=15))
     assert shares(result) == {"a": 20, "b": 10}
     assert ("the static quotas under the pool add up to 30, more than its 15: it keeps each whole"
             in comments(result, "a"))
@@ -129,7 +129,7 @@ def test_top_level_statics_past_the_pool():
 def test_mixed_static_and_dynamic_siblings_are_amounts_at_the_pools_size():
     knobs = {"GROUP_NAMES": "cms atlas lhcb", "GROUP_QUOTA_cms": "500", "GROUP_QUOTA_DYNAMIC_atlas": "0.5",
              "GROUP_QUOTA_DYNAMIC_lhcb": "0.25"}
-    result = run(knobs, PoolView(weighted=1000))
+    result = run(knobs, PoolSize(weighted=1000))
     # Dynamic quotas share what the static ones leave: 0.5 and 0.25 of 1000 - 500.
     assert shares(result) == {"atlas": 250, "cms": 500, "lhcb": 125}
     assert result.problems == ()
@@ -151,7 +151,7 @@ def test_mixed_siblings_without_oversubscription_scale_the_statics_first():
     knobs = {"GROUP_NAMES": "p p.x p.y p.z", "GROUP_QUOTA_p": "100", "GROUP_QUOTA_p.x": "60",
              "GROUP_QUOTA_p.y": "20", "GROUP_QUOTA_DYNAMIC_p.z": "0.5",
              "NEGOTIATOR_ALLOW_QUOTA_OVERSUBSCRIPTION": "False"}
-    result = run(knobs, PoolView(weighted=1000))
+    result = run(knobs, PoolSize(weighted=1000))
     assert shares(result) == {"p": 100, "p.x": 60, "p.y": 20, "p.z": 10}  # 0.5 of 100 - 80
     # Without oversubscription a group's own jobs get what its subgroups leave of its quota.
     assert "what its subgroups leave of its quota" in header(result)
@@ -247,9 +247,9 @@ def test_a_slot_weight_osep_cannot_count_and_slots_that_weigh_otherwise():
     assert len(result.problems) == 1 and "is no one resource osep counts" in result.problems[0]
     result = run({"GROUP_NAMES": "a", "GROUP_QUOTA_a": "8", "SLOT_WEIGHT": "2.2e-311"})  # 1 / it is inf
     assert shares(result) == {"a": 8} and "is no one resource osep counts" in result.problems[0]
-    result = run({"GROUP_NAMES": "a", "GROUP_QUOTA_a": "8"}, PoolView(weighs=frozenset({"memory"})))
+    result = run({"GROUP_NAMES": "a", "GROUP_QUOTA_a": "8"}, PoolSize(weighs=frozenset({"memory"})))
     assert len(result.problems) == 1 and "the startds' SLOT_WEIGHT is not the negotiator's" in result.problems[0]
-    assert run({"GROUP_NAMES": "a", "GROUP_QUOTA_a": "8"}, PoolView(weighs=frozenset({"cpus", "slots"}))).problems == ()
+    assert run({"GROUP_NAMES": "a", "GROUP_QUOTA_a": "8"}, PoolSize(weighs=frozenset({"cpus", "slots"}))).problems == ()
 
 
 def test_the_pools_constraints_and_the_negotiators_mechanics_are_said():
@@ -297,7 +297,7 @@ def test_the_pools_constraints_and_the_negotiators_mechanics_are_said():
 ])
 def test_bad_values_are_problems(given, share, problems):
     knobs = {"GROUP_NAMES": "a b", "GROUP_QUOTA_DYNAMIC_a": "0.25", "GROUP_QUOTA_DYNAMIC_b": "0.5", **given}
-    result = run({k: v for k, v in knobs.items() if v is not None}, PoolView(weighted=1000))
+    result = run({k: v for k, v in knobs.items() if v is not None}, PoolSize(weighted=1000))
     assert shares(result)["a"] == share
     assert len(result.problems) == len(problems), result.problems
     for said, problem in zip(result.problems, problems, strict=True):
@@ -399,6 +399,6 @@ def test_a_flat_tree_is_a_policy_osep_reads_today():
 def test_pool_wide_group_quota_knobs_are_not_taken_for_a_groups():
     knobs = {"GROUP_NAMES": "group_a", "GROUP_QUOTA_group_a": "4",
              "GROUP_QUOTA_ROUND_ROBIN_RATE": "1.0e100", "GROUP_QUOTA_MAX_ALLOCATION_ROUNDS": "3"}
-    result = run(knobs, PoolView(weighted=10))
+    result = run(knobs, PoolSize(weighted=10))
     assert "for no group in the tree" not in result.text
     assert "GROUP_QUOTA_MAX_ALLOCATION_ROUNDS = 3 how often" in result.text.replace("\n#   ", " ")

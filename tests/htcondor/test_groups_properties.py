@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 
 from builders import check_osep_rules, nodes
 from osep.config.toml import escape
-from osep.htcondor.groups import SHOWN, PoolView, fold, translate
-from osep.htcondor.live import classad_value
+from osep.htcondor.groups import SHOWN, PoolSize, fold, translate
+from osep.htcondor.reading import classad_value
 
 # Parts of names: a few short ones (so that parents exist and trees form), anything at all, and
 # the ones osep or HTCondor treat specially.
@@ -62,7 +62,7 @@ def configurations(draw: st.DrawFn) -> dict[str, str]:
 
 
 POOLS = st.builds(
-    PoolView,
+    PoolSize,
     weighted=st.one_of(st.none(), st.floats(min_value=0, max_value=1e9)),
     effective=st.one_of(st.none(), st.floats(min_value=0, max_value=1e9)),
     weighs=st.one_of(st.none(), st.frozensets(st.sampled_from(["slots", "cpus", "memory", "gpus", "disk"]))),

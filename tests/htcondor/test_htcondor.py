@@ -14,6 +14,7 @@ from osep.core.model import Job, JobId, JobState, Slot, Snapshot
 from osep.core.policy import PolicySettings, decide
 from osep.core.shares import ShareTable
 from osep.errors import PoolError
+from osep.htcondor import reading
 from osep.htcondor.ads import (
     JOB_CONSTRAINT,
     Accounts,
@@ -301,9 +302,8 @@ def test_a_bad_job_ad_is_counted_and_skipped(missing):
     attrs = {k: v for k, v in RUNNING.items() if k != missing}
     with pytest.raises(BadAd, match=missing):
         to_job("s", ad(**attrs))
-    pool = LivePool(LiveSettings(pool="127.0.0.1:1"))
     tally = AdTally()
-    assert pool._translate("s", ad(**attrs), tally) is None
+    assert reading.translate("s", ad(**attrs), tally, Vacates().state) is None
     assert tally.rejected == 1 and tally.examples[0].startswith(f"s#7.3: {missing} is ")
 
 

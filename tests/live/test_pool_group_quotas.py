@@ -30,9 +30,9 @@ GROUP_ACCEPT_SURPLUS_group_chem = False
 READ = """
 import json, sys
 import htcondor2
-from osep.htcondor import groups, live
+from osep.htcondor import groups, live, reading
 read = live.read_group_quotas(remote=sys.argv[1] == "remote")
-result = groups.translate(read.knobs, read.pool, live.classad_value)
+result = groups.translate(read.knobs, read.pool, reading.classad_value)
 ads = htcondor2.Collector().query(htcondor2.AdTypes.Accounting, constraint="IsAccountingGroup =?= true",
                                   projection=["Name", "SubtreeQuota"])
 print(json.dumps({"text": result.text, "problems": result.problems,
