@@ -300,6 +300,10 @@ class SimulatedPool:
         # (time, job id, run) in a heap (kept with the view).
         self.view = PoolView()
         self.keeps_view = False
+        # The jobs changed since the view was last brought up to date (at every snapshot): the view
+        # is told each one's change since then, so that a job that comes and goes between two
+        # snapshots costs it nothing, and one that arrives and starts costs it one change.
+        self._changed: dict[JobId, SimJob] = {}
         self._checkpoints: list[tuple[float, JobId, int]] = []
         self._periodic = (settings.checkpointing is Checkpointing.PERIODIC
                           and settings.checkpoint_interval > 0)
@@ -318,7 +322,7 @@ class SimulatedPool:
             if slot.parent is not None:  # a dynamic slot
                 view.put_slot(slot.spec.as_slot(slot.parent.spec.name))
         for job in self.jobs.values():
-            self._shown(job)
+            self._changed[job.spec.id] = job
             if self._periodic and job.slot is not None:
                 done = _last_checkpoint(self.now - job.start, self.settings.checkpoint_interval)
                 self._next_checkpoint(job, done + self.settings.checkpoint_interval)
@@ -330,6 +334,7 @@ class SimulatedPool:
         whose periodic checkpoint fell since the last snapshot)."""
         if not self.keeps_view:
             self._keep_view()
+        self._tell_view()
         self._checkpoint()
         idle = {o: len(q) for o, q in self.idle.items() if q}
         running = {o: n for o, n in self.running.items() if n}
@@ -349,7 +354,7 @@ class SimulatedPool:
                 continue  # the run ended
             row = self.view.jobs.row(job_id)
             if row is None or row[5] != self._checkpoint_of(job):
-                self._shown(job)
+                self._show(job)
             self._next_checkpoint(job, _last_checkpoint(self.now - job.start, interval) + interval)
 
     def _next_checkpoint(self, job: SimJob, done: float) -> None:
@@ -361,17 +366,51 @@ class SimulatedPool:
         heapq.heappush(self._checkpoints, (when, job.spec.id, job.run_id))
 
     def _shown(self, job: SimJob) -> None:
-        """``job`` changed: the view shows it as it is now (if a view is kept), told the fields
-        :meth:`_view` gives (no :class:`Job` made)."""
+        """``job`` changed (it may have finished): the view is told at the next snapshot (if a
+        view is kept)."""
         if self.keeps_view:
+            changed = self._changed
+            changed[job.spec.id] = job
+            if len(changed) > len(self.jobs) + 4096:  # no snapshot for long: told now
+                self._tell_view()
+
+    def _tell_view(self) -> None:
+        """Bring the view up to date: each job changed since it last was is shown as it is now
+        (the fields :meth:`_view` gives, without a :class:`Job` made), or dropped if it finished."""
+        changed = self._changed
+        if not changed:
+            return
+        view = self.view
+        row_of = view.jobs.row
+        idle, running = JobState.IDLE, JobState.RUNNING
+        for job_id, job in changed.items():
+            state = job.state
+            if state is JobState.COMPLETED:
+                view.drop_job(job_id)
+                continue
             spec = job.spec
-            if job.state is JobState.IDLE:
-                self.view.change(spec.id, spec.owner, JobState.IDLE, spec.submit, None, None, None,
-                                 spec.shape)
-            else:
-                self.view.change(spec.id, spec.owner, job.state, spec.submit,
-                                 job.slot.spec.name if job.slot else None, job.start,
-                                 self._checkpoint_of(job), spec.shape)
+            old = row_of(job_id)
+            if state is idle:
+                if old is None or old[1] is not idle:  # (an idle job shows no more than that)
+                    view.change(job_id, spec.owner, idle, spec.submit, None, None, None,
+                                spec.shape)
+                continue
+            slot = job.slot.spec.name if job.slot is not None else None
+            checkpoint = self._checkpoint_of(job)
+            if old is not None and old[1] is idle and state is running and checkpoint is None \
+                    and slot is not None:
+                view.start_job(job_id, slot, job.start)
+            elif old is None or old[1:6] != (state, spec.submit, slot, job.start, checkpoint):
+                view.change(job_id, spec.owner, state, spec.submit, slot, job.start, checkpoint,
+                            spec.shape)
+        changed.clear()
+
+    def _show(self, job: SimJob) -> None:
+        """Show the view ``job`` as it is now, at once."""
+        spec = job.spec
+        self.view.change(spec.id, spec.owner, job.state, spec.submit,
+                         job.slot.spec.name if job.slot else None, job.start,
+                         self._checkpoint_of(job), spec.shape)
 
     def _checkpoint_of(self, job: SimJob) -> float | None:
         """The last periodic checkpoint of the job's current run, if any (None: none yet)."""
@@ -471,8 +510,8 @@ class SimulatedPool:
         slot.job = job
         self.running[owner] += 1
         self.later.append((now + spec.runtime - job.saved, "finish", (spec.id, run)))
-        if self.keeps_view:  # as _view shows it: a run just begun has no checkpoint
-            self.view.start_job(spec.id, slot.spec.name, now)
+        if self.keeps_view:
+            self._changed[spec.id] = job
             if self._periodic:
                 self._next_checkpoint(job, self.settings.checkpoint_interval)
 
@@ -515,9 +554,8 @@ class SimulatedPool:
         job.state = JobState.COMPLETED
         job.finish = self.now
         self.completed += 1
-        if self.keeps_view:
-            self.view.drop_job(job_id)
         del self.jobs[job_id]
+        self._shown(job)
 
     def release(self, job_id: JobId, run_id: int) -> None:
         job = self.jobs.get(job_id)
