@@ -5,7 +5,10 @@ running jobs in the order they would be vacated; and per place what is busy, lea
 these from a snapshot's jobs costs a pass over every job; a pool adapter that sees jobs change
 (the simulator, or a live adapter following its schedds) keeps a :class:`PoolView` instead and tells
 it each change: :meth:`PoolView.put_job` (a job added or changed), :meth:`PoolView.drop_job` (gone),
-:meth:`PoolView.put_slot` and :meth:`PoolView.drop_slot`. Each costs O(log jobs). A snapshot
+:meth:`PoolView.put_slot` and :meth:`PoolView.drop_slot`. Each costs O(log jobs). A pool can tell a
+job's change field by field instead (:meth:`PoolView.change`, and :meth:`PoolView.start_job` for an
+idle job that starts): the view keeps the fields, and makes the :class:`Job` only when something
+reads it (:class:`JobTable`). A snapshot
 carries the view it was taken from (:attr:`osep.core.model.Snapshot.view`); a snapshot without one
 gets one built from its jobs and slots in one pass (:func:`view_of`), which is what a live cycle does
 after its queries.

@@ -22,8 +22,9 @@ the pool's order, and how many jobs are idle. It keeps no record of finished job
 each job is told, as it happens, to a :class:`Watch` (the run records of
 :class:`osep.sim.watch.Recorder`, the meters of :class:`osep.sim.watch.Metering`), and a job that
 finished is forgotten. The pool view the policy reads (:class:`osep.core.view.PoolView`) is kept
-job by job only in a run that enforces a policy; the fair-share usage only for an order that ranks
-by it.
+only in a run that enforces a policy, and told at each snapshot what each job changed since the last
+(field by field, no :class:`osep.core.model.Job` made); the fair-share usage is kept only for an
+order that ranks by it.
 
 Not modelled: matchmaking by arbitrary Requirements, claim reuse between jobs of the same owner,
 network transfer times and schedd limits.
