@@ -5,7 +5,10 @@ running jobs in the order they would be vacated; and per place what is busy, lea
 these from a snapshot's jobs costs a pass over every job; a pool adapter that sees jobs change
 (the simulator, or a live adapter following its schedds) keeps a :class:`PoolView` instead and tells
 it each change: :meth:`PoolView.put_job` (a job added or changed), :meth:`PoolView.drop_job` (gone),
-:meth:`PoolView.put_slot` and :meth:`PoolView.drop_slot`. Each costs O(log jobs). A snapshot
+:meth:`PoolView.put_slot` and :meth:`PoolView.drop_slot`. Each costs O(log jobs). A pool can tell a
+job's change field by field instead (:meth:`PoolView.change`, and :meth:`PoolView.start_job` for an
+idle job that starts): the view keeps the fields, and makes the :class:`Job` only when something
+reads it (:class:`JobTable`). A snapshot
 carries the view it was taken from (:attr:`osep.core.model.Snapshot.view`); a snapshot without one
 gets one built from its jobs and slots in one pass (:func:`view_of`), which is what a live cycle does
 after its queries.
@@ -42,9 +45,9 @@ from __future__ import annotations
 import heapq
 import weakref
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from operator import attrgetter
-from typing import Any
+from typing import Any, cast
 
 from osep.core.model import Job, JobId, JobState, Slot, Snapshot
 from osep.core.resources import Room, Shape, Vec, add_room
@@ -58,13 +61,6 @@ def saved_since(job: Job) -> float:
     return since
 
 
-def _add4(total: list[int], job: Job, sign: int) -> None:
-    total[0] += sign * job.cpus
-    total[1] += sign * job.memory
-    total[2] += sign * job.gpus
-    total[3] += sign * job.disk
-
-
 _SHAPE = attrgetter("cpus", "memory", "gpus", "disk")  # Job.shape, at C speed
 _ASKS = (attrgetter("cpus"), attrgetter("memory"), attrgetter("gpus"), attrgetter("disk"))
 
@@ -72,6 +68,53 @@ _ASKS = (attrgetter("cpus"), attrgetter("memory"), attrgetter("gpus"), attrgette
 def _sum4(jobs: list[Job]) -> list[int]:
     """What ``jobs`` ask for, added up: cpus, memory, gpus, disk (at C speed)."""
     return [sum(map(ask, jobs)) for ask in _ASKS]
+
+
+# A job as the view keeps it when a pool tells it the fields (no Job made): owner, state, submit
+# time, slot, start, checkpoint, shape (cpus, memory, gpus, disk), vacatable.
+Row = tuple[str, JobState, float, str | None, float | None, float | None, Shape, bool]
+
+
+def _row(job: Job) -> Row:
+    return (job.owner, job.state, job.submit_time, job.slot, job.start_time, job.checkpoint_time,
+            (job.cpus, job.memory, job.gpus, job.disk), job.vacatable)
+
+
+class JobTable(Mapping[JobId, Job]):
+    """The view's jobs by id, in the order they were added. A job put as a :class:`Job` is that
+    object; a job a pool told field by field (:meth:`PoolView.arrive`, :meth:`PoolView.start_job`,
+    :meth:`PoolView.change`) is kept as a :data:`Row` and made a :class:`Job` when first read, that
+    same object then read until the job changes (the decision tells jobs apart by identity)."""
+
+    __slots__ = ("entries",)
+
+    def __init__(self) -> None:
+        self.entries: dict[JobId, Job | Row] = {}
+
+    def __getitem__(self, job_id: JobId) -> Job:
+        entry = self.entries[job_id]
+        if isinstance(entry, tuple):
+            owner, state, submit, slot, start, checkpoint, shape, vacatable = entry
+            cpus, memory, gpus, disk = shape
+            entry = self.entries[job_id] = Job(job_id, owner, state, submit, slot, start, checkpoint,
+                                               cpus, memory, gpus, disk, vacatable)
+        return entry
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def __iter__(self) -> Iterator[JobId]:
+        return iter(self.entries)
+
+    def __contains__(self, job_id: object) -> bool:
+        return job_id in self.entries
+
+    def row(self, job_id: JobId) -> Row | None:
+        """What the view keeps of ``job_id`` (None if it has no such job)."""
+        entry = self.entries.get(job_id)
+        if entry is None or isinstance(entry, tuple):
+            return entry
+        return _row(entry)
 
 
 class Tally:
@@ -146,27 +189,25 @@ class Tally:
             heapq.heapify(heap)
             self.firsts[shape] = heap
 
-    def _add_idle(self, job: Job) -> None:
+    def _add_idle(self, job_id: JobId, shape: Shape) -> None:
         if self.listed is not None:
             self._sort_out()
-        shape = _SHAPE(job)
         count = self.shapes.get(shape, 0)
         self.shapes[shape] = count + 1
         if count:
-            self.ids[shape].add(job.id)
+            self.ids[shape].add(job_id)
         else:
-            self.ids[shape] = {job.id}
+            self.ids[shape] = {job_id}
         if len(self.shapes) > 1:
             if not self.firsts:
                 self._heaps()
             else:
                 heap = self.firsts.setdefault(shape, [])
-                heapq.heappush(heap, job.id)
+                heapq.heappush(heap, job_id)
 
-    def _drop_idle(self, job: Job) -> None:
+    def _drop_idle(self, job_id: JobId, shape: Shape) -> None:
         if self.listed is not None:
             self._sort_out()
-        shape = _SHAPE(job)
         left = self.shapes[shape] - 1
         if not left:
             del self.shapes[shape]
@@ -177,7 +218,7 @@ class Tally:
             return
         self.shapes[shape] = left
         ids = self.ids[shape]
-        ids.discard(job.id)
+        ids.discard(job_id)
         heap = self.firsts.get(shape)
         if heap is None:
             return
@@ -267,7 +308,8 @@ class PoolView:
 
     def __init__(self) -> None:
         self.stamp = 0
-        self.jobs: dict[JobId, Job] = {}
+        self.jobs = JobTable()
+        self._entries = self.jobs.entries
         self.slots: dict[str, Slot] = {}
         self.tallies: dict[str, Tally] = {}  # owners with a running, idle or vacating job
         self.busy: Counter[str] = Counter()  # slot present -> running jobs on it
@@ -306,20 +348,81 @@ class PoolView:
         """A job was added or changed (state, slot, start, checkpoint, request)."""
         if self._taken is not None:
             self._settle()
-        old = self.jobs.get(job.id)
-        self.jobs[job.id] = job  # first: the old one's idle entries are stale from here
+        entries = self._entries
+        old = entries.get(job.id)
+        entries[job.id] = job
         if old is not None:
-            self._job_out(old)
-        self._job_in(job)
+            self._job_out(job.id, old if isinstance(old, tuple) else _row(old))
+        self._job_in(job.id, _row(job))
         self.stamp += 1
+
+    def change(self, job_id: JobId, owner: str, state: JobState, submit: float, slot: str | None,
+               start: float | None, checkpoint: float | None, shape: Shape,
+               vacatable: bool = True) -> None:
+        """What :meth:`put_job` of a :class:`Job` with these fields does, without making one (a
+        pool that sees its jobs change tells the view the fields; the job is made a :class:`Job`
+        only if something reads it)."""
+        if self._taken is not None:
+            self._settle()
+        row = (owner, state, submit, slot, start, checkpoint, shape, vacatable)
+        entries = self._entries
+        old = entries.get(job_id)
+        entries[job_id] = row
+        if old is not None:
+            self._job_out(job_id, old if isinstance(old, tuple) else _row(old))
+        self._job_in(job_id, row)
+        self.stamp += 1
+
+    def start_job(self, job_id: JobId, slot: str, start: float) -> None:
+        """The view's job ``job_id`` now runs on ``slot``, its run begun at ``start`` with no
+        checkpoint yet (owner, submit time, request and ``vacatable`` as they were): what
+        :meth:`change` would do, in one step when the job was idle (a start in a pool)."""
+        if self._taken is not None:
+            self._settle()
+        entries = self._entries
+        old = entries[job_id]
+        if not isinstance(old, tuple):
+            old = _row(old)
+        owner, state, submit, _, _, _, shape, vacatable = old
+        row = (owner, JobState.RUNNING, submit, slot, start, None, shape, vacatable)
+        entries[job_id] = row
+        self.stamp += 1
+        if state is not JobState.IDLE:
+            self._job_out(job_id, old)
+            self._job_in(job_id, row)
+            return
+        tally = self.tallies[owner]
+        tally.idle -= 1
+        tally.running += 1
+        cpus, memory, gpus, disk = shape
+        waiting, ran = tally.waiting, tally.ran
+        waiting[0] -= cpus
+        waiting[1] -= memory
+        waiting[2] -= gpus
+        waiting[3] -= disk
+        ran[0] += cpus
+        ran[1] += memory
+        ran[2] += gpus
+        ran[3] += disk
+        tally._drop_idle(job_id, shape)
+        on = self.running_on.get(slot)
+        if on is None:
+            self.running_on[slot] = {job_id}
+        else:
+            on.add(job_id)
+        placed = self.slots.get(slot)
+        if placed is not None:
+            self._placed(job_id, row, tally, placed)
+        else:
+            self.unplaced += 1
 
     def drop_job(self, job_id: JobId) -> None:
         """A job left the pool (completed, removed, or no longer shown)."""
         if self._taken is not None:
             self._settle()
-        old = self.jobs.pop(job_id, None)
+        old = self._entries.pop(job_id, None)
         if old is not None:
-            self._job_out(old)
+            self._job_out(job_id, old if isinstance(old, tuple) else _row(old))
             self.stamp += 1
 
     def put_slot(self, slot: Slot) -> None:
@@ -356,8 +459,7 @@ class PoolView:
         tally.idle += count
         for k in range(4):
             tally.waiting[k] += count * shape[k]
-        cpus, memory, gpus, disk = shape
-        tally._add_idle(Job(first, owner, JobState.IDLE, cpus=cpus, memory=memory, gpus=gpus, disk=disk))
+        tally._add_idle(first, shape)
         tally.shapes[shape] += count - 1
         self.stamp += 1
 
@@ -369,75 +471,75 @@ class PoolView:
             tally = self.tallies[owner] = Tally()
         return tally
 
-    def _job_in(self, job: Job) -> None:
-        state = job.state
+    def _job_in(self, job_id: JobId, row: Row) -> None:
+        owner, state, _, name, _, _, shape, _ = row
         if state is JobState.RUNNING:
-            tally = self.tallies.get(job.owner)
+            tally = self.tallies.get(owner)
             if tally is None:
-                tally = self.tallies[job.owner] = Tally()
+                tally = self.tallies[owner] = Tally()
             tally.running += 1
             ran = tally.ran
-            ran[0] += job.cpus
-            ran[1] += job.memory
-            ran[2] += job.gpus
-            ran[3] += job.disk
-            name = job.slot
+            ran[0] += shape[0]
+            ran[1] += shape[1]
+            ran[2] += shape[2]
+            ran[3] += shape[3]
             if name is None:
                 self.unplaced += 1
                 return
             on = self.running_on.get(name)
             if on is None:
-                self.running_on[name] = {job.id}
+                self.running_on[name] = {job_id}
             else:
-                on.add(job.id)
+                on.add(job_id)
             slot = self.slots.get(name)
             if slot is not None:
-                self._placed(job, tally, slot)
+                self._placed(job_id, row, tally, slot)
             else:
                 self.unplaced += 1
         elif state is JobState.IDLE:
-            tally = self.tallies.get(job.owner)
+            tally = self.tallies.get(owner)
             if tally is None:
-                tally = self.tallies[job.owner] = Tally()
+                tally = self.tallies[owner] = Tally()
             tally.idle += 1
             waiting = tally.waiting
-            waiting[0] += job.cpus
-            waiting[1] += job.memory
-            waiting[2] += job.gpus
-            waiting[3] += job.disk
-            tally._add_idle(job)
+            waiting[0] += shape[0]
+            waiting[1] += shape[1]
+            waiting[2] += shape[2]
+            waiting[3] += shape[3]
+            tally._add_idle(job_id, shape)
         elif state is JobState.VACATING:
-            tally = self.tallies.get(job.owner)
+            tally = self.tallies.get(owner)
             if tally is None:
-                tally = self.tallies[job.owner] = Tally()
+                tally = self.tallies[owner] = Tally()
             tally.vacating += 1
-            _add4(tally.leaving, job, 1)
-            if job.slot is not None:
-                self.leaving[job.slot] = self.leaving.get(job.slot, 0) + 1
-                self.free_static.discard(job.slot)
+            leaving = tally.leaving
+            for k in range(4):
+                leaving[k] += shape[k]
+            if name is not None:
+                self.leaving[name] = self.leaving.get(name, 0) + 1
+                self.free_static.discard(name)
 
-    def _job_out(self, job: Job) -> None:
-        state = job.state
+    def _job_out(self, job_id: JobId, row: Row) -> None:
+        owner, state, _, name, _, _, shape, _ = row
         if state is JobState.RUNNING:
-            tally = self.tallies[job.owner]
+            tally = self.tallies[owner]
             tally.running -= 1
             ran = tally.ran
-            ran[0] -= job.cpus
-            ran[1] -= job.memory
-            ran[2] -= job.gpus
-            ran[3] -= job.disk
-            name = job.slot
+            ran[0] -= shape[0]
+            ran[1] -= shape[1]
+            ran[2] -= shape[2]
+            ran[3] -= shape[3]
             if name is None:
                 self.unplaced -= 1
             else:
                 on = self.running_on[name]
                 if len(on) > 1:
-                    on.discard(job.id)
+                    on.discard(job_id)
                 else:
                     del self.running_on[name]
                 slot = self.slots.get(name)
                 if slot is not None:
-                    self._unplaced(job, tally, slot)
+                    self._unplaced(job_id, row, tally, slot)
                     if not slot.partitionable and slot.parent is None:  # _refree, written out
                         if name in self.busy or name in self.leaving:
                             self.free_static.discard(name)
@@ -446,46 +548,48 @@ class PoolView:
                 else:
                     self.unplaced -= 1
         elif state is JobState.IDLE:
-            tally = self.tallies[job.owner]
+            tally = self.tallies[owner]
             tally.idle -= 1
             waiting = tally.waiting
-            waiting[0] -= job.cpus
-            waiting[1] -= job.memory
-            waiting[2] -= job.gpus
-            waiting[3] -= job.disk
-            tally._drop_idle(job)
+            waiting[0] -= shape[0]
+            waiting[1] -= shape[1]
+            waiting[2] -= shape[2]
+            waiting[3] -= shape[3]
+            tally._drop_idle(job_id, shape)
         elif state is JobState.VACATING:
-            tally = self.tallies[job.owner]
+            tally = self.tallies[owner]
             tally.vacating -= 1
-            _add4(tally.leaving, job, -1)
-            if job.slot is not None:
-                self.leaving[job.slot] -= 1
-                if not self.leaving[job.slot]:
-                    del self.leaving[job.slot]
-                self._refree(job.slot)
+            leaving = tally.leaving
+            for k in range(4):
+                leaving[k] -= shape[k]
+            if name is not None:
+                self.leaving[name] -= 1
+                if not self.leaving[name]:
+                    del self.leaving[name]
+                self._refree(name)
         else:
             return
         if not (tally.running or tally.idle or tally.vacating):
-            del self.tallies[job.owner]
+            del self.tallies[owner]
 
-    def _placed(self, job: Job, tally: Tally, slot: Slot) -> None:
-        """``job`` runs on ``slot``, which the view has."""
+    def _placed(self, job_id: JobId, row: Row, tally: Tally, slot: Slot) -> None:
+        """The job runs on ``slot``, which the view has."""
         name = slot.name
         busy = self.busy
         busy[name] = busy.get(name, 0) + 1
         self.free_static.discard(name)
-        start = job.start_time
-        if start is not None and job.vacatable:  # a victim candidate
-            since = job.checkpoint_time
-            tally.add_victim(job.id, start, since if since is not None and since > start else start)
+        start = row[4]
+        if start is not None and row[7]:  # a victim candidate
+            since = row[5]
+            tally.add_victim(job_id, start, since if since is not None and since > start else start)
             shapes = tally.victim_shapes
-            shape = _SHAPE(job)
+            shape = row[6]
             shapes[shape] = shapes.get(shape, 0) + 1
             if slot.parent is not None or slot.partitionable:
-                self.on_place.setdefault(slot.place, set()).add(job.id)
+                self.on_place.setdefault(slot.place, set()).add(job_id)
 
-    def _unplaced(self, job: Job, tally: Tally, slot: Slot) -> None:
-        """``job`` no longer runs on ``slot`` (it did, and the view has the slot)."""
+    def _unplaced(self, job_id: JobId, row: Row, tally: Tally, slot: Slot) -> None:
+        """The job no longer runs on ``slot`` (it did, and the view has the slot)."""
         name = slot.name
         busy = self.busy
         left = busy[name] - 1
@@ -493,10 +597,10 @@ class PoolView:
             busy[name] = left
         else:
             del busy[name]
-        if job.start_time is not None and job.vacatable:
-            tally.drop_victim(job.id)
+        if row[4] is not None and row[7]:
+            tally.drop_victim(job_id)
             shapes = tally.victim_shapes
-            shape = _SHAPE(job)
+            shape = row[6]
             left = shapes[shape] - 1
             if left:
                 shapes[shape] = left
@@ -505,7 +609,7 @@ class PoolView:
             if slot.parent is not None or slot.partitionable:
                 place = slot.place
                 on = self.on_place[place]
-                on.discard(job.id)
+                on.discard(job_id)
                 if not on:
                     del self.on_place[place]
 
@@ -526,9 +630,10 @@ class PoolView:
         for k, amount in enumerate(slot.amount):
             self._totals[k] += int(amount)
         for job_id in self.running_on.get(name, ()):
-            job = self.jobs[job_id]
+            row = self.jobs.row(job_id)
+            assert row is not None
             self.unplaced -= 1
-            self._placed(job, self.tallies[job.owner], slot)
+            self._placed(job_id, row, self.tallies[row[0]], slot)
         if slot.partitionable:
             self.rooms[name] = slot.room
             if any(slot.room):
@@ -546,8 +651,9 @@ class PoolView:
         for k, amount in enumerate(slot.amount):
             self._totals[k] -= int(amount)
         for job_id in self.running_on.get(name, ()):
-            job = self.jobs[job_id]
-            self._unplaced(job, self.tallies[job.owner], slot)
+            row = self.jobs.row(job_id)
+            assert row is not None
+            self._unplaced(job_id, row, self.tallies[row[0]], slot)
             self.unplaced += 1
         if slot.partitionable:
             del self.rooms[name]
@@ -618,15 +724,17 @@ class PoolView:
                     wholes[room] += 1
 
         listed = 0
+        table: dict[JobId, Job] = {}
         for job in jobs:
-            view.jobs[job.id] = job
+            table[job.id] = job
             listed += 1
-        view.duplicates += listed - len(view.jobs)
+        view.duplicates += listed - len(table)
+        view.jobs.entries = view._entries = cast(dict[JobId, Job | Row], table)
         running: dict[str, list[Job]] = {}
         idle: dict[str, list[Job]] = {}
         vacating: dict[str, list[Job]] = {}
         run, wait, leave = JobState.RUNNING, JobState.IDLE, JobState.VACATING
-        for job in view.jobs.values():
+        for job in table.values():
             state = job.state
             owners = idle if state is wait else running if state is run else \
                 vacating if state is leave else None

@@ -71,13 +71,23 @@ def kept_pools(draw: Any) -> tuple[PoolView, PolicySettings, tuple[Kept, ...]]:
     owners = TREED if tree else FLAT
     view = PoolView()
     for _ in range(draw(st.integers(0, 60))):
-        op = draw(st.sampled_from(["job", "job", "job", "job", "drop job", "slot", "slot", "drop slot",
-                                   "read"]))
+        op = draw(st.sampled_from(["job", "job", "job", "told", "start", "drop job", "slot", "slot",
+                                   "drop slot", "read", "look"]))
         if op == "read" and view.tallies:  # the orders read midway are brought up to date later
             tally = view.tallies[draw(st.sampled_from(sorted(view.tallies)))]
             list(tally.victims(draw(st.booleans())))
+        elif op == "look" and view.jobs:  # a job read (made a Job), then maybe changed
+            view.jobs[draw(st.sampled_from(sorted(view.jobs)))]
         elif op == "job":
             view.put_job(job_of(draw, owners, static))
+        elif op == "told":  # the same change, told field by field
+            job = job_of(draw, owners, static)
+            view.change(job.id, job.owner, job.state, job.submit_time, job.slot, job.start_time,
+                        job.checkpoint_time, job.shape, job.vacatable)
+        elif op == "start" and view.jobs:  # a job, idle or not, starts on a slot
+            job_id = draw(st.sampled_from(sorted(view.jobs)))
+            slots = [*STATIC, "gone"] if static else [*STATIC, *DYNAMIC, "gone"]
+            view.start_job(job_id, draw(st.sampled_from(slots)), draw(TIMES))
         elif op == "drop job" and view.jobs:
             view.drop_job(draw(st.sampled_from(sorted(view.jobs))))
         elif op == "slot":
@@ -227,3 +237,19 @@ def test_victim_orders_read_between_many_starts_and_finishes_are_those_of_a_buil
             assert orders(view) == orders(built)
     built = PoolView.of(view.slots.values(), view.jobs.values())
     assert orders(view) == orders(built)
+
+
+def test_a_job_told_field_by_field_is_made_a_job_once_when_read_and_afresh_once_changed() -> None:
+    view = PoolView()
+    view.put_slot(Slot("s0"))
+    job_id = JobId("a", 1, 0)
+    view.change(job_id, "a", JobState.IDLE, 5.0, None, None, None, (1, 0, 0, 0))
+    idle = view.jobs[job_id]
+    assert idle == Job(job_id, "a", JobState.IDLE, 5.0) and view.jobs[job_id] is idle
+    view.start_job(job_id, "s0", 7.0)
+    running = view.jobs[job_id]
+    assert running == Job(job_id, "a", JobState.RUNNING, 5.0, "s0", 7.0)
+    assert view.jobs[job_id] is running and view.snapshot(10.0).jobs == (running,)
+    assert list(view.tallies["a"].victims(True)) == [job_id] and view.free_static == set()
+    view.drop_job(job_id)
+    assert job_id not in view.jobs and not view.tallies and view.free_static == {"s0"}

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from hypothesis import given
+from typing import Any
+
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from osep.core.model import JobId
+from osep.core.model import JobId, JobState
 from osep.core.resources import fits
+from osep.core.view import PoolView
 from osep.sim.pool import IdleQueue, SimulatedPool
-from osep.sim.specs import JobSpec, PoolSettings, SlotSpec
+from osep.sim.specs import Checkpointing, JobSpec, PoolSettings, SlotSpec
 
 SHAPES = st.tuples(st.integers(1, 4), st.integers(0, 3), st.integers(0, 1), st.just(0))
 
@@ -60,3 +63,70 @@ def test_the_pool_keeps_its_free_slots_and_open_machines_in_order():
     assert first.spec.id not in pool.jobs and pool.completed == 2 and pool.waiting == 2
     pool.hold({"a": 0})
     assert not pool.can_match()  # room is free, but the only owner waiting is held to nothing
+
+
+def _read(view: PoolView) -> dict[str, Any]:
+    """What a decision reads of a view, in a form that compares."""
+    tallies = {o: (t.running, t.idle, t.vacating, t.ran, t.waiting, t.leaving, dict(t.shapes),
+                   {s: t.first(s) for s in t.shapes}, list(t.victims(True)),
+                   list(t.victims(False)), dict(t.victim_shapes))
+               for o, t in view.tallies.items()}
+    return {"jobs": dict(view.jobs), "slots": view.slots, "tallies": tallies,
+            "busy": dict(view.busy), "leaving": dict(view.leaving), "free": view.free_static,
+            "rooms": view.rooms, "on_place": view.on_place, "wholes": dict(view.wholes)}
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["arrive", "arrive", "start", "start", "vacate",
+                                           "release", "finish", "snapshot"]),
+                          st.integers(0, 3), st.sampled_from([0.0, 0.0, 7.0, 40.0])), max_size=80),
+       st.booleans())
+def test_the_view_a_snapshot_reads_is_the_view_of_the_pool_then(ops, periodic):
+    """The pool tells its view what changed only when a snapshot is taken: the view then is the one
+    built from the pool's jobs (jobs that came and went in between never shown)."""
+    mode = Checkpointing.PERIODIC if periodic else Checkpointing.NONE
+    pool = SimulatedPool([SlotSpec("s0"), SlotSpec("s1", cpus=2),
+                          SlotSpec("m0", cpus=3, memory=4, partitionable=True)],
+                         PoolSettings(checkpointing=mode, checkpoint_interval=30.0))
+    arrived = 0
+    for op, k, step in ops:
+        pool.now += step
+        jobs = list(pool.jobs.values())
+        if op == "arrive":
+            owner = "ab"[k % 2]
+            pool.arrive(JobSpec(JobId(owner, 0, arrived), owner, pool.now, 500.0, cpus=1 + k % 2,
+                                memory=k % 3))
+            arrived += 1
+        elif op == "start":  # the first job, of either owner, that fits somewhere starts there
+            owners = ["ab"[k % 2], "ab"[(k + 1) % 2]]
+            found = next(((o, s) for o in owners for s in pool.free_slots()
+                          if (j := pool.idle.get(o)) and any(fits(x, s.room) for x in j._shapes)),
+                         None)
+            if found is not None and k < 2:
+                job = pool.pop_fitting(found[0], found[1].room)
+                assert job is not None
+                pool.start(job, found[1])
+            else:
+                for machine in pool.open_machines():
+                    job = next((j for o in owners if (j := pool.pop_fitting(o, machine.free))),
+                               None)
+                    if job is not None:
+                        pool.start_on(job, machine)
+                        break
+        elif op in ("vacate", "finish", "release"):
+            wanted = (JobState.VACATING,) if op == "release" else \
+                (JobState.RUNNING,) if op == "vacate" else (JobState.RUNNING, JobState.VACATING)
+            mine = [j for j in jobs if j.state in wanted]
+            if mine:
+                job = mine[k % len(mine)]
+                if op == "vacate":
+                    pool.vacate(job.spec.id)
+                elif op == "release":
+                    pool.release(job.spec.id, job.run_id)
+                else:
+                    pool.finish(job.spec.id, job.run_id)
+        else:
+            snapshot = pool.snapshot()
+            shown = [pool.job(i) for i in pool.jobs]
+            built = PoolView.of(snapshot.view.slots.values(), [j for j in shown if j is not None])
+            assert _read(snapshot.view) == _read(built)
