@@ -5,7 +5,8 @@ running jobs in the order they would be vacated; and per place what is busy, lea
 these from a snapshot's jobs costs a pass over every job; a pool adapter that sees jobs change
 (the simulator, or a live adapter following its schedds) keeps a :class:`PoolView` instead and tells
 it each change: :meth:`PoolView.put_job` (a job added or changed), :meth:`PoolView.drop_job` (gone),
-:meth:`PoolView.put_slot` and :meth:`PoolView.drop_slot`. Each costs O(log jobs). A pool can tell a
+:meth:`PoolView.put_slot` and :meth:`PoolView.drop_slot`. Each costs O(1) (a heap push for an idle
+job of an owner with idle jobs of several shapes; a victim order is sorted when read). A pool can tell a
 job's change field by field instead (:meth:`PoolView.change`, and :meth:`PoolView.start_job` for an
 idle job that starts): the view keeps the fields, and makes the :class:`Job` only when something
 reads it (:class:`JobTable`). A snapshot

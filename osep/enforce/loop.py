@@ -96,7 +96,7 @@ class Enforcer:
         with phases.timing(DECIDE):
             plan = decide(snapshot, self.settings)
         # Nothing after the decision reads the snapshot. One taken from a kept pool view (the
-        # simulator's) would otherwise copy every job out of the view at the first vacate sent.
+        # simulator's) would otherwise copy every job out of the view at the view's next change.
         del snapshot
         record = self.record.bind(cycle=self.cycles, time=plan.time)
         with phases.timing(ACT):
