@@ -130,6 +130,12 @@ def policy_from(text: str, path: str = "policy.toml"):
     return parse_policy(top.table("policy"), top.table("owners", required=True)).settings
 
 
+def job_of(spec: Any) -> Job:
+    """The :class:`Job` the simulated pool makes of a :class:`osep.sim.specs.JobSpec` when it arrives
+    (osep.sim.pool): what a reader's job must be fit to become (a ValueError if it is not)."""
+    return Job(spec.id, spec.owner, JobState.IDLE, spec.submit, None, None, None, spec.cpus, spec.memory,
+               spec.gpus, spec.disk)
+
 # -- owner trees written as policy text (osep.htcondor.quota_shares) --------------------------------
 
 
