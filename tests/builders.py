@@ -9,6 +9,7 @@ from typing import Any
 from osep.config.bounds import MAX_NAME, MAX_OWNERS, share_maximum
 from osep.config.policy import MAX_DEPTH, RESERVED
 from osep.core.model import Job, JobId, JobState, Kept, Shape, Slot, Snapshot
+from osep.htcondor.quota_shares import PoolSize, Translation, translate
 
 
 def snap(
@@ -129,7 +130,13 @@ def policy_from(text: str, path: str = "policy.toml"):
     return parse_policy(top.table("policy"), top.table("owners", required=True)).settings
 
 
-# -- owner trees written as policy text (osep.htcondor.groups) ------------------------------------
+def job_of(spec: Any) -> Job:
+    """The :class:`Job` the simulated pool makes of a :class:`osep.sim.specs.JobSpec` when it arrives
+    (osep.sim.pool): what a reader's job must be fit to become (a ValueError if it is not)."""
+    return Job(spec.id, spec.owner, JobState.IDLE, spec.submit, None, None, None, spec.cpus, spec.memory,
+               spec.gpus, spec.disk)
+
+# -- owner trees written as policy text (osep.htcondor.quota_shares) --------------------------------
 
 
 def nodes(doc: Mapping[str, Any], path: tuple[str, ...] = ()) -> dict[str, Any]:
@@ -177,3 +184,33 @@ def check_osep_rules(text: str) -> dict[str, Any]:
     level(doc["owners"], 1)
     assert count <= MAX_OWNERS
     return doc
+
+
+def shares_of(result: Translation) -> dict[str, Any]:
+    """The shares a translation writes: dotted name -> share."""
+    return nodes(tomllib.loads(result.text)["owners"])
+
+
+def comments(result: Translation, node: str) -> str:
+    """The comments written on ``node`` (the lines between its table's header and its share), joined
+    into one line of text."""
+    lines = result.text.splitlines()
+    header = f"[owners.{node}]"
+    start = lines.index(header)
+    end = next(i for i in range(start, len(lines)) if lines[i].startswith("share = "))
+    return " ".join(line.lstrip("#").strip() for line in lines[start + 1:end])
+
+
+def header(result: Translation) -> str:
+    """The comments at the top of a translation, before its ``[policy]`` table, as one line."""
+    lines = result.text.split("\n[policy]")[0].splitlines()
+    return " ".join(line.lstrip("#").strip() for line in lines)
+
+
+def translated(knobs: Mapping[str, str], pool_size: PoolSize = PoolSize(), **options: Any) -> Translation:
+    """The negotiator's ``knobs`` translated, checked against osep's rules, its problems counted in
+    the text."""
+    result = translate(knobs, pool_size, **options)
+    check_osep_rules(result.text)
+    assert f"{len(result.problems):,} problem" in result.text or not result.problems
+    return result

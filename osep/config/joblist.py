@@ -183,7 +183,8 @@ def _time(text: str, largest: float, *, zero: bool) -> float:
 
 
 def _whole(text: str, low: int, high: int) -> int:
-    if not text.isascii() or not text.lstrip("+-").isdigit() or len(text) > 20:
+    digits = text[1:] if text[:1] in ("+", "-") else text  # one sign at most: int() refuses "+-5"
+    if not text.isascii() or not digits.isdigit() or len(text) > 20:
         raise _Bad(f"expected a whole number, got {show(text)}")
     value = int(text)
     if not low <= value <= high:

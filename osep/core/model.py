@@ -13,6 +13,7 @@ is in :mod:`osep.core.resources`.
 from __future__ import annotations
 
 import enum
+import math
 from dataclasses import FrozenInstanceError, dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -83,6 +84,9 @@ class Job:
     one: a job that was vacated and restarted has lost its earlier run from the policy's point of view.
     A running job that is not ``vacatable`` holds its slot and counts as running, but is never a
     victim (HTCondor: one transferring its output, or suspended).
+
+    A negative request (or a NaN one), or a time that is not finite, is a ValueError: a programming
+    error here, as every reader turns such input into its own one-line error or counted skip first.
     """
 
     id: JobId
@@ -97,6 +101,16 @@ class Job:
     gpus: int = 0
     disk: int = 0  # KiB
     vacatable: bool = True
+
+    def __post_init__(self) -> None:
+        # One test on the way in (every Job is made here, the view's included): ``not x >= 0``
+        # holds for NaN too, and ``t - t == 0`` only for a finite t.
+        start, checkpoint = self.start_time, self.checkpoint_time
+        if not (self.cpus >= 0 and self.memory >= 0 and self.gpus >= 0 and self.disk >= 0
+                and self.submit_time - self.submit_time == 0
+                and (start is None or start - start == 0)
+                and (checkpoint is None or checkpoint - checkpoint == 0)):
+            raise ValueError(_bad_job(self))
 
     @property
     def shape(self) -> Shape:
@@ -117,6 +131,19 @@ class Job:
         if self.checkpoint_time is not None and self.checkpoint_time > since:
             since = self.checkpoint_time
         return max(0.0, now - since)
+
+
+def _bad_job(job: Job) -> str:
+    """Why ``job`` cannot be: its first negative request or time that is not finite."""
+    for name in ("cpus", "memory", "gpus", "disk"):
+        value = getattr(job, name)
+        if not value >= 0:
+            return f"job {job.id}: {name} must be at least 0, got {value!r}"
+    for name in ("submit_time", "start_time", "checkpoint_time"):
+        value = getattr(job, name)
+        if value is not None and not math.isfinite(value):
+            return f"job {job.id}: {name} must be a finite time, got {value!r}"
+    return f"job {job.id}: bad values"  # not reached: __post_init__ found one of the above
 
 
 @dataclass(frozen=True, slots=True)

@@ -59,7 +59,7 @@ from osep.htcondor.ads import (
     to_osep_ad,
 )
 from osep.htcondor.ceilings import NO_CEILING, Ceilings
-from osep.htcondor.groups import PoolSize
+from osep.htcondor.quota_shares import PoolSize
 from osep.htcondor.reading import NOT_DEFINED, SLOT_FACTS, Reading
 from osep.htcondor.settings import LiveSettings
 from osep.htcondor.state import MAX_ENTRIES, SavedState, StateError, StateFile
@@ -539,10 +539,10 @@ def _to_classad_value(value: Any) -> Any:
 
 @dataclass(frozen=True, slots=True)
 class GroupKnobs:
-    """What :func:`osep.htcondor.groups.translate` needs, read from a pool."""
+    """What :func:`osep.htcondor.quota_shares.translate` needs, read from a pool."""
 
-    knobs: dict[str, str]  # every GROUP_* knob and each of groups.GLOBAL_KNOBS that is set
-    pool: PoolSize
+    knobs: dict[str, str]  # every GROUP_* knob and each of quota_knobs.GLOBAL_KNOBS that is set
+    pool_size: PoolSize  # the pool's size as the negotiator counts it for quotas, and where the knobs were read
 
 
 def read_group_quotas(settings: LiveSettings = LiveSettings(), remote: bool = True) -> GroupKnobs:
@@ -552,7 +552,7 @@ def read_group_quotas(settings: LiveSettings = LiveSettings(), remote: bool = Tr
     network (what ``condor_config_val -negotiator`` shows): it holds ``NEGOTIATOR.``-prefixed knobs
     and what the negotiator last loaded, wherever osep runs. Else this machine's configuration, as
     this process reads it (no subsystem prefix applies). A PoolError if the negotiator cannot be
-    located or asked; the pool's size is counted where it can be (``pool.problem`` says why not)."""
+    located or asked; the pool's size is counted where it can be (``pool_size.problem`` says why not)."""
     collector = htcondor.Collector(settings.pool) if settings.pool else htcondor.Collector()
     if remote:
         ad = _call(settings, "locating the negotiator",

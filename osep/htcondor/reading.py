@@ -14,7 +14,7 @@ from typing import Any
 import classad2
 
 from osep.core.model import Job, JobState, Slot
-from osep.htcondor import groups
+from osep.htcondor import quota_knobs
 from osep.htcondor.ads import (
     Accounts,
     AdTally,
@@ -27,7 +27,7 @@ from osep.htcondor.ads import (
     to_job,
     to_slots,
 )
-from osep.htcondor.groups import PoolSize
+from osep.htcondor.quota_shares import PoolSize
 
 # How the pool sees a job it read: one it is vacating is VACATING (``Vacates.state`` in live.py).
 Seen = Callable[[Job], JobState]
@@ -107,16 +107,16 @@ class Reading:
 
 
 def negotiator_keys(names: Iterable[str]) -> dict[str, str]:
-    """The knobs to read (every GROUP_* one and groups.GLOBAL_KNOBS), each with the key that holds
+    """The knobs to read (every GROUP_* one and quota_knobs.GLOBAL_KNOBS), each with the key that holds
     the negotiator's value: the ``NEGOTIATOR.`` prefixed one where there is one (it wins there),
     else the plain one. Keys with another daemon's prefix are not the negotiator's."""
-    wanted = {groups.fold(n) for n in groups.GLOBAL_KNOBS}
+    wanted = {quota_knobs.fold(n) for n in quota_knobs.GLOBAL_KNOBS}
     chosen: dict[str, tuple[str, str, bool]] = {}  # folded name -> (name, key, prefixed)
     for key in names:
-        prefixed = groups.fold(key).startswith("NEGOTIATOR.")
+        prefixed = quota_knobs.fold(key).startswith("NEGOTIATOR.")
         base = key.split(".", 1)[1] if prefixed else key
-        folded = groups.fold(base)
-        if folded not in wanted and not folded.startswith(groups.GROUP_PREFIX):
+        folded = quota_knobs.fold(base)
+        if folded not in wanted and not folded.startswith(quota_knobs.GROUP_PREFIX):
             continue
         if folded not in chosen or (prefixed and not chosen[folded][2]):
             chosen[folded] = (base, key, prefixed)
@@ -127,7 +127,7 @@ def sizing_constraint(knobs: Mapping[str, str]) -> str | None:
     """The constraint of the slots the negotiator sizes the pool by: those it sees
     (NEGOTIATOR_SLOT_CONSTRAINT) that size the pool (NEGOTIATOR_SLOT_POOLSIZE_CONSTRAINT, once
     GROUP_DYNAMIC_MACH_CONSTRAINT); None for every slot."""
-    folded = {groups.fold(k): v for k, v in knobs.items()}
+    folded = {quota_knobs.fold(k): v for k, v in knobs.items()}
     sizing = folded.get("NEGOTIATOR_SLOT_POOLSIZE_CONSTRAINT", folded.get("GROUP_DYNAMIC_MACH_CONSTRAINT"))
     parts = [c for c in (folded.get("NEGOTIATOR_SLOT_CONSTRAINT"), sizing) if c and c.strip()]
     return " && ".join(f"({c})" for c in parts) or None
@@ -139,8 +139,8 @@ def pool_size(ads: list[Any], knobs: Mapping[str, str]) -> PoolSize:
     GhostMultiplier; and, for a negotiator that uses no weights, the slots, a partitionable one as
     its cores. A slot without a SlotWeight (or every slot, with FORCE_NEGOTIATOR_SLOT_WEIGHT) weighs
     what the negotiator's SLOT_WEIGHT says of it."""
-    forced = groups.knob_flag(knobs, "FORCE_NEGOTIATOR_SLOT_WEIGHT", False, classad_value)
-    expression = {groups.fold(k): v for k, v in knobs.items()}.get("SLOT_WEIGHT") or "Cpus"
+    forced = quota_knobs.knob_flag(knobs, "FORCE_NEGOTIATOR_SLOT_WEIGHT", False, classad_value)
+    expression = {quota_knobs.fold(k): v for k, v in knobs.items()}.get("SLOT_WEIGHT") or "Cpus"
     weighted = effective = 0.0
     weighs = set(_WEIGHED) | {"slots"}
     for ad in ads:

@@ -105,14 +105,14 @@ def shares(file: Path | None, from_pool: bool, pool: str | None, models: tuple[s
 
 
 def _shares_from_pool(pool: str | None) -> None:
-    from osep.htcondor import groups
     from osep.htcondor import live as condor
+    from osep.htcondor import quota_shares
     from osep.htcondor.reading import classad_value
     from osep.htcondor.settings import LiveSettings
 
     settings = parse_knobs(condor.knobs(KNOBS), Overrides(pool=pool))
     read = condor.read_group_quotas(LiveSettings(pool=settings.pool, retries=1))
-    result = groups.translate(read.knobs, read.pool, classad_value)
+    result = quota_shares.translate(read.knobs, read.pool_size, classad_value)
     click.echo(result.text, nl=False)
     if result.problems:  # each is a comment in the text too
         click.echo(f"osep: warning: {len(result.problems)} problem(s) in the negotiator's group "

@@ -10,6 +10,7 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from builders import job_of
 from osep.config import bounds as B
 from osep.config.scenario import load_scenario
 from osep.errors import ConfigError
@@ -298,6 +299,20 @@ def test_a_job_list_is_the_same_as_submit_tables(tmp_path):
     (b"owner,submit,runtime\na,0,1\n\xff,0,1\n", "line 3, column 1 (owner)", "not UTF-8 text (byte 0xff)"),
     (b"owner,submit,runtime\na,0,\xff1\n", "line 2, column 3 (runtime)", "a number of seconds"),
     (b"owner,su\xffbmit,runtime\n", "line 1", "not UTF-8"),
+    # negative, NaN and huge values in every column
+    ("owner,submit,runtime,cpus\na,0,1,+-5\n", "line 2, column 4 (cpus)", "expected a whole number, got '+-5'"),
+    ("owner,submit,runtime,cpus\na,0,1,-1\n", "line 2, column 4 (cpus)", "1 to 4,096, got -1"),
+    ("owner,submit,runtime,memory\na,0,1,--1\n", "line 2, column 4 (memory)", "whole number"),
+    ("owner,submit,runtime,memory\na,0,1,-1\n", "line 2, column 4 (memory)", "0 to"),
+    ("owner,submit,runtime,memory\na,0,1,nan\n", "line 2, column 4 (memory)", "whole number"),
+    ("owner,submit,runtime,gpus\na,0,1,1e3\n", "line 2, column 4 (gpus)", "whole number"),
+    ("owner,submit,runtime,disk\na,0,1,-0x1\n", "line 2, column 4 (disk)", "whole number"),
+    ("owner,submit,runtime,disk\na,0,1," + "9" * 20 + "\n", "line 2, column 4 (disk)", "0 to"),
+    ("owner,submit,runtime\na,-inf,1\n", "line 2, column 2 (submit)", "finite"),
+    ("owner,submit,runtime\na,1e999,1\n", "line 2, column 2 (submit)", "finite"),
+    ("owner,submit,runtime\na,-0.5,1\n", "line 2, column 2 (submit)", "at least 0"),
+    ("owner,submit,runtime\na,0,-1\n", "line 2, column 3 (runtime)", "greater than 0"),
+    ("owner,submit,runtime\na,0,NaN\n", "line 2, column 3 (runtime)", "finite"),
 ])
 def test_bad_job_lists_name_file_line_column_and_reason(tmp_path, rows, key, reason):
     err = fails(load_scenario, with_csv(tmp_path, rows))
@@ -344,6 +359,86 @@ def test_any_job_list_loads_or_is_one_line_error(text):
             assert "\n" not in str(exc) and str(exc).isprintable()
         else:
             assert all(j.runtime > 0 and j.submit >= 0 for j in s.jobs)
+
+
+# Numbers a file may hold where a count or a time goes: negative, NaN, infinite, huge, or spelled oddly.
+HOSTILE_NUMBERS = st.one_of(
+    st.integers(-(10**25), 10**25).map(str),
+    st.floats(allow_nan=True, allow_infinity=True).map(repr),
+    st.sampled_from(["+-5", "--1", "-+1", "-0", "+0", "-nan", "NaN", "inf", "-inf", "1e999", "-1e999",
+                     "0x10", "1_000", " 5 ", "\uff15", "1e3", "+1", "", "9" * 20]),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(HOSTILE_NUMBERS, min_size=6, max_size=6), min_size=1, max_size=4))
+def test_hostile_numbers_in_a_job_list_are_jobs_or_one_line_errors(rows):
+    import tempfile
+
+    from osep.config.joblist import read_job_list
+
+    text = "owner,submit,runtime,cpus,memory,gpus,disk\n" + "".join("a," + ",".join(r) + "\n" for r in rows)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "jobs.csv"
+        path.write_text(text)
+        try:
+            work = read_job_list(path)
+        except ConfigError as exc:
+            assert "\n" not in str(exc) and str(exc).isprintable()
+        else:
+            for spec in work.jobs:
+                job = job_of(spec)  # a reader's job is fit to be a Job
+                assert job.cpus >= 1 and min(job.memory, job.gpus, job.disk) >= 0
+                assert 0 <= spec.submit <= B.MAX_TRACE_SECONDS and 0 < spec.runtime <= B.MAX_SECONDS
+
+
+@pytest.mark.parametrize(("line", "key", "reason"), [
+    ("cpus = -1", "submit[0].cpus", "greater than 0"),
+    ("cpus = nan", "submit[0].cpus", "whole number"),
+    ("cpus = 99999999999999999999", "submit[0].cpus", "at most 4,096"),
+    ("memory = -1", "submit[0].memory", "at least 0"),
+    ("memory = inf", "submit[0].memory", "whole number"),
+    ("gpus = -1", "submit[0].gpus", "at least 0"),
+    ("disk = -9223372036854775808", "submit[0].disk", "at least 0"),
+    ("time = -1", "submit[0].time", "at least 0"),
+    ("time = nan", "submit[0].time", "finite"),
+    ("time = inf", "submit[0].time", "finite"),
+    ("time = 1e300", "submit[0].time", "at most"),
+    ("runtime = -inf", "submit[0].runtime", "finite"),
+    ("runtime = -1", "submit[0].runtime", "greater than 0"),
+    ("runtimes = [10, -1]", "submit[0].runtimes[1]", "greater than 0"),
+    ("runtimes = [nan]", "submit[0].runtimes[0]", "finite"),
+])
+def test_negative_nan_and_huge_values_in_submit_tables_are_one_line_errors(tmp_path, line, key, reason):
+    text = BASE.replace("runtime = 100", "runtime = 100\n" + line)
+    if line.startswith("runtime"):
+        text = BASE.replace("runtime = 100", line)
+    if line.startswith("runtimes"):
+        text = BASE.replace("count = 2\nruntime = 100", line)
+    err = fails(load_scenario, write(tmp_path, text))
+    assert err.key == key and reason in err.reason, str(err)
+
+
+SUBMIT_KEYS = ("time", "runtime", "cpus", "memory", "gpus", "disk")
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.dictionaries(st.sampled_from(SUBMIT_KEYS), HOSTILE_NUMBERS.filter(lambda t: t.strip() != ""), min_size=1))
+def test_hostile_numbers_in_submit_tables_are_jobs_or_one_line_errors(values):
+    import tempfile
+
+    table = "".join(f"{k} = {v.strip()}\n" for k, v in values.items())
+    if "runtime" not in values:
+        table += "runtime = 100\n"
+    text = ("[pool]\nslots = [{ cpus = 4096, partitionable = true }]\n[owners]\na = 1\n"
+            "[[submit]]\nowner = \"a\"\n" + table)
+    with tempfile.TemporaryDirectory() as tmp:
+        try:
+            scenario = load_scenario(write(Path(tmp), text))
+        except ConfigError as exc:
+            assert "\n" not in str(exc) and str(exc).isprintable()
+        else:
+            assert scenario.jobs and all(job_of(spec).cpus >= 1 for spec in scenario.jobs)
 
 
 def test_validate_reads_a_scenario_once(tmp_path, monkeypatch):

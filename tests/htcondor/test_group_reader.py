@@ -11,7 +11,7 @@ import pytest
 from builders import check_osep_rules, nodes
 from fakecondor import FakeCondor, classad
 from osep.errors import PoolError
-from osep.htcondor import groups, live, reading
+from osep.htcondor import live, quota_shares, reading
 from osep.htcondor.settings import LiveSettings
 
 QUICK = LiveSettings(retries=2, retry_wait=0.0)
@@ -47,8 +47,8 @@ def test_the_negotiators_own_configuration_is_read_not_this_machines(fake):
     assert sorted(fake.config_reads) == sorted([
         "GROUP_NAMES", "NEGOTIATOR.GROUP_QUOTA_group_physics", "group_quota_dynamic_group_physics.cms",
         "GROUP_QUOTA_DYNAMIC_group_chem", "NEGOTIATOR.GROUP_ACCEPT_SURPLUS"])
-    assert read.pool.source == "the negotiator negotiator@cm's own configuration"
-    result = groups.translate(read.knobs, read.pool, reading.classad_value)
+    assert read.pool_size.source == "the negotiator negotiator@cm's own configuration"
+    result = quota_shares.translate(read.knobs, read.pool_size, reading.classad_value)
     doc = check_osep_rules(result.text)
     assert nodes(doc["owners"]) == {"group_chem": 0, "group_physics": 16, "group_physics.cms": "50%"}
     assert "Read from the negotiator negotiator@cm's own configuration." in result.text
@@ -59,7 +59,7 @@ def test_this_machines_configuration_when_asked(fake):
     fake.negotiator_config["GROUP_NAMES"] = "elsewhere"
     read = live.read_group_quotas(QUICK, remote=False)
     assert read.knobs == {"GROUP_NAMES": "local_only", "GROUP_QUOTA_local_only": "1"}
-    assert "this machine's configuration" in read.pool.source
+    assert "this machine's configuration" in read.pool_size.source
     assert fake.config_reads == []
 
 
@@ -70,35 +70,35 @@ def test_the_pools_size_as_the_negotiator_counts_it(fake):
     fake.slots.append(classad(Name="ghost@offline", Cpus=2, Memory=64, SlotWeight=2, GhostMultiplier=3))
     fake.slots.append(classad(Name="noweight@node", Cpus=4, Memory=4096))  # weighs the negotiator's SLOT_WEIGHT
     fake.negotiator_config["GROUP_NAMES"] = "a"
-    pool = live.read_group_quotas(QUICK).pool
-    assert pool.weighted == 3 + 8 + 2 * 3 + 4
-    assert pool.effective == 3 + 8 + 1 + 1  # a partitionable slot counts as its cores
-    assert pool.weighs == frozenset({"cpus"})
+    size = live.read_group_quotas(QUICK).pool_size
+    assert size.weighted == 3 + 8 + 2 * 3 + 4
+    assert size.effective == 3 + 8 + 1 + 1  # a partitionable slot counts as its cores
+    assert size.weighs == frozenset({"cpus"})
     fake.negotiator_config["SLOT_WEIGHT"] = "Memory / 1024"
-    assert live.read_group_quotas(QUICK).pool.weighted == 3 + 8 + 6 + 4
+    assert live.read_group_quotas(QUICK).pool_size.weighted == 3 + 8 + 6 + 4
     fake.negotiator_config.update({"FORCE_NEGOTIATOR_SLOT_WEIGHT": "true", "SLOT_WEIGHT": "1"})
-    pool = live.read_group_quotas(QUICK).pool
-    assert pool.weighted == 3 + 1 + 3 + 1  # every slot weighs 1, the offline one three times
-    assert pool.weighs == frozenset({"cpus"})  # what the slots say of themselves, still
+    size = live.read_group_quotas(QUICK).pool_size
+    assert size.weighted == 3 + 1 + 3 + 1  # every slot weighs 1, the offline one three times
+    assert size.weighs == frozenset({"cpus"})  # what the slots say of themselves, still
 
 
 def test_only_the_slots_that_size_the_pool_count(fake):
     fake.run("alice", 2)
     fake.slots.append(classad(Name="big@node", Cpus=16, Memory=1, SlotWeight=16))
     fake.negotiator_config.update({"GROUP_NAMES": "a", "GROUP_DYNAMIC_MACH_CONSTRAINT": "Cpus < 16"})
-    assert live.read_group_quotas(QUICK).pool.weighted == 2
+    assert live.read_group_quotas(QUICK).pool_size.weighted == 2
     fake.negotiator_config["NEGOTIATOR_SLOT_POOLSIZE_CONSTRAINT"] = "Cpus >= 16"  # the newer name wins
-    assert live.read_group_quotas(QUICK).pool.weighted == 16
+    assert live.read_group_quotas(QUICK).pool_size.weighted == 16
     fake.negotiator_config["NEGOTIATOR_SLOT_CONSTRAINT"] = "Cpus < 16"  # and slots never negotiated
-    assert live.read_group_quotas(QUICK).pool.weighted == 0
+    assert live.read_group_quotas(QUICK).pool_size.weighted == 0
 
 
 def test_a_pool_that_cannot_be_counted_still_gives_its_knobs(fake, monkeypatch):
     fake.negotiator_config.update({"GROUP_NAMES": "a b", "GROUP_QUOTA_a": "5", "GROUP_QUOTA_DYNAMIC_b": "0.5"})
     fake.negotiator_config["NEGOTIATOR_SLOT_POOLSIZE_CONSTRAINT"] = "Cpus >"  # the collector refuses it
     read = live.read_group_quotas(QUICK)
-    assert read.pool.weighted is None and "counting the pool's slots" in (read.pool.problem or "")
-    result = groups.translate(read.knobs, read.pool)
+    assert read.pool_size.weighted is None and "counting the pool's slots" in (read.pool_size.problem or "")
+    result = quota_shares.translate(read.knobs, read.pool_size)
     assert any(p.startswith("the pool could not be counted: counting the pool's slots") for p in result.problems)
     assert nodes(tomllib.loads(result.text)["owners"]) == {"a": 5, "b": 0}  # b needs the pool's size
 
@@ -115,7 +115,7 @@ def test_no_groups_at_all(fake):
     fake.negotiator_config["SLOT_WEIGHT"] = "Cpus"
     read = live.read_group_quotas(QUICK)
     assert read.knobs == {"SLOT_WEIGHT": "Cpus"}
-    result = groups.translate(read.knobs, read.pool)
+    result = quota_shares.translate(read.knobs, read.pool_size)
     assert tomllib.loads(result.text)["owners"] == {} and result.groups == 0
 
 

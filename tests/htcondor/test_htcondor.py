@@ -165,6 +165,27 @@ def test_requests_are_evaluated_and_undefined_gets_its_default(attr, text, expec
         assert "s#7.3" in tally.examples[0] and attr in tally.examples[0]
 
 
+FIELD = {"RequestCpus": "cpus", "RequestMemory": "memory", "RequestGPUs": "gpus", "RequestDisk": "disk",
+         "QDate": "submit_time", "JobCurrentStartDate": "start_time", "LastCkptTime": "checkpoint_time"}
+# What each attribute reads as when its value cannot be taken (a job's Job refuses negative
+# requests and times that are not finite, so the reading must never hand it one).
+STANDS_IN = {"RequestCpus": 1, "RequestMemory": 0, "RequestGPUs": 0, "RequestDisk": 0, "QDate": 0.0,
+             "JobCurrentStartDate": None, "LastCkptTime": None}
+
+
+@pytest.mark.parametrize("attr", sorted(FIELD))
+@pytest.mark.parametrize("value", [-1, -1e19, -(2**62), float("nan"), float("inf"), float("-inf"), 1e19, 2**62,
+                                   classad2.ExprTree("-1 * 2"), classad2.ExprTree('real("nan")')])
+def test_negative_nan_and_huge_numbers_are_counted_defaults_never_a_bad_job(attr, value):
+    job_ad = ad(**RUNNING)
+    job_ad[attr] = value
+    tally = AdTally()
+    entry = to_job("s", job_ad, tally)
+    assert entry is not None and getattr(entry.job, FIELD[attr]) == STANDS_IN[attr]
+    assert tally.defaulted == {attr: 1} and tally.rejected == 0
+    assert "s#7.3" in tally.examples[0] and "\n" not in tally.examples[0]
+
+
 def test_a_tally_keeps_counts_of_everything_and_a_few_examples():
     tally = AdTally()
     for k in range(1000):

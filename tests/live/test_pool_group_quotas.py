@@ -1,5 +1,5 @@
 """The negotiator's group quotas read from the real test pool and written as an osep policy tree
-(osep.htcondor.live.read_group_quotas and osep.htcondor.groups): what the running negotiator says,
+(osep.htcondor.live.read_group_quotas and osep.htcondor.quota_shares): what the running negotiator says,
 checked against the quotas it works out itself (its accounting ads' SubtreeQuota)."""
 
 from __future__ import annotations
@@ -30,9 +30,9 @@ GROUP_ACCEPT_SURPLUS_group_chem = False
 READ = """
 import json, sys
 import htcondor2
-from osep.htcondor import groups, live, reading
+from osep.htcondor import live, quota_shares, reading
 read = live.read_group_quotas(remote=sys.argv[1] == "remote")
-result = groups.translate(read.knobs, read.pool, reading.classad_value)
+result = quota_shares.translate(read.knobs, read.pool_size, reading.classad_value)
 ads = htcondor2.Collector().query(htcondor2.AdTypes.Accounting, constraint="IsAccountingGroup =?= true",
                                   projection=["Name", "SubtreeQuota"])
 print(json.dumps({"text": result.text, "problems": result.problems,

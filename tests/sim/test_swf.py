@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from builders import job_of
 from osep.config.scenario import load_scenario
 from osep.errors import ConfigError
 from osep.sim import swf
@@ -86,6 +87,27 @@ def test_the_window_and_the_peak():
     assert swf.parse(["; MaxProcs: lots\n"]).header_number("MaxProcs") is None
 
 
+@pytest.mark.parametrize(("fields", "reason"), [
+    ({"f2": -1}, swf.NO_SUBMIT), ({"f2": "-1e300"}, swf.NO_SUBMIT), ({"f2": "1e999"}, swf.NO_SUBMIT),
+    ({"f2": "-inf"}, swf.NOT_NUMBERS), ({"f2": "nan"}, swf.NOT_NUMBERS),
+    ({"f4": -5}, swf.NO_RUNTIME), ({"f4": "-1e999"}, swf.NO_RUNTIME), ({"f4": "-0"}, swf.ZERO_RUNTIME),
+    ({"f4": "1e999"}, swf.TOO_LONG), ({"f4": "NaN"}, swf.NOT_NUMBERS),
+    ({"f5": -3, "f8": -3}, swf.NO_PROCESSORS), ({"f5": "-1e999", "f8": "0.5"}, swf.NO_PROCESSORS),
+    ({"f5": "1e300"}, swf.TOO_MANY), ({"f5": -1, "f8": "1e999"}, swf.TOO_MANY),
+])
+def test_negative_nan_and_huge_values_are_counted_skips(fields, reason):
+    work = swf.parse([record(**fields)])
+    assert work.jobs == [] and work.skipped == {reason: 1} and work.examples == [f"line 1: {reason}"]
+
+
+def test_what_a_log_gives_is_always_fit_to_be_a_job():
+    """A negative zero submit time, a fraction of a processor and a huge finite time are read, and each
+    makes a Job (which refuses negative requests and times that are not finite)."""
+    work = swf.parse([record(f2="-0"), record(f5="1.9"), record(f2="1e300", f3="1e300")])
+    assert [(j.submit, j.cpus) for j in work.jobs] == [(0.0, 128), (0.0, 1), (1e300, 128)]
+    assert all(job_of(j).submit_time == j.submit for j in work.jobs)
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.one_of(
     st.text(max_size=80),
@@ -100,6 +122,8 @@ def test_any_text_is_read_or_accounted_for(lines):
     # the window drops, which need a submit time before 0: skipped as "no submit time" instead)
     assert len(work.jobs) + sum(work.skipped.values()) == len(data) == work.records
     assert all(0 < j.runtime < float("inf") and j.cpus > 0 and 0 <= j.submit < float("inf") for j in work.jobs)
+    for spec in work.jobs:
+        job_of(spec)  # fit to be a Job: no negative request, no time off the clock
 
 
 def test_unreadable_logs_are_one_clear_error(tmp_path):

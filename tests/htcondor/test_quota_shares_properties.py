@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 
 from builders import check_osep_rules, nodes
 from osep.config.toml import escape
-from osep.htcondor.groups import SHOWN, PoolSize, fold, translate
+from osep.htcondor.quota_knobs import SHOWN, fold
+from osep.htcondor.quota_shares import PoolSize, translate
 from osep.htcondor.reading import classad_value
 
 # Parts of names: a few short ones (so that parents exist and trees form), anything at all, and
