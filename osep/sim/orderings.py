@@ -61,12 +61,16 @@ from osep.sim.specs import JobSpec, ModelParams, Order
 MAX_TURNROUND = 58 * 86400.0  # Hazel: the longest turnround given (a Cambridge term)
 
 
+# A queue's head: (the time its oldest job joined the queue, its arrival number, its id).
+Head = tuple[float, int, JobId]
+
+
 class Queue(Protocol):
     """What an ordering reads of an owner's queue (:class:`osep.sim.pool.IdleQueue`)."""
 
     def __len__(self) -> int: ...
 
-    def head(self) -> tuple[float, int, JobId]: ...
+    def head(self) -> Head: ...
 
 
 # The owners with jobs queued, and their queues.
@@ -85,7 +89,16 @@ class Ordering:
 
     def rank(self, now: float, idle: Idle, running: Mapping[str, int],
              usage: fairshare.Accountant) -> list[str]:
-        return [o for _, o in sorted((q.head(), o) for o, q in idle.items() if q)]
+        return self.ranking(now, idle, running, usage)[0]
+
+    def ranking(self, now: float, idle: Idle, running: Mapping[str, int],
+                usage: fairshare.Accountant) -> tuple[list[str], list[Head] | None]:
+        """:meth:`rank`'s order and, for an ordering that ranks by queue heads (``per_slot``),
+        each owner's head beside it (what :meth:`moved` places an owner by); else None."""
+        if type(self).rank is not Ordering.rank:
+            return self.rank(now, idle, running, usage), None
+        pairs = sorted([(q.head(), o) for o, q in idle.items() if q])
+        return [o for _, o in pairs], [h for h, _ in pairs]
 
     @property
     def reads_usage(self) -> bool:
@@ -93,14 +106,22 @@ class Ordering:
         heads, as this one, does not: the pool need not keep it)."""
         return type(self).rank is not Ordering.rank
 
-    def moved(self, ranked: list[str], at: int, idle: Idle) -> None:
+    @staticmethod
+    def moved(ranked: list[str], heads: list[Head], at: int, idle: Idle) -> None:
         """``ranked[at]``'s queue lost a job (and other queues did not change): put the owner where
         :meth:`rank` would now place it, or take it out if its queue is empty. ``ranked`` is in rank
-        order, less owners taken out; every owner in it has jobs queued. (No two heads are equal:
-        a queue's entry holds the job's arrival number, so the owner's name never decides.)"""
+        order, less owners taken out, and ``heads`` their queues' heads as :meth:`ranking` gave
+        them (other queues did not change since); every owner in it has jobs queued. (No two heads
+        are equal: a queue's entry holds the job's arrival number, so the owner's name never
+        decides.)"""
         owner = ranked.pop(at)
-        if idle.get(owner):
-            bisect.insort(ranked, owner, key=lambda o: idle[o].head())
+        del heads[at]
+        queue = idle.get(owner)
+        if queue:
+            head = queue.head()
+            at = bisect.bisect_left(heads, head)
+            heads.insert(at, head)
+            ranked.insert(at, owner)
 
     def admit(self, spec: JobSpec, now: float, idle: Idle, running: Mapping[str, int]) -> float:
         """Whether ``spec`` (submitted, not yet in the queue) joins the queue the negotiator matches
