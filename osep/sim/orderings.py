@@ -147,12 +147,41 @@ def settled(value: float) -> float:
     return float(f"{value:.{SIGNIFICANT}g}")
 
 
+# Two values that :func:`settled` makes equal are less than one unit of their 12th significant
+# digit apart, a relative 1e-11 of either: values further apart than this relative distance keep
+# their order when settled.
+_APART = 1e-10
+
+
 def _by_value(idle: Idle, value: Mapping[str, float], best_high: bool) -> list[str]:
     """The owners with queued jobs, best ``value`` first; values equal to :data:`SIGNIFICANT`
-    significant digits tie, and ties go by name; any owner without a value last."""
+    significant digits tie, and ties go by name; any owner without a value last.
+
+    Settling keeps the order of values (it rounds), so the owners are sorted by their values as
+    they are, and settled only where neighbours are close enough to tie (a run of them is sorted
+    again by settled value and name): the order of sorting every owner by settled value and name,
+    without formatting every value at every negotiation."""
     sign = -1.0 if best_high else 1.0
-    return sorted((o for o, q in idle.items() if q),
-                  key=lambda o: (sign * settled(value[o]) if o in value else math.inf, o))
+    keyed = sorted([(sign * value[o], o) for o, q in idle.items() if q and o in value])
+    last = sorted(o for o, q in idle.items() if q and o not in value)
+    if not all(math.isfinite(v) for v, _ in keyed):  # infinities and NaN: every value settled
+        return sorted((o for o, q in idle.items() if q),
+                      key=lambda o: (sign * settled(value[o]) if o in value else math.inf, o))
+    n = len(keyed)
+    k = 0
+    while k < n - 1:
+        v = keyed[k][0]
+        w = keyed[k + 1][0]
+        if w - v > _APART * max(abs(v), abs(w)):
+            k += 1
+            continue
+        end = k + 2  # keyed[k:end] might tie: a run of neighbours each close to the next
+        while end < n and keyed[end][0] - keyed[end - 1][0] <= _APART * max(
+                abs(keyed[end][0]), abs(keyed[end - 1][0])):
+            end += 1
+        keyed[k:end] = sorted([(sign * settled(value[o]), o) for _, o in keyed[k:end]])
+        k = end
+    return [o for _, o in keyed] + last
 
 
 class FairShare(Ordering):
@@ -174,7 +203,7 @@ class FairShare(Ordering):
             if o in used or o in shares:
                 u = used.get(o, 0.0) / total_usage if total_usage > 0 else 0.0
                 s = shares.get(o, 0.0) / total_share if total_share > 0 else 0.0
-                prio[o] = fairshare.factor(u, s)
+                prio[o] = 2.0 ** (-u / s) if s > 0 else 0.0  # fairshare.factor(u, s), inline
             else:
                 prio[o] = 0.0
         return _by_value(idle, prio, best_high=True)
