@@ -365,6 +365,7 @@ class Meter:
             # Each owner whose demand changed into the books: min(a_i, d_i) into the base, and its
             # need d_i - a_i moved in the sorted needs (the first p of which sum to ``total``).
             needs, p, total, base_sum = self._needs, self._p, self._sum, self._base
+            changes = self._changes
             for stats in wanting.values():
                 share, demand = stats.share, stats.demand
                 base = share if share <= demand else demand  # min(share, demand)
@@ -402,12 +403,13 @@ class Meter:
                     if at < p:
                         p += 1
                         total += key[0]
-                self._changes += 1
-                if self._changes % RESYNC == 0:
+                changes += 1
+                if changes % RESYNC == 0:
                     self._p, self._sum, self._base = p, total, base_sum
                     self._resync()
                     p, total, base_sum = self._p, self._sum, self._base
             self._base = base_sum
+            self._changes = changes
             # The water level L for the demand now: fes_i = min(d_i, a_i + L) (what
             # osep.core.shares.feasible_shares gives). p moves from where the last change of
             # demand left it (by one or two, mostly).
@@ -436,8 +438,11 @@ class Meter:
                     dirty[o] = owners[o]
                 for o in self._between(self._marks, low, high):
                     dirty[o] = owners[o]
-        # Each touched owner's piece ends (see _flush) and one starts with its state now:
-        # SuR_i = r_i, SuI_i = min(d_i, a_i + L), the shortfall a constant or a_i - r_i + L.
+        # Each touched owner's piece ends and one starts with its state now: SuR_i = r_i,
+        # SuI_i = min(d_i, a_i + L), the shortfall a constant or a_i - r_i + L. The piece ends as
+        # _flush ends it (the same operations, in the same order), written out here and in _settle
+        # because this runs for every owner an instant touches; a change to one is a change to all
+        # three.
         now = self.now
         assert now is not None
         area, bins, level, marks = self._area, self._bins, self._level, self._marks
@@ -492,7 +497,8 @@ class Meter:
         self._area = 0.0
 
     def _flush(self, stats: _Owner) -> None:
-        """Integrate the owner's current piece up to now."""
+        """Integrate the owner's current piece up to now (written out in :meth:`_commit_flat` and
+        :meth:`_settle`, where it runs per owner and instant: the three must stay the same)."""
         assert self.now is not None
         span = self.now - stats.since
         if span > 0:
@@ -514,7 +520,7 @@ class Meter:
         area, bins = self._area, self._bins
         for stats in touched:
             since = stats.since
-            if now > since:  # _flush, inline: this runs for every owner an instant touches
+            if now > since:  # _flush, inline, as in _commit_flat: keep the three the same
                 short = stats.rate * (now - since)
                 if stats.linear:
                     short += area - stats.area

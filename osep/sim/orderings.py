@@ -50,6 +50,7 @@ import bisect
 import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
+from itertools import pairwise
 from typing import Any, Protocol
 
 from osep.core.model import JobId
@@ -148,8 +149,8 @@ def settled(value: float) -> float:
 
 
 # Two values that :func:`settled` makes equal are less than one unit of their 12th significant
-# digit apart, a relative 1e-11 of either: values further apart than this relative distance keep
-# their order when settled.
+# digit apart, about a relative 1e-11 of either: values further apart than this relative distance
+# keep their order when settled.
 _APART = 1e-10
 
 
@@ -164,20 +165,22 @@ def _by_value(idle: Idle, value: Mapping[str, float], best_high: bool) -> list[s
     sign = -1.0 if best_high else 1.0
     keyed = sorted([(sign * value[o], o) for o, q in idle.items() if q and o in value])
     last = sorted(o for o, q in idle.items() if q and o not in value)
-    if not all(math.isfinite(v) for v, _ in keyed):  # infinities and NaN: every value settled
+    values = [v for v, _ in keyed]
+    if not math.isfinite(sum(values)):  # infinities or NaN (or a sum too large): all settled
         return sorted((o for o, q in idle.items() if q),
                       key=lambda o: (sign * settled(value[o]) if o in value else math.inf, o))
+    # Neighbours v <= w that might tie are within _APART * |w| (|w| + (w - v) is at least the
+    # larger of |v| and |w|, and what ties is within about a tenth of that).
+    if not any(w - v <= _APART * abs(w) for v, w in pairwise(values)):
+        return [o for _, o in keyed] + last
     n = len(keyed)
     k = 0
     while k < n - 1:
-        v = keyed[k][0]
-        w = keyed[k + 1][0]
-        if w - v > _APART * max(abs(v), abs(w)):
+        if values[k + 1] - values[k] > _APART * abs(values[k + 1]):
             k += 1
             continue
         end = k + 2  # keyed[k:end] might tie: a run of neighbours each close to the next
-        while end < n and keyed[end][0] - keyed[end - 1][0] <= _APART * max(
-                abs(keyed[end][0]), abs(keyed[end - 1][0])):
+        while end < n and values[end] - values[end - 1] <= _APART * abs(values[end]):
             end += 1
         keyed[k:end] = sorted([(sign * settled(value[o]), o) for _, o in keyed[k:end]])
         k = end
