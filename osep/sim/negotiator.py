@@ -37,8 +37,7 @@ def negotiate(pool: SimulatedPool, ordering: Ordering) -> None:
     book = pool.book
     # Holds only fall within a cycle: with none, every owner may be given anything.
     held = book.holding()
-    standing = book.standing()
-    kept_at = Counter(r.slot for r in standing)
+    kept_at = Counter(r.slot for r in book.standing()) if book.pending() else Counter()
     # The owners that might still be given something, in rank order, and (for an ordering that
     # ranks by queue heads) their heads (see _first).
     ranked, heads = ordering.ranking(now, pool.idle, pool.running, pool.accountant)
@@ -92,7 +91,7 @@ def negotiate(pool: SimulatedPool, ordering: Ordering) -> None:
     rooms_ahead = pool.open_rooms()
     wanted = sum(rooms_ahead.values())
     kept_ahead = sum(1 for name in kept_at if kept_at[name] and name in pool.machines
-                     and pool.machines[name].free[0] > 0)
+                     and pool.machines[name].free[0] > 0) if kept_at else 0
     for machine in pool.open_machines():
         if not kept_ahead and (not ranked or not wanted):
             break
@@ -100,7 +99,7 @@ def negotiate(pool: SimulatedPool, ordering: Ordering) -> None:
         rooms_ahead[machine.free] -= 1
         if machine.free not in unwanted:
             wanted -= 1
-        if kept_at[name]:
+        if kept_ahead and kept_at[name]:
             kept_ahead -= 1
             while (kept := book.take_fitting(name, now, machine.free)) is not None:
                 job = pool.pop_fitting(kept.owner, machine.free)
