@@ -2,9 +2,10 @@
 
 Replay of a million-job event log cannot keep a record per job, so the metrics are accrued on the fly:
 the meter keeps only the jobs in flight, one number per slot for the capacity loss, and a bounded,
-self-coarsening series of the curves for plotting. :func:`osep.measure.records.compute` feeds the
-simulator's job records through the same meter, so simulated and replayed runs are measured by one
-piece of code; for small runs it can also keep the exact step curves (``steps``).
+self-coarsening series of the curves for plotting (:mod:`osep.measure.series`, which also holds the
+exact step curves it can keep for small runs: ``steps``). :func:`osep.measure.records.compute`
+feeds the simulator's job records through the same meter, so simulated and replayed runs are
+measured by one piece of code.
 
 Definitions (all areas in slot-seconds, or in the unit's seconds: each job weighs what it holds of
 the policy's resource, its cores for ``cpus``; 1 for ``slots``), per owner i:
@@ -35,13 +36,13 @@ from __future__ import annotations
 import math
 from bisect import bisect_left, insort
 from collections.abc import Callable, Hashable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from osep.core.resources import ZERO, Measure, Vec, minus, plus
 from osep.errors import OsepError
+from osep.measure.series import Bins, Curves, Series
 
-MAX_BINS = 2048
-
+__all__ = ["Curves", "Ideal", "Meter", "MeterError", "Metrics", "OwnerMetrics", "Series"]
 
 @dataclass(frozen=True, slots=True)
 class OwnerMetrics:
@@ -69,35 +70,6 @@ class Metrics:
     makespan: float
     owners: tuple[OwnerMetrics, ...]
     saved_work: float = 0.0
-
-
-@dataclass(frozen=True, slots=True)
-class Series:
-    """Time-weighted means of SuR_i and SuI_i over equal bins, and the evictions in each bin.
-
-    Bin k covers [start + k * width, start + (k + 1) * width). The meter doubles the width whenever
-    the bins would exceed their bound, so a series of any length stays small enough to plot.
-    """
-
-    start: float
-    width: float
-    real: Mapping[str, tuple[float, ...]]
-    ideal: Mapping[str, tuple[float, ...]]
-    evictions: tuple[int, ...]
-
-    @property
-    def times(self) -> tuple[float, ...]:
-        """The left edge of every bin."""
-        return tuple(self.start + k * self.width for k in range(len(self.evictions)))
-
-
-@dataclass(frozen=True, slots=True)
-class Curves:
-    """Exact step curves (each value holds from times[k] until times[k+1])."""
-
-    times: tuple[float, ...]
-    real: Mapping[str, tuple[float, ...]]
-    ideal: Mapping[str, tuple[float, ...]]
 
 
 class MeterError(OsepError):
@@ -148,69 +120,6 @@ class _Owner:
     base: float = 0.0
     need: float | None = None
     mark: float | None = None
-
-
-@dataclass(slots=True)
-class _Bins:
-    """Accumulated areas per bin; ``width`` doubles (pairs merged) when the bins run out."""
-
-    start: float
-    width: float = 1.0
-    real: dict[str, list[float]] = field(default_factory=dict)
-    ideal: dict[str, list[float]] = field(default_factory=dict)
-    evictions: list[int] = field(default_factory=list)
-
-    def _grow(self, index: int) -> int:
-        while index >= MAX_BINS:
-            self.width *= 2
-            for series in (*self.real.values(), *self.ideal.values()):
-                series[:] = [sum(series[k:k + 2]) for k in range(0, len(series), 2)]
-            self.evictions[:] = [
-                sum(self.evictions[k:k + 2]) for k in range(0, len(self.evictions), 2)
-            ]
-            index //= 2
-        need = index + 1 - len(self.evictions)
-        if need > 0:
-            for series in (*self.real.values(), *self.ideal.values()):
-                series.extend([0.0] * need)
-            self.evictions.extend([0] * need)
-        return index
-
-    def _series(self, table: dict[str, list[float]], owner: str) -> list[float]:
-        series = table.get(owner)
-        if series is None:
-            series = table[owner] = [0.0] * len(self.evictions)
-        return series
-
-    def add(self, owner: str, t0: float, t1: float, real: float, ideal: float) -> None:
-        """Spread value * time over the bins that [t0, t1) covers."""
-        if real == 0 and ideal == 0:
-            return
-        self._grow(int((t1 - self.start) / self.width) if t1 > self.start else 0)
-        r, i = self._series(self.real, owner), self._series(self.ideal, owner)
-        t = t0
-        while t < t1:
-            k = int((t - self.start) / self.width)
-            edge = min(t1, self.start + (k + 1) * self.width)
-            if edge <= t:  # rounding at a bin edge
-                edge = min(t1, t + self.width * 1e-9 + 1e-12)
-            r[k] += real * (edge - t)
-            i[k] += ideal * (edge - t)
-            t = edge
-
-    def evicted(self, t: float) -> None:
-        k = self._grow(int((t - self.start) / self.width))
-        self.evictions[k] += 1
-
-    def series(self, owners: list[str]) -> Series:
-        n = len(self.evictions)
-        empty = [0.0] * n
-
-        def means(table: dict[str, list[float]]) -> dict[str, tuple[float, ...]]:
-            return {o: tuple(v / self.width for v in table.get(o, empty)) for o in owners}
-
-        return Series(self.start, self.width, means(self.real), means(self.ideal),
-                      tuple(self.evictions))
 
 
 Ideal = Callable[[Mapping[str, float], float], Mapping[str, float]]
@@ -279,7 +188,7 @@ class Meter:
         self.vacate_time = 0.0
         self.vacates = 0
         self.makespan = 0.0
-        self._bins: _Bins | None = None
+        self._bins: Bins | None = None
         self._curves = curves
         # With ``steps``: (time, running per owner, ideal per owner) at every change.
         self._steps: list[tuple[float, dict[str, float], dict[str, float]]] | None = (
@@ -297,7 +206,7 @@ class Meter:
             if self.origin is None:
                 self.origin = t
             if self._curves:
-                self._bins = _Bins(start=t)
+                self._bins = Bins(start=t)
             for stats in self._owners.values():
                 stats.since = t
             return
@@ -365,6 +274,7 @@ class Meter:
             # Each owner whose demand changed into the books: min(a_i, d_i) into the base, and its
             # need d_i - a_i moved in the sorted needs (the first p of which sum to ``total``).
             needs, p, total, base_sum = self._needs, self._p, self._sum, self._base
+            changes = self._changes
             for stats in wanting.values():
                 share, demand = stats.share, stats.demand
                 base = share if share <= demand else demand  # min(share, demand)
@@ -402,12 +312,13 @@ class Meter:
                     if at < p:
                         p += 1
                         total += key[0]
-                self._changes += 1
-                if self._changes % RESYNC == 0:
+                changes += 1
+                if changes % RESYNC == 0:
                     self._p, self._sum, self._base = p, total, base_sum
                     self._resync()
                     p, total, base_sum = self._p, self._sum, self._base
             self._base = base_sum
+            self._changes = changes
             # The water level L for the demand now: fes_i = min(d_i, a_i + L) (what
             # osep.core.shares.feasible_shares gives). p moves from where the last change of
             # demand left it (by one or two, mostly).
@@ -436,8 +347,11 @@ class Meter:
                     dirty[o] = owners[o]
                 for o in self._between(self._marks, low, high):
                     dirty[o] = owners[o]
-        # Each touched owner's piece ends (see _flush) and one starts with its state now:
-        # SuR_i = r_i, SuI_i = min(d_i, a_i + L), the shortfall a constant or a_i - r_i + L.
+        # Each touched owner's piece ends and one starts with its state now: SuR_i = r_i,
+        # SuI_i = min(d_i, a_i + L), the shortfall a constant or a_i - r_i + L. The piece ends as
+        # _flush ends it (the same operations, in the same order), written out here and in _settle
+        # because this runs for every owner an instant touches; a change to one is a change to all
+        # three.
         now = self.now
         assert now is not None
         area, bins, level, marks = self._area, self._bins, self._level, self._marks
@@ -492,7 +406,8 @@ class Meter:
         self._area = 0.0
 
     def _flush(self, stats: _Owner) -> None:
-        """Integrate the owner's current piece up to now."""
+        """Integrate the owner's current piece up to now (written out in :meth:`_commit_flat` and
+        :meth:`_settle`, where it runs per owner and instant: the three must stay the same)."""
         assert self.now is not None
         span = self.now - stats.since
         if span > 0:
@@ -514,7 +429,7 @@ class Meter:
         area, bins = self._area, self._bins
         for stats in touched:
             since = stats.since
-            if now > since:  # _flush, inline: this runs for every owner an instant touches
+            if now > since:  # _flush, inline, as in _commit_flat: keep the three the same
                 short = stats.rate * (now - since)
                 if stats.linear:
                     short += area - stats.area

@@ -163,15 +163,20 @@ def simulate(
     # The workload and the pool as built are there for the whole run: the cyclic collector need
     # not walk them again at every collection of the oldest generation (a million jobs' specs).
     gc.freeze()
+    # The next arrival's submit time (infinite once every job has arrived).
+    arrives = arrivals[0].submit if total else math.inf
     try:
         while pool.completed < total:
             time: float
             kind: int
             data: Any
-            if arrived < total and (not queue or (arrivals[arrived].submit, _ARRIVE)
-                                    < (queue[0][0], queue[0][1])):
-                time, kind, data = arrivals[arrived].submit, _ARRIVE, arrivals[arrived]
+            # An arrival goes before the queue's first event unless that one is earlier, or at the
+            # same instant and of a kind that goes first.
+            if arrived < total and (not queue or arrives < queue[0][0] or (
+                    arrives == queue[0][0] and queue[0][1] > _ARRIVE)):
+                time, kind, data = arrives, _ARRIVE, arrivals[arrived]
                 arrived += 1
+                arrives = arrivals[arrived].submit if arrived < total else math.inf
             elif queue:
                 time, kind, _, data = heappop(queue)
             else:
@@ -217,7 +222,8 @@ def simulate(
                     seq += 1
                     heappush(queue, (when, _LATER[what], seq, about))
                 later.clear()
-            plan_cycles(kind)
+            if not negotiation_due or (enforcer is not None and not enforcement_due):
+                plan_cycles(kind)
     finally:
         gc.unfreeze()
     if pool.completed < total:

@@ -59,8 +59,11 @@ class Accountant:
         """Bring ``owner``'s usage up to ``now``, it having held ``held`` slots since it was last
         brought up."""
         elapsed = now - self._at.get(owner, 0.0)
-        if elapsed > 0:
-            self.usage[owner] = decayed(self.usage.get(owner, 0.0), held, elapsed, self.half_life)
+        if elapsed > 0:  # decayed(), inline: this runs at every start and end of a run
+            half_life = self.half_life
+            factor = 2.0 ** (-elapsed / half_life)
+            self.usage[owner] = float(self.usage.get(owner, 0.0) * factor
+                                      + held * half_life / math.log(2) * (1.0 - factor))
             if held:
                 self.charged[owner] = self.charged.get(owner, 0.0) + held * elapsed
             self._at[owner] = now
@@ -70,13 +73,18 @@ class Accountant:
         brought up: :meth:`accrue_owner` of each, with :func:`decayed`'s arithmetic written out
         (the negotiator calls this every cycle, for every owner)."""
         usage, charged, at, half_life = self.usage, self.charged, self._at, self.half_life
+        ln2 = math.log(2)
+        # Most owners were last brought up at the same instant (the last cycle): the decay over the
+        # same elapsed time is the same factor, worked out once.
+        last, factor = math.nan, 1.0
         for owner in [*usage, *(o for o in occupied if o not in usage)]:
             elapsed = now - at.get(owner, 0.0)
             if elapsed > 0:
+                if elapsed != last:
+                    last, factor = elapsed, 2.0 ** (-elapsed / half_life)
                 held = occupied.get(owner, 0)
-                factor = 2.0 ** (-elapsed / half_life)
                 usage[owner] = float(usage.get(owner, 0.0) * factor
-                                     + held * half_life / math.log(2) * (1.0 - factor))
+                                     + held * half_life / ln2 * (1.0 - factor))
                 if held:
                     charged[owner] = charged.get(owner, 0.0) + held * elapsed
                 at[owner] = now

@@ -7,7 +7,8 @@ machine has that much unclaimed (:meth:`osep.core.reservations.ReservationBook.t
 is left goes, a job at a time, to the first owner in rank order with a job that fits it and its
 allowance. The rank order is the ordering's (:mod:`osep.sim.orderings`), taken once per cycle; first
 come first served puts an owner back in its place each time one of its jobs is taken off its queue
-(its queue's head, which ranks it, moved), as ranking again for every slot would; the fair-share
+(its queue's head, which ranks it, moved; the heads of the others are kept beside the order), as
+ranking again for every slot would; the fair-share
 models keep the cycle's order (HTCondor's negotiator divides a cycle into per-submitter portions
 instead).
 
@@ -25,7 +26,7 @@ from collections import Counter
 
 from osep.core.reservations import ReservationBook
 from osep.core.resources import Room
-from osep.sim.orderings import Ordering
+from osep.sim.orderings import Head, Ordering
 from osep.sim.pool import SimJob, SimulatedPool
 
 
@@ -35,60 +36,71 @@ def negotiate(pool: SimulatedPool, ordering: Ordering) -> None:
     if pool.accounts:
         pool.accountant.accrue(now, pool.running)
     book = pool.book
-    kept_at = Counter(r.slot for r in book.standing())
-    # The owners that might still be given something, in rank order (see _first).
-    ranked = ordering.rank(now, pool.idle, pool.running, pool.accountant)
-    follow = ordering.per_slot
+    # Holds only fall within a cycle: with none, every owner may be given anything.
+    held = book.holding()
+    kept_at = Counter(r.slot for r in book.standing()) if book.pending() else Counter()
+    # The owners that might still be given something, in rank order, and (for an ordering that
+    # ranks by queue heads) their heads (see _first).
+    ranked, heads = ordering.ranking(now, pool.idle, pool.running, pool.accountant)
     unwanted: set[Room] = set()  # rooms no job was found for, this cycle
+    # Nothing is left to do, but for room kept for someone, once nobody can be given anything or
+    # none of the rooms still to visit is one a job might be found for: ``wanted`` counts the free
+    # places from the one being visited on whose room is not in ``unwanted``.
 
     def taken(owner: str) -> None:
         """A job of ``owner``'s was taken off its queue for a slot kept for it."""
-        if follow and owner in ranked:
-            ordering.moved(ranked, ranked.index(owner), pool.idle)
-
-    def done(rooms_ahead: dict[Room, int]) -> bool:
-        """Whether nothing is left to do, but for room kept for someone: nobody can be given
-        anything, or none of the rooms still to visit is one a job might be found for."""
-        return not ranked or all(room in unwanted for room, count in rooms_ahead.items() if count)
+        if heads is not None and owner in ranked:
+            ordering.moved(ranked, heads, ranked.index(owner), pool.idle)
 
     rooms_ahead = pool.free_rooms()  # of the free slots from the one being visited on
+    wanted = sum(rooms_ahead.values())
     kept_ahead = sum(1 for name in kept_at if name in pool.slots and pool.slots[name].job is None
-                     and pool.slots[name].parent is None)
+                     and pool.slots[name].parent is None) if kept_at else 0
     for slot in pool.free_slots():
-        if not kept_ahead and done(rooms_ahead):
+        if not kept_ahead and (not ranked or not wanted):
             break
-        name, room = slot.spec.name, slot.room
+        room = slot.room
         rooms_ahead[room] -= 1
-        if kept_at[name]:
-            kept_ahead -= 1
-            kept_at[name] -= 1
-            kept = book.take(name, now)
-            if kept is not None:
-                job = pool.pop_fitting(kept.owner, room)
-                if job is not None:
-                    taken(kept.owner)
-                    pool.start(job, slot)
-                    book.handed_over(kept)
-                    continue
+        if kept_ahead:
+            name = slot.spec.name
+            if kept_at[name]:
+                kept_ahead -= 1
+                kept_at[name] -= 1
+                kept = book.take(name, now)
+                if kept is not None:
+                    job = pool.pop_fitting(kept.owner, room)
+                    if job is not None:
+                        taken(kept.owner)
+                        pool.start(job, slot)
+                        book.handed_over(kept)
+                        if room not in unwanted:
+                            wanted -= 1
+                        continue
         if room in unwanted:
             continue
+        wanted -= 1
         # A static slot is charged whole, as SlotWeight (its cores) charges it.
-        job = _first(pool, book, ordering, ranked, room, slot.spec.cpus)
+        job = _first(pool, book, held, ranked, heads, ordering, room, slot.spec.cpus)
         if job is None:
             unwanted.add(room)
+            wanted -= rooms_ahead[room]
         else:
             pool.start(job, slot)
-            book.matched(job.spec.owner, slot.spec.cpus)
+            if held:
+                book.matched(job.spec.owner, slot.spec.cpus)
     unwanted.clear()  # a machine's room is offered within each owner's allowance, not charged whole
     rooms_ahead = pool.open_rooms()
+    wanted = sum(rooms_ahead.values())
     kept_ahead = sum(1 for name in kept_at if kept_at[name] and name in pool.machines
-                     and pool.machines[name].free[0] > 0)
+                     and pool.machines[name].free[0] > 0) if kept_at else 0
     for machine in pool.open_machines():
-        if not kept_ahead and done(rooms_ahead):
+        if not kept_ahead and (not ranked or not wanted):
             break
         name = machine.spec.name
         rooms_ahead[machine.free] -= 1
-        if kept_at[name]:
+        if machine.free not in unwanted:
+            wanted -= 1
+        if kept_ahead and kept_at[name]:
             kept_ahead -= 1
             while (kept := book.take_fitting(name, now, machine.free)) is not None:
                 job = pool.pop_fitting(kept.owner, machine.free)
@@ -97,36 +109,43 @@ def negotiate(pool: SimulatedPool, ordering: Ordering) -> None:
                     pool.start_on(job, machine)
                     book.handed_over(kept)
         while machine.free[0] > 0 and machine.free not in unwanted:
-            job = _first(pool, book, ordering, ranked, machine.free, None)
+            job = _first(pool, book, held, ranked, heads, ordering, machine.free, None)
             if job is None:
                 unwanted.add(machine.free)
+                wanted -= rooms_ahead.get(machine.free, 0)
                 break
             pool.start_on(job, machine)
-            book.matched(job.spec.owner, job.spec.cpus)
+            if held:
+                book.matched(job.spec.owner, job.spec.cpus)
 
 
-def _first(pool: SimulatedPool, book: ReservationBook, ordering: Ordering, ranked: list[str],
-           room: Room, charge: int | None) -> SimJob | None:
+def _first(pool: SimulatedPool, book: ReservationBook, held: bool, ranked: list[str],
+           heads: list[Head] | None, ordering: Ordering, room: Room, charge: int | None
+           ) -> SimJob | None:
     """The oldest job that fits ``room`` of the first owner in ``ranked`` that has one and may be
     given it (``charge``: the cores a static slot charges; None: the job's own, within the
-    owner's allowance), taken off its queue. Owners that can be given nothing more this cycle (no
-    job queued, or no allowance left: within a cycle queues only shrink and allowances only fall)
-    are dropped from ``ranked``; the owner given a job is put back in its place if the ordering
-    ranks by queue heads."""
+    owner's allowance; ``held``: whether any owner is held), taken off its queue. Owners that can
+    be given nothing more this cycle (no job queued, or no allowance left: within a cycle queues
+    only shrink and allowances only fall) are dropped from ``ranked`` (and ``heads``); the owner
+    given a job is put back in its place if the ordering ranks by queue heads (``heads``)."""
     idle = pool.idle
     k = 0
     while k < len(ranked):
         owner = ranked[k]
-        if owner not in idle or not book.may_match(owner):
+        if owner not in idle or (held and not book.may_match(owner)):
             del ranked[k]
+            if heads is not None:
+                del heads[k]
             continue
-        if charge is None:
+        if not held:
+            job = pool.pop_fitting(owner, room)
+        elif charge is None:
             job = pool.pop_fitting(owner, room, book.allowance(owner))
         else:
             job = pool.pop_fitting(owner, room) if book.may_match(owner, charge) else None
         if job is not None:
-            if ordering.per_slot:
-                ordering.moved(ranked, k, idle)
+            if heads is not None:
+                ordering.moved(ranked, heads, k, idle)
             return job
         k += 1
     return None

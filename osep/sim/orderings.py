@@ -50,6 +50,7 @@ import bisect
 import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
+from itertools import pairwise
 from typing import Any, Protocol
 
 from osep.core.model import JobId
@@ -61,12 +62,16 @@ from osep.sim.specs import JobSpec, ModelParams, Order
 MAX_TURNROUND = 58 * 86400.0  # Hazel: the longest turnround given (a Cambridge term)
 
 
+# A queue's head: (the time its oldest job joined the queue, its arrival number, its id).
+Head = tuple[float, int, JobId]
+
+
 class Queue(Protocol):
     """What an ordering reads of an owner's queue (:class:`osep.sim.pool.IdleQueue`)."""
 
     def __len__(self) -> int: ...
 
-    def head(self) -> tuple[float, int, JobId]: ...
+    def head(self) -> Head: ...
 
 
 # The owners with jobs queued, and their queues.
@@ -85,7 +90,16 @@ class Ordering:
 
     def rank(self, now: float, idle: Idle, running: Mapping[str, int],
              usage: fairshare.Accountant) -> list[str]:
-        return [o for _, o in sorted((q.head(), o) for o, q in idle.items() if q)]
+        return self.ranking(now, idle, running, usage)[0]
+
+    def ranking(self, now: float, idle: Idle, running: Mapping[str, int],
+                usage: fairshare.Accountant) -> tuple[list[str], list[Head] | None]:
+        """:meth:`rank`'s order and, for an ordering that ranks by queue heads (``per_slot``),
+        each owner's head beside it (what :meth:`moved` places an owner by); else None."""
+        if type(self).rank is not Ordering.rank:
+            return self.rank(now, idle, running, usage), None
+        pairs = sorted([(q.head(), o) for o, q in idle.items() if q])
+        return [o for _, o in pairs], [h for h, _ in pairs]
 
     @property
     def reads_usage(self) -> bool:
@@ -93,14 +107,22 @@ class Ordering:
         heads, as this one, does not: the pool need not keep it)."""
         return type(self).rank is not Ordering.rank
 
-    def moved(self, ranked: list[str], at: int, idle: Idle) -> None:
+    @staticmethod
+    def moved(ranked: list[str], heads: list[Head], at: int, idle: Idle) -> None:
         """``ranked[at]``'s queue lost a job (and other queues did not change): put the owner where
         :meth:`rank` would now place it, or take it out if its queue is empty. ``ranked`` is in rank
-        order, less owners taken out; every owner in it has jobs queued. (No two heads are equal:
-        a queue's entry holds the job's arrival number, so the owner's name never decides.)"""
+        order, less owners taken out, and ``heads`` their queues' heads as :meth:`ranking` gave
+        them (other queues did not change since); every owner in it has jobs queued. (No two heads
+        are equal: a queue's entry holds the job's arrival number, so the owner's name never
+        decides.)"""
         owner = ranked.pop(at)
-        if idle.get(owner):
-            bisect.insort(ranked, owner, key=lambda o: idle[o].head())
+        del heads[at]
+        queue = idle.get(owner)
+        if queue:
+            head = queue.head()
+            at = bisect.bisect_left(heads, head)
+            heads.insert(at, head)
+            ranked.insert(at, owner)
 
     def admit(self, spec: JobSpec, now: float, idle: Idle, running: Mapping[str, int]) -> float:
         """Whether ``spec`` (submitted, not yet in the queue) joins the queue the negotiator matches
@@ -126,12 +148,43 @@ def settled(value: float) -> float:
     return float(f"{value:.{SIGNIFICANT}g}")
 
 
+# Two values that :func:`settled` makes equal are less than one unit of their 12th significant
+# digit apart, about a relative 1e-11 of either: values further apart than this relative distance
+# keep their order when settled.
+_APART = 1e-10
+
+
 def _by_value(idle: Idle, value: Mapping[str, float], best_high: bool) -> list[str]:
     """The owners with queued jobs, best ``value`` first; values equal to :data:`SIGNIFICANT`
-    significant digits tie, and ties go by name; any owner without a value last."""
+    significant digits tie, and ties go by name; any owner without a value last.
+
+    Settling keeps the order of values (it rounds), so the owners are sorted by their values as
+    they are, and settled only where neighbours are close enough to tie (a run of them is sorted
+    again by settled value and name): the order of sorting every owner by settled value and name,
+    without formatting every value at every negotiation."""
     sign = -1.0 if best_high else 1.0
-    return sorted((o for o, q in idle.items() if q),
-                  key=lambda o: (sign * settled(value[o]) if o in value else math.inf, o))
+    keyed = sorted([(sign * value[o], o) for o, q in idle.items() if q and o in value])
+    last = sorted(o for o, q in idle.items() if q and o not in value)
+    values = [v for v, _ in keyed]
+    if not math.isfinite(sum(values)):  # infinities or NaN (or a sum too large): all settled
+        return sorted((o for o, q in idle.items() if q),
+                      key=lambda o: (sign * settled(value[o]) if o in value else math.inf, o))
+    # Neighbours v <= w that might tie are within _APART * |w| (|w| + (w - v) is at least the
+    # larger of |v| and |w|, and what ties is within about a tenth of that).
+    if not any(w - v <= _APART * abs(w) for v, w in pairwise(values)):
+        return [o for _, o in keyed] + last
+    n = len(keyed)
+    k = 0
+    while k < n - 1:
+        if values[k + 1] - values[k] > _APART * abs(values[k + 1]):
+            k += 1
+            continue
+        end = k + 2  # keyed[k:end] might tie: a run of neighbours each close to the next
+        while end < n and values[end] - values[end - 1] <= _APART * abs(values[end]):
+            end += 1
+        keyed[k:end] = sorted([(sign * settled(value[o]), o) for _, o in keyed[k:end]])
+        k = end
+    return [o for _, o in keyed] + last
 
 
 class FairShare(Ordering):
@@ -153,7 +206,7 @@ class FairShare(Ordering):
             if o in used or o in shares:
                 u = used.get(o, 0.0) / total_usage if total_usage > 0 else 0.0
                 s = shares.get(o, 0.0) / total_share if total_share > 0 else 0.0
-                prio[o] = fairshare.factor(u, s)
+                prio[o] = 2.0 ** (-u / s) if s > 0 else 0.0  # fairshare.factor(u, s), inline
             else:
                 prio[o] = 0.0
         return _by_value(idle, prio, best_high=True)

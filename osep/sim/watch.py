@@ -76,10 +76,15 @@ class Metering:
         self.meters = [meter for meter, _ in meters]
         self._renames = [rename for _, rename in meters]
         self._weigh = weigh
-        # The one meter, seeing owners as they are (the usual case: told without a loop).
+        # The one meter, seeing owners as they are (the usual case: told without a loop), and
+        # whether every job weighs one slot (the meter's defaults: told without weighing).
         self._one = self.meters[0] if len(meters) == 1 and self._renames[0] is None else None
+        self._in_slots = weigh is in_slots
 
     def submit(self, t: float, spec: JobSpec) -> None:
+        if self._one is not None and self._in_slots:
+            self._one.submit(t, spec.id, spec.owner)
+            return
         weight, amount = self._weigh(spec)
         if self._one is not None:
             self._one.submit(t, spec.id, spec.owner, weight, amount)

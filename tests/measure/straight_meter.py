@@ -10,7 +10,8 @@ from dataclasses import dataclass
 
 from osep.core.resources import ZERO, Measure, Vec, minus, plus
 from osep.core.shares import feasible_shares
-from osep.measure.meter import Curves, Ideal, MeterError, Metrics, OwnerMetrics, Series, _Bins
+from osep.measure.meter import Ideal, MeterError, Metrics, OwnerMetrics
+from osep.measure.series import Bins, Curves, Series
 
 
 @dataclass(slots=True)
@@ -78,7 +79,7 @@ class StraightMeter:
         self.vacate_time = 0.0
         self.vacates = 0
         self.makespan = 0.0
-        self._bins: _Bins | None = None
+        self._bins: Bins | None = None
         self._curves = curves
         # With ``steps``: (time, running per owner, ideal per owner) at every change.
         self._steps: list[tuple[float, dict[str, float], dict[str, float]]] | None = (
@@ -93,7 +94,7 @@ class StraightMeter:
             if self.origin is None:
                 self.origin = t
             if self._curves:
-                self._bins = _Bins(start=t)
+                self._bins = Bins(start=t)
             return
         if t < self.now:
             raise MeterError(f"event at {t} comes after one at {self.now}: time ran backwards")

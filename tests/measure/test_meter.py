@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from osep.measure.meter import MAX_BINS, Meter, MeterError
+from osep.measure.meter import Meter, MeterError
+from osep.measure.series import MAX_BINS
 
 
 def test_violation_is_the_shortfall_against_the_feasible_share():

@@ -139,6 +139,34 @@ def test_a_tie_goes_by_name_whatever_the_order_of_the_queues():
         assert ranked == ["a", "b", "c"]
 
 
+def straight_by_value(idle, value, best_high):
+    """Every owner's value settled, sorted with its name: the order _by_value must give."""
+    sign = -1.0 if best_high else 1.0
+    return sorted((o for o, q in idle.items() if q),
+                  key=lambda o: (sign * orderings.settled(value[o]) if o in value else math.inf, o))
+
+
+# Values that often tie or nearly tie when settled: a few bases, nudged by a few units in the
+# last place or by about one unit of the 12th digit.
+_near = st.builds(
+    lambda base, ulps, digit: base * (1.0 + digit * 1e-12) + ulps * math.ulp(base),
+    st.sampled_from([0.0, 0.3, 0.5, 1.0, 2.0 / 3.0, 1e-300, 7.5e12, 9.999999999995, 1e-5]),
+    st.integers(-3, 3), st.integers(-2, 2))
+_values = st.one_of(_near, st.floats(allow_nan=True, allow_infinity=True),
+                    st.floats(-1.0, 1.0), st.just(math.inf), st.just(-math.inf))
+
+
+@given(st.dictionaries(st.sampled_from("abcdefghij"), st.one_of(st.none(), _values), max_size=10),
+       st.booleans())
+def test_ranking_by_value_settles_only_neighbours_but_orders_as_settling_all(values, best_high):
+    idle = queued(*values)
+    given_values = {o: v for o, v in values.items() if v is not None}
+    if any(math.isnan(v) for v in given_values.values()):
+        return  # NaN does not order: neither way ranks it meaningfully
+    assert orderings._by_value(idle, given_values, best_high) == straight_by_value(
+        idle, given_values, best_high)
+
+
 # -- Cambridge ------------------------------------------------------------------------------------
 
 CAMBRIDGE_HALF_LIFE = ModelParams().cambridge_half_life
