@@ -21,7 +21,7 @@ from osep.core.counting import count_view
 from osep.core.holds import holds
 from osep.core.model import Snapshot
 from osep.core.plan import Plan, Target, Vacate, VictimOrder
-from osep.core.resources import EPS, RESOURCES, SLOTS, Unit, Vec
+from osep.core.resources import EPS, RESOURCES, SLOTS, Room, Unit, Vec
 from osep.core.shares import ShareTable
 from osep.core.tree import ShareTree
 from osep.core.victims import WantsBook, claim_free_room, plan_vacates
@@ -93,16 +93,17 @@ def _decide(snapshot: Snapshot, settings: PolicySettings) -> Plan:
     views, ledger = census.views, census.ledger
     budget = max(0, settings.budget_for(census.capacity))
     wants = WantsBook(census.below, pool.tallies, views)
-    free = dict(census.free)
     free_cpus = census.free_cpus
     partitionable = pool.rooms
-    claims = claim_free_room(free, wants, ledger, views, partitionable)
+    left: dict[str, Room] = {}  # the partitionable slots' room the claims left
+    claims = claim_free_room(census.free_places(), wants, ledger, views, partitionable, left) \
+        if census.free_static or census.free_open else []
     notes: list[str] = []
     vacates: list[Vacate] = []
     if budget > 0 and wants:
         # The partitionable slots' room as claims left it (a copy: the view's is never changed).
         rooms = dict(census.rooms)
-        rooms.update((name, room) for name, room in free.items() if name in partitionable)
+        rooms.update(left)
         vacates = plan_vacates(budget, wants, ledger, views, pool, rooms, settings.target,
                                settings.victim_order, snapshot.time, notes, claims, census.above)
     # The cores the vacates free (of the slots the snapshot has), and the owners losing jobs: at C

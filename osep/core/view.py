@@ -406,16 +406,7 @@ class PoolView:
         ran[2] += gpus
         ran[3] += disk
         tally._drop_idle(job_id, shape)
-        on = self.running_on.get(slot)
-        if on is None:
-            self.running_on[slot] = {job_id}
-        else:
-            on.add(job_id)
-        placed = self.slots.get(slot)
-        if placed is not None:
-            self._placed(job_id, row, tally, placed)
-        else:
-            self.unplaced += 1
+        self._run_on(job_id, row, tally, slot)
 
     def drop_job(self, job_id: JobId) -> None:
         """A job left the pool (completed, removed, or no longer shown)."""
@@ -484,19 +475,7 @@ class PoolView:
             ran[1] += shape[1]
             ran[2] += shape[2]
             ran[3] += shape[3]
-            if name is None:
-                self.unplaced += 1
-                return
-            on = self.running_on.get(name)
-            if on is None:
-                self.running_on[name] = {job_id}
-            else:
-                on.add(job_id)
-            slot = self.slots.get(name)
-            if slot is not None:
-                self._placed(job_id, row, tally, slot)
-            else:
-                self.unplaced += 1
+            self._run_on(job_id, row, tally, name)
         elif state is JobState.IDLE:
             tally = self.tallies.get(owner)
             if tally is None:
@@ -572,6 +551,24 @@ class PoolView:
             return
         if not (tally.running or tally.idle or tally.vacating):
             del self.tallies[owner]
+
+    def _run_on(self, job_id: JobId, row: Row, tally: Tally, name: str | None) -> None:
+        """The running job ``job_id`` (``row``, counted in its owner's ``tally``) names slot
+        ``name``: listed as running there, and placed on it if the view has the slot (else, or
+        with no slot named, counted as unplaced)."""
+        if name is None:
+            self.unplaced += 1
+            return
+        on = self.running_on.get(name)
+        if on is None:
+            self.running_on[name] = {job_id}
+        else:
+            on.add(job_id)
+        slot = self.slots.get(name)
+        if slot is not None:
+            self._placed(job_id, row, tally, slot)
+        else:
+            self.unplaced += 1
 
     def _placed(self, job_id: JobId, row: Row, tally: Tally, slot: Slot) -> None:
         """The job runs on ``slot``, which the view has."""

@@ -382,28 +382,36 @@ class SimulatedPool:
         if not changed:
             return
         view = self.view
+        entries = view.jobs.entries
         row_of = view.jobs.row
-        idle, running = JobState.IDLE, JobState.RUNNING
+        change, start_job, drop_job = view.change, view.start_job, view.drop_job
+        idle, running, completed = JobState.IDLE, JobState.RUNNING, JobState.COMPLETED
+        periodic = self.settings.checkpointing is Checkpointing.PERIODIC  # else no checkpoint
         for job_id, job in changed.items():
             state = job.state
-            if state is JobState.COMPLETED:
-                view.drop_job(job_id)
+            if state is completed:
+                drop_job(job_id)
                 continue
             spec = job.spec
-            old = row_of(job_id)
+            old = entries.get(job_id)
+            if old is not None and not isinstance(old, tuple):
+                old = row_of(job_id)  # a Job the decision read: its fields
             if state is idle:
                 if old is None or old[1] is not idle:  # (an idle job shows no more than that)
-                    view.change(job_id, spec.owner, idle, spec.submit, None, None, None,
-                                spec.shape)
+                    change(job_id, spec.owner, idle, spec.submit, None, None, None,
+                           (spec.cpus, spec.memory, spec.gpus, spec.disk))
                 continue
             slot = job.slot.spec.name if job.slot is not None else None
-            checkpoint = self._checkpoint_of(job)
-            if old is not None and old[1] is idle and state is running and checkpoint is None \
-                    and slot is not None:
-                view.start_job(job_id, slot, job.start)
-            elif old is None or old[1:6] != (state, spec.submit, slot, job.start, checkpoint):
-                view.change(job_id, spec.owner, state, spec.submit, slot, job.start, checkpoint,
-                            spec.shape)
+            checkpoint = self._checkpoint_of(job) if periodic else None
+            if old is None:
+                change(job_id, spec.owner, state, spec.submit, slot, job.start, checkpoint,
+                       (spec.cpus, spec.memory, spec.gpus, spec.disk))
+            elif old[1] is idle and state is running and checkpoint is None and slot is not None:
+                start_job(job_id, slot, job.start)
+            elif (old[1] is not state or old[3] != slot or old[4] != job.start
+                  or old[5] != checkpoint or old[2] != spec.submit):
+                change(job_id, spec.owner, state, spec.submit, slot, job.start, checkpoint,
+                       (spec.cpus, spec.memory, spec.gpus, spec.disk))
         changed.clear()
 
     def _show(self, job: SimJob) -> None:
@@ -556,7 +564,11 @@ class SimulatedPool:
         job.finish = self.now
         self.completed += 1
         del self.jobs[job_id]
-        self._shown(job)
+        if self.keeps_view:
+            if job_id in self.view.jobs:
+                self._shown(job)
+            else:  # it came and went since the view was last told: the view need not know
+                self._changed.pop(job_id, None)
 
     def release(self, job_id: JobId, run_id: int) -> None:
         job = self.jobs.get(job_id)
