@@ -69,6 +69,25 @@ class PolicySettings:
         return math.ceil(largest * capacity[SLOTS] - EPS)
 
 
+# p for the settings and pool capacity met last (a few kept, the latest first), so that a cycle on
+# a pool whose capacity did not change does not resolve every owner's share again for it. Keyed by
+# the settings object itself (compared by identity: settings and their share tables are frozen, and
+# are not changed in place) and the capacity.
+_BUDGETS: list[tuple[PolicySettings, Vec, int]] = []
+_KEEP = 4
+
+
+def _budget(settings: PolicySettings, totals: Vec) -> int:
+    """:meth:`PolicySettings.budget_for`, worked out once per settings and capacity."""
+    for entry in _BUDGETS:
+        if entry[0] is settings and entry[1] == totals:
+            return entry[2]
+    budget = settings.budget_for(totals)
+    _BUDGETS.insert(0, (settings, totals, budget))
+    del _BUDGETS[_KEEP:]
+    return budget
+
+
 def decide(snapshot: Snapshot, settings: PolicySettings) -> Plan:
     """Plan the vacates and claims that move owners towards their targets for one cycle. Reads the
     pool view the snapshot carries, or one built from its jobs (:func:`osep.core.view.view_of`);
@@ -91,7 +110,7 @@ def _decide(snapshot: Snapshot, settings: PolicySettings) -> Plan:
     pool = view_of(snapshot)
     census = count_view(pool, snapshot.kept, settings.shares, settings.target, settings.unit)
     views, ledger = census.views, census.ledger
-    budget = max(0, settings.budget_for(census.capacity))
+    budget = max(0, _budget(settings, census.capacity))
     wants = WantsBook(census.below, pool.tallies, views)
     free_cpus = census.free_cpus
     partitionable = pool.rooms

@@ -579,7 +579,13 @@ class PoolView:
         start = row[4]
         if start is not None and row[7]:  # a victim candidate
             since = row[5]
-            tally.add_victim(job_id, start, since if since is not None and since > start else start)
+            since = since if since is not None and since > start else start
+            orders = tally._orders
+            if orders[0] is None and orders[1] is None:  # Tally.add_victim, no order read yet
+                serial = tally._serial = tally._serial + 1
+                tally.candidates[job_id] = (serial, start, since)
+            else:
+                tally.add_victim(job_id, start, since)
             shapes = tally.victim_shapes
             shape = row[6]
             shapes[shape] = shapes.get(shape, 0) + 1
@@ -596,7 +602,11 @@ class PoolView:
         else:
             del busy[name]
         if row[4] is not None and row[7]:
-            tally.drop_victim(job_id)
+            orders = tally._orders
+            if orders[0] is None and orders[1] is None:  # Tally.drop_victim, no order read yet
+                del tally.candidates[job_id]
+            else:
+                tally.drop_victim(job_id)
             shapes = tally.victim_shapes
             shape = row[6]
             left = shapes[shape] - 1

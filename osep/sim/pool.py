@@ -183,6 +183,7 @@ class SimJob:
         "run_id",
         "saved",
         "seq",
+        "shape",
         "slot",
         "spec",
         "start",
@@ -190,8 +191,9 @@ class SimJob:
         "vacate_sent",
     )
 
-    def __init__(self, spec: JobSpec, seq: int) -> None:
+    def __init__(self, spec: JobSpec, seq: int, shape: Shape) -> None:
         self.spec = spec
+        self.shape = shape  # spec.shape, one tuple shared by the pool's jobs of that shape
         self.seq = seq
         self.state = JobState.IDLE
         self.slot: SimSlot | None = None
@@ -285,6 +287,7 @@ class SimulatedPool:
             if machine.free[0] > 0:
                 self._open.add(machine.index, machine.free)
         self._arrived = 0
+        self._shapes: dict[Shape, Shape] = {}  # every job shape met, each one tuple
         self.watch: Watch = Unwatched()
         self.book = ReservationBook(settings.reservation_lifetime)
         self.later: list[Later] = []  # collected by the driver after every call
@@ -398,20 +401,17 @@ class SimulatedPool:
                 old = row_of(job_id)  # a Job the decision read: its fields
             if state is idle:
                 if old is None or old[1] is not idle:  # (an idle job shows no more than that)
-                    change(job_id, spec.owner, idle, spec.submit, None, None, None,
-                           (spec.cpus, spec.memory, spec.gpus, spec.disk))
+                    change(job_id, spec.owner, idle, spec.submit, None, None, None, job.shape)
                 continue
             slot = job.slot.spec.name if job.slot is not None else None
             checkpoint = self._checkpoint_of(job) if periodic else None
             if old is None:
-                change(job_id, spec.owner, state, spec.submit, slot, job.start, checkpoint,
-                       (spec.cpus, spec.memory, spec.gpus, spec.disk))
+                change(job_id, spec.owner, state, spec.submit, slot, job.start, checkpoint, job.shape)
             elif old[1] is idle and state is running and checkpoint is None and slot is not None:
                 start_job(job_id, slot, job.start)
             elif (old[1] is not state or old[3] != slot or old[4] != job.start
                   or old[5] != checkpoint or old[2] != spec.submit):
-                change(job_id, spec.owner, state, spec.submit, slot, job.start, checkpoint,
-                       (spec.cpus, spec.memory, spec.gpus, spec.disk))
+                change(job_id, spec.owner, state, spec.submit, slot, job.start, checkpoint, job.shape)
         changed.clear()
 
     def _show(self, job: SimJob) -> None:
@@ -419,7 +419,7 @@ class SimulatedPool:
         spec = job.spec
         self.view.change(spec.id, spec.owner, job.state, spec.submit,
                          job.slot.spec.name if job.slot else None, job.start,
-                         self._checkpoint_of(job), spec.shape)
+                         self._checkpoint_of(job), job.shape)
 
     def _checkpoint_of(self, job: SimJob) -> float | None:
         """The last periodic checkpoint of the job's current run, if any (None: none yet)."""
@@ -483,7 +483,8 @@ class SimulatedPool:
         ``queued``) when :meth:`enqueue` says. Either way it is an idle job of the pool's."""
         if spec.id in self.jobs:
             raise PoolError(f"duplicate job id {spec.id}")
-        job = SimJob(spec, self._arrived)
+        shape = spec.shape
+        job = SimJob(spec, self._arrived, self._shapes.setdefault(shape, shape))
         self._arrived += 1
         self.jobs[spec.id] = job
         self._shown(job)
@@ -501,7 +502,7 @@ class SimulatedPool:
         queue = self.idle.get(spec.owner)
         if queue is None:
             queue = self.idle[spec.owner] = IdleQueue()
-        queue.push((since, job.seq, spec.id), spec.shape)
+        queue.push((since, job.seq, spec.id), job.shape)
 
     def start(self, job: SimJob, slot: SimSlot) -> None:
         spec, now = job.spec, self.now
