@@ -13,7 +13,7 @@ from osep.core.model import JobId, JobState, Snapshot
 from osep.core.policy import PolicySettings, decide
 from osep.core.pool import Look
 from osep.core.shares import ShareTable
-from osep.enforce.actuator import Actuator, Limits
+from osep.enforce.actuator import FORGET_AT, Actuator, Limits
 from osep.enforce.decisionlog import Outcome
 from osep.enforce.loop import Enforcer
 from osep.errors import PoolError, UnknownOutcome
@@ -100,6 +100,18 @@ def test_the_history_of_vacates_can_be_the_pools_own():
     results = actuator.apply(decide(pool.current, POLICY))
     assert [r.outcome for r in results] == [Outcome.RATE_LIMITED, Outcome.DONE]
     assert list(recent[jid("a.2")]) == [1000.0]  # what it sends is written where it was given
+
+
+def test_vacates_older_than_an_hour_are_forgotten_once_many_jobs_have_some():
+    pool = FakePool(snap(now=10_000.0, running={"a": [10, 20, 30, 40]}, idle={"b": 2}, free=0))
+    recent = {jid("a.3"): deque([100.0, 9_000.0])}
+    actuator = Actuator(pool, Limits(max_vacates_per_job_per_hour=1), recent)
+    # A long run's memory: thousands of jobs vacated once, long ago (and a.3 within the hour).
+    recent.update({JobId("old", 0, k): deque([100.0]) for k in range(FORGET_AT)})
+    results = actuator.apply(decide(pool.current, POLICY))
+    assert [r.outcome for r in results] == [Outcome.RATE_LIMITED, Outcome.DONE]  # a.3 as before
+    # Only what counts for a cap is left, in the dict it was given.
+    assert recent == {jid("a.3"): deque([9_000.0]), jid("a.2"): deque([10_000.0])}
 
 
 def test_dry_run_touches_nothing():
