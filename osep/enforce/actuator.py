@@ -27,6 +27,7 @@ cycle, go on. A vacate that failed that way may have been sent: it too counts as
 
 from __future__ import annotations
 
+import logging
 from collections import deque
 from dataclasses import dataclass
 
@@ -73,6 +74,7 @@ class Actuator:
 
     def apply(self, plan: Plan, record: Recorder | None = None) -> list[ActionResult]:
         record = record if record is not None else Recorder(structlog.get_logger("osep"))
+        told = logs(record, logging.INFO)  # the actions' events are made only to be kept
         now = plan.time
         if len(self._recent) > self._forget_at:
             self._forget(now)
@@ -95,7 +97,8 @@ class Actuator:
                 if result.outcome is Outcome.DONE or result.possibly_done:
                     made.setdefault(vacate.group, vacate)
                 results.append(result)
-                record.action(vacate, result.outcome, result.detail)
+                if told:
+                    record.action(vacate, result.outcome, result.detail)
         # The room a group of vacates makes is kept once for its beneficiary, if any of them went.
         for vacate in made.values():
             try:
@@ -109,7 +112,8 @@ class Actuator:
             else:
                 result = self._claim(claim)
             results.append(result)
-            record.action(claim, result.outcome, result.detail)
+            if told:
+                record.action(claim, result.outcome, result.detail)
         # Last, so that an owner just vacated is held at what it runs after the vacate.
         if not self.limits.dry_run:
             try:
@@ -232,6 +236,14 @@ class Actuator:
         except Exception as exc:  # noqa: BLE001 - contained to this claim
             return ActionResult(claim, Outcome.FAILED, _problem(exc))
         return ActionResult(claim, Outcome.DONE)
+
+
+def logs(record: Recorder, level: int) -> bool:
+    """Whether ``record``'s logger keeps events of ``level`` (a logging level; a logger that cannot
+    say is taken to keep them all). A cycle makes its decision log's events only for a logger that
+    keeps them: a simulation logging warnings made a reason's text for every claim and vacate."""
+    enabled = getattr(record.log, "is_enabled_for", None)
+    return True if enabled is None else bool(enabled(level))
 
 
 def _problem(exc: Exception) -> str:

@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
+import logging
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import replace
+from typing import Any
 
+import structlog
 from structlog.testing import capture_logs
 
 from builders import jid, name, snap
 from osep.core.model import JobId, JobState, Snapshot
+from osep.core.plan import Claim, OwnerView, Vacate
 from osep.core.policy import PolicySettings, decide
 from osep.core.pool import Look
 from osep.core.shares import ShareTable
-from osep.enforce.actuator import FORGET_AT, Actuator, Limits
-from osep.enforce.decisionlog import Outcome
+from osep.enforce.actuator import FORGET_AT, Actuator, Limits, logs
+from osep.enforce.decisionlog import Outcome, Recorder
 from osep.enforce.loop import Enforcer
 from osep.errors import PoolError, UnknownOutcome
 
@@ -232,6 +236,36 @@ def test_enforcer_logs_one_event_per_decision_and_action_with_context(verbose_lo
     (summary,) = [e for e in first if e["event"] == "cycle"]
     assert summary["vacated"] == 2 and summary["time"] == 1000.0
     assert any(e.get("cycle") == 2 and e["event"] == "cycle" for e in events)
+
+
+def test_a_cycle_makes_no_decision_or_action_event_its_logger_would_drop():
+    pool, actuator, _ = setup()
+    warnings = structlog.make_filtering_bound_logger(logging.WARNING)
+    structlog.configure(wrapper_class=warnings)
+    made: list[str] = []
+
+    class Counted(Recorder):  # what the cycle asks the decision log for
+        def bind(self, **context: Any) -> Counted:
+            return Counted(self.log.bind(**context))
+
+        def owner(self, view: OwnerView) -> None:
+            made.append("owner")
+
+        def decision(self, action: Vacate | Claim) -> None:
+            made.append("decision")
+
+        def action(self, action: Vacate | Claim, outcome: Outcome, detail: str) -> None:
+            made.append("action")
+
+    enforcer = Enforcer(POLICY, actuator)
+    enforcer.record = Counted(structlog.get_logger("osep"))
+    report = enforcer.run_cycle(pool)
+    assert report.vacated == 2 and made == []
+    # A logger that cannot say what it keeps is given everything.
+    assert logs(Recorder(object()), logging.DEBUG)
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.DEBUG))
+    enforcer.run_cycle(FakePool(snap(now=1000.0, running={"a": [10, 20]}, idle={"b": 2}, free=0)))
+    assert "decision" in made and "action" in made and "owner" in made
 
 
 def room_by_two_vacates():
