@@ -48,6 +48,12 @@ from osep.errors import PoolError
 from osep.sim.fairshare import Accountant
 from osep.sim.specs import Checkpointing, JobSpec, PoolSettings, SlotSpec
 
+# The job states and checkpointing modes the pool reads at every event (a module's name is read
+# several times faster than an enum's member).
+_IDLE, _RUNNING, _VACATING, _COMPLETED = (JobState.IDLE, JobState.RUNNING, JobState.VACATING,
+                                          JobState.COMPLETED)
+_PERIODIC, _ON_VACATE = Checkpointing.PERIODIC, Checkpointing.ON_VACATE
+
 
 class Watch(Protocol):
     """What a simulated pool tells as it happens, in time order (all at the pool's ``now``)."""
@@ -195,7 +201,7 @@ class SimJob:
         self.spec = spec
         self.shape = shape  # spec.shape, one tuple shared by the pool's jobs of that shape
         self.seq = seq
-        self.state = JobState.IDLE
+        self.state = _IDLE
         self.slot: SimSlot | None = None
         self.start = 0.0
         self.saved = 0.0
@@ -309,7 +315,7 @@ class SimulatedPool:
         # snapshots costs it nothing, and one that arrives and starts costs it one change.
         self._changed: dict[JobId, SimJob] = {}
         self._checkpoints: list[tuple[float, JobId, int]] = []
-        self._periodic = (settings.checkpointing is Checkpointing.PERIODIC
+        self._periodic = (settings.checkpointing is _PERIODIC
                           and settings.checkpoint_interval > 0)
         if keep_view:
             self._keep_view()
@@ -353,8 +359,8 @@ class SimulatedPool:
         while heap and heap[0][0] <= self.now:
             _, job_id, run = heapq.heappop(heap)
             job = self.jobs.get(job_id)  # finished jobs are forgotten
-            if job is None or job.run_id != run or job.state not in (JobState.RUNNING,
-                                                                     JobState.VACATING):
+            if job is None or job.run_id != run or job.state not in (_RUNNING,
+                                                                     _VACATING):
                 continue  # the run ended
             row = self.view.jobs.row(job_id)
             if row is None or row[5] != self._checkpoint_of(job):
@@ -388,8 +394,8 @@ class SimulatedPool:
         entries = view.jobs.entries
         row_of = view.jobs.row
         change, start_job, drop_job = view.change, view.start_job, view.drop_job
-        idle, running, completed = JobState.IDLE, JobState.RUNNING, JobState.COMPLETED
-        periodic = self.settings.checkpointing is Checkpointing.PERIODIC  # else no checkpoint
+        idle, running, completed = _IDLE, _RUNNING, _COMPLETED
+        periodic = self.settings.checkpointing is _PERIODIC  # else no checkpoint
         for job_id, job in changed.items():
             state = job.state
             if state is completed:
@@ -423,7 +429,7 @@ class SimulatedPool:
 
     def _checkpoint_of(self, job: SimJob) -> float | None:
         """The last periodic checkpoint of the job's current run, if any (None: none yet)."""
-        if self.settings.checkpointing is Checkpointing.PERIODIC:
+        if self.settings.checkpointing is _PERIODIC:
             done = _last_checkpoint(self.now - job.start, self.settings.checkpoint_interval)
             if done > 0:
                 return job.start + done
@@ -440,17 +446,17 @@ class SimulatedPool:
 
     def vacate(self, job_id: JobId) -> None:
         job = self.jobs.get(job_id)
-        if job is None or job.state is not JobState.RUNNING:
+        if job is None or job.state is not _RUNNING:
             raise PoolError(f"job {job_id} is not running")
         executed = self.now - job.start
         mode = self.settings.checkpointing
-        if mode is Checkpointing.ON_VACATE:
+        if mode is _ON_VACATE:
             job.gain = executed
-        elif mode is Checkpointing.PERIODIC:
+        elif mode is _PERIODIC:
             job.gain = _last_checkpoint(executed, self.settings.checkpoint_interval)
         else:
             job.gain = 0.0
-        job.state = JobState.VACATING
+        job.state = _VACATING
         job.vacate_sent = self.now
         self._shown(job)
         self.watch.signal(self.now, job.spec)
@@ -471,8 +477,8 @@ class SimulatedPool:
     def _view(self, job: SimJob) -> Job:
         # (Positional arguments: a quarter cheaper than keywords.)
         spec = job.spec
-        if job.state is JobState.IDLE:
-            return Job(spec.id, spec.owner, JobState.IDLE, spec.submit, None, None, None, spec.cpus,
+        if job.state is _IDLE:
+            return Job(spec.id, spec.owner, _IDLE, spec.submit, None, None, None, spec.cpus,
                        spec.memory, spec.gpus, spec.disk)
         return Job(spec.id, spec.owner, job.state, spec.submit,
                    job.slot.spec.name if job.slot else None, job.start, self._checkpoint_of(job),
@@ -513,7 +519,7 @@ class SimulatedPool:
             self._free.remove(slot.index, slot.room)
         self.waiting -= 1
         self.watch.start(now, spec, slot.spec.name)
-        job.state = JobState.RUNNING
+        job.state = _RUNNING
         job.start = now
         job.slot = slot
         run = job.run_id = job.run_id + 1
@@ -557,11 +563,11 @@ class SimulatedPool:
 
     def finish(self, job_id: JobId, run_id: int) -> None:
         job = self.jobs.get(job_id)
-        if job is None or job.run_id != run_id or job.state not in (JobState.RUNNING,
-                                                                    JobState.VACATING):
+        if job is None or job.run_id != run_id or job.state not in (_RUNNING,
+                                                                    _VACATING):
             return  # a stale event of an earlier run
         self._leave(job, vacated=False)
-        job.state = JobState.COMPLETED
+        job.state = _COMPLETED
         job.finish = self.now
         self.completed += 1
         del self.jobs[job_id]
@@ -573,12 +579,12 @@ class SimulatedPool:
 
     def release(self, job_id: JobId, run_id: int) -> None:
         job = self.jobs.get(job_id)
-        if job is None or job.run_id != run_id or job.state is not JobState.VACATING:
+        if job is None or job.run_id != run_id or job.state is not _VACATING:
             return  # finished during its vacate
         self._leave(job, vacated=True)
         job.saved += job.gain
         job.gain = 0.0
-        job.state = JobState.IDLE
+        job.state = _IDLE
         self.waiting += 1
         self._queue(job, job.spec.submit)
         self.vacates += 1
