@@ -572,7 +572,7 @@ class SimulatedPool:
         self.completed += 1
         del self.jobs[job_id]
         if self.keeps_view:
-            if job_id in self.view.jobs:
+            if job_id in self.view.jobs.entries:
                 self._shown(job)
             else:  # it came and went since the view was last told: the view need not know
                 self._changed.pop(job_id, None)
