@@ -14,11 +14,12 @@ expire.
 
 from __future__ import annotations
 
+import heapq
 from collections import ChainMap, defaultdict
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import filterfalse, repeat
-from operator import itemgetter, sub
+from operator import attrgetter, itemgetter, sub
 
 from osep.core.model import Kept, Slot, Snapshot
 from osep.core.plan import GroupView, OwnerView, Target, owner_view
@@ -175,7 +176,12 @@ class Census:
     views: dict[str, OwnerView]
     ledger: Ledger
     pool: PoolView  # read, never changed
-    free: list[tuple[str, Room]]  # places with room nobody holds or is kept for, by name
+    # Places with room nobody holds or is kept for, in no order (:meth:`free_places` gives them in
+    # order): static slots, and partitionable slots with some room unclaimed not kept for anyone;
+    # and the cores they have free.
+    free_static: list[str]
+    free_open: list[str]
+    free_cpus: int
     rooms: Mapping[str, Room]  # every partitionable slot's unclaimed part not kept for anyone
     capacity: Vec  # the pool's, in every resource
     groups: tuple[GroupView, ...] = ()  # an owner tree's groups, in the tree's order
@@ -193,9 +199,22 @@ class Census:
         """Running jobs on slots the snapshot does not have."""
         return self.pool.unplaced
 
+    def free_places(self) -> Iterator[tuple[str, Room]]:
+        """The places with room free, and that room, by name (the collector returns slots in any
+        order, and free room goes to owners in this order). Taken in order only as far as they are
+        read: a decision usually hands out the first few of hundreds."""
+        names = self.free_static + self.free_open
+        heapq.heapify(names)
+        slots, rooms = self.pool.slots, self.rooms
+        while names:
+            name = heapq.heappop(names)
+            slot = slots[name]
+            yield name, rooms[name] if slot.partitionable else slot.room
+
     @property
-    def free_cpus(self) -> int:
-        return sum(room[0] for _, room in self.free)
+    def free(self) -> list[tuple[str, Room]]:
+        """The places with room free, and that room, by name (:meth:`free_places`, all of them)."""
+        return list(self.free_places())
 
 
 class _Everyone(Mapping[str, Measure]):
@@ -251,6 +270,9 @@ def resolved_shares(shares: ShareTable | ShareTree, capacity: Vec, unit: Unit) -
     _RESOLVED.insert(0, (shares, capacity, unit, out))
     del _RESOLVED[_KEEP:]
     return out
+
+
+_CPUS = attrgetter("cpus")
 
 
 def _total(n: int, amounts: list[int], weighed: tuple[bool, ...]) -> Vec:
@@ -339,15 +361,16 @@ def count_view(pool: PoolView, kept: Sequence[Kept], shares: ShareTable | ShareT
         with_kept[k.owner] = plus(with_kept.get(k.owner, ran.get(k.owner, ZERO)), held(k.shape))
     rooms: Mapping[str, Room] = ChainMap(kept_rooms, pool.rooms) if kept_rooms else pool.rooms
 
-    free: list[tuple[str, Room]] = [(name, slots[name].room) for name in pool.free_static
-                                    if name not in kept_static]
+    # The free places (put in order only as far as a decision reads them: Census.free_places),
+    # and their cores, at C speed: a pool may have thousands free.
+    free_static = list(pool.free_static - kept_static if kept_static else pool.free_static)
+    free_cpus = sum(map(_CPUS, map(slots.__getitem__, free_static)))
+    free_open: list[str] = []
     for name in pool.open_rooms:
         room = rooms[name]
         if any(room):  # what a job asks for decides whether it is any use (see victims)
-            free.append((name, room))
-    # By place name: the collector returns slots in any order, and free room goes to owners in
-    # this order.
-    free.sort(key=itemgetter(0))
+            free_open.append(name)
+            free_cpus += room[0]
 
     capacity = pool.totals()
     known = resolved_shares(shares, capacity, unit)
@@ -438,4 +461,5 @@ def count_view(pool: PoolView, kept: Sequence[Kept], shares: ShareTable | ShareT
         elif gap < -EPS and t.running:
             above.append(o)
     ledger = Ledger(holding, measures, targets, groups, index)
-    return Census(views, ledger, pool, free, rooms, capacity, tuple(tree), below, above)
+    return Census(views, ledger, pool, free_static, free_open, free_cpus, rooms, capacity,
+                  tuple(tree), below, above)

@@ -21,7 +21,7 @@ from osep.core.counting import count_view
 from osep.core.holds import holds
 from osep.core.model import Snapshot
 from osep.core.plan import Plan, Target, Vacate, VictimOrder
-from osep.core.resources import EPS, RESOURCES, SLOTS, Unit, Vec
+from osep.core.resources import EPS, RESOURCES, SLOTS, Room, Unit, Vec
 from osep.core.shares import ShareTable
 from osep.core.tree import ShareTree
 from osep.core.victims import WantsBook, claim_free_room, plan_vacates
@@ -69,6 +69,25 @@ class PolicySettings:
         return math.ceil(largest * capacity[SLOTS] - EPS)
 
 
+# p for the settings and pool capacity met last (a few kept, the latest first), so that a cycle on
+# a pool whose capacity did not change does not resolve every owner's share again for it. Keyed by
+# the settings object itself (compared by identity: settings and their share tables are frozen, and
+# are not changed in place) and the capacity.
+_BUDGETS: list[tuple[PolicySettings, Vec, int]] = []
+_KEEP = 4
+
+
+def _budget(settings: PolicySettings, totals: Vec) -> int:
+    """:meth:`PolicySettings.budget_for`, worked out once per settings and capacity."""
+    for entry in _BUDGETS:
+        if entry[0] is settings and entry[1] == totals:
+            return entry[2]
+    budget = settings.budget_for(totals)
+    _BUDGETS.insert(0, (settings, totals, budget))
+    del _BUDGETS[_KEEP:]
+    return budget
+
+
 def decide(snapshot: Snapshot, settings: PolicySettings) -> Plan:
     """Plan the vacates and claims that move owners towards their targets for one cycle. Reads the
     pool view the snapshot carries, or one built from its jobs (:func:`osep.core.view.view_of`);
@@ -91,18 +110,19 @@ def _decide(snapshot: Snapshot, settings: PolicySettings) -> Plan:
     pool = view_of(snapshot)
     census = count_view(pool, snapshot.kept, settings.shares, settings.target, settings.unit)
     views, ledger = census.views, census.ledger
-    budget = max(0, settings.budget_for(census.capacity))
+    budget = max(0, _budget(settings, census.capacity))
     wants = WantsBook(census.below, pool.tallies, views)
-    free = dict(census.free)
     free_cpus = census.free_cpus
     partitionable = pool.rooms
-    claims = claim_free_room(free, wants, ledger, views, partitionable)
+    left: dict[str, Room] = {}  # the partitionable slots' room the claims left
+    claims = claim_free_room(census.free_places(), wants, ledger, views, partitionable, left) \
+        if census.free_static or census.free_open else []
     notes: list[str] = []
     vacates: list[Vacate] = []
     if budget > 0 and wants:
         # The partitionable slots' room as claims left it (a copy: the view's is never changed).
         rooms = dict(census.rooms)
-        rooms.update((name, room) for name, room in free.items() if name in partitionable)
+        rooms.update(left)
         vacates = plan_vacates(budget, wants, ledger, views, pool, rooms, settings.target,
                                settings.victim_order, snapshot.time, notes, claims, census.above)
     # The cores the vacates free (of the slots the snapshot has), and the owners losing jobs: at C

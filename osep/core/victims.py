@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Callable, Container, Iterator, Mapping, MutableMapping
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping, MutableMapping
 from operator import attrgetter, itemgetter
 
 from osep.core.counting import Ledger
@@ -163,12 +163,14 @@ def _owed(ledger: Ledger, owner: str) -> Rank:
     return ledger.owed(owner) if ledger.groups is not None else -ledger.gap(owner)
 
 
-def claim_free_room(free: dict[str, Room], wants: WantsBook, ledger: Ledger,
-                    views: dict[str, OwnerView], partitionable: Container[str]) -> list[Claim]:
-    """Hand free room (place -> room, in snapshot order) to owners below target, largest gap
-    first, one job at a time. Updates ``ledger``, ``wants`` and ``free`` for what it hands out."""
+def claim_free_room(free: Iterable[tuple[str, Room]], wants: WantsBook, ledger: Ledger,
+                    views: dict[str, OwnerView], partitionable: Container[str],
+                    left: dict[str, Room] | None = None) -> list[Claim]:
+    """Hand free room (place and room, in snapshot order, read only as far as needed) to owners
+    below target, largest gap first, one job at a time. Updates ``ledger`` and ``wants`` for what
+    it hands out, and puts in ``left`` the room each partitionable place it looked at has left."""
     claims: list[Claim] = []
-    if not free or not wants:
+    if not wants:
         return claims
     heap = _beneficiaries(wants, ledger)
     passed: list[tuple[Rank, str]] = []
@@ -180,7 +182,7 @@ def claim_free_room(free: dict[str, Room], wants: WantsBook, ledger: Ledger,
         return claims
     smallest: Shape = (min(s[0] for s in shapes), min(s[1] for s in shapes), min(s[2] for s in shapes),
                        min(s[3] for s in shapes))
-    for place, offered in list(free.items()):
+    for place, offered in free:
         room = offered
         # Owners that cannot use this room are set aside and come back for the next one.
         while heap and fits(smallest, room):
@@ -203,7 +205,8 @@ def claim_free_room(free: dict[str, Room], wants: WantsBook, ledger: Ledger,
                 room = NO_ROOM
                 break
             room = less(room, shape)
-        free[place] = room
+        if left is not None and place in partitionable:
+            left[place] = room
         for entry in passed:
             heapq.heappush(heap, entry)
         passed.clear()

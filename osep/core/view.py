@@ -62,6 +62,8 @@ def saved_since(job: Job) -> float:
     return since
 
 
+# The states a view tells apart (a module's name is read several times faster than an enum's member).
+_RUNNING, _IDLE, _VACATING = JobState.RUNNING, JobState.IDLE, JobState.VACATING
 _SHAPE = attrgetter("cpus", "memory", "gpus", "disk")  # Job.shape, at C speed
 _ASKS = (attrgetter("cpus"), attrgetter("memory"), attrgetter("gpus"), attrgetter("disk"))
 
@@ -385,10 +387,10 @@ class PoolView:
         if not isinstance(old, tuple):
             old = _row(old)
         owner, state, submit, _, _, _, shape, vacatable = old
-        row = (owner, JobState.RUNNING, submit, slot, start, None, shape, vacatable)
+        row = (owner, _RUNNING, submit, slot, start, None, shape, vacatable)
         entries[job_id] = row
         self.stamp += 1
-        if state is not JobState.IDLE:
+        if state is not _IDLE:
             self._job_out(job_id, old)
             self._job_in(job_id, row)
             return
@@ -406,16 +408,7 @@ class PoolView:
         ran[2] += gpus
         ran[3] += disk
         tally._drop_idle(job_id, shape)
-        on = self.running_on.get(slot)
-        if on is None:
-            self.running_on[slot] = {job_id}
-        else:
-            on.add(job_id)
-        placed = self.slots.get(slot)
-        if placed is not None:
-            self._placed(job_id, row, tally, placed)
-        else:
-            self.unplaced += 1
+        self._run_on(job_id, row, tally, slot)
 
     def drop_job(self, job_id: JobId) -> None:
         """A job left the pool (completed, removed, or no longer shown)."""
@@ -474,7 +467,7 @@ class PoolView:
 
     def _job_in(self, job_id: JobId, row: Row) -> None:
         owner, state, _, name, _, _, shape, _ = row
-        if state is JobState.RUNNING:
+        if state is _RUNNING:
             tally = self.tallies.get(owner)
             if tally is None:
                 tally = self.tallies[owner] = Tally()
@@ -484,20 +477,8 @@ class PoolView:
             ran[1] += shape[1]
             ran[2] += shape[2]
             ran[3] += shape[3]
-            if name is None:
-                self.unplaced += 1
-                return
-            on = self.running_on.get(name)
-            if on is None:
-                self.running_on[name] = {job_id}
-            else:
-                on.add(job_id)
-            slot = self.slots.get(name)
-            if slot is not None:
-                self._placed(job_id, row, tally, slot)
-            else:
-                self.unplaced += 1
-        elif state is JobState.IDLE:
+            self._run_on(job_id, row, tally, name)
+        elif state is _IDLE:
             tally = self.tallies.get(owner)
             if tally is None:
                 tally = self.tallies[owner] = Tally()
@@ -508,7 +489,7 @@ class PoolView:
             waiting[2] += shape[2]
             waiting[3] += shape[3]
             tally._add_idle(job_id, shape)
-        elif state is JobState.VACATING:
+        elif state is _VACATING:
             tally = self.tallies.get(owner)
             if tally is None:
                 tally = self.tallies[owner] = Tally()
@@ -522,7 +503,7 @@ class PoolView:
 
     def _job_out(self, job_id: JobId, row: Row) -> None:
         owner, state, _, name, _, _, shape, _ = row
-        if state is JobState.RUNNING:
+        if state is _RUNNING:
             tally = self.tallies[owner]
             tally.running -= 1
             ran = tally.ran
@@ -548,7 +529,7 @@ class PoolView:
                             self.free_static.add(name)
                 else:
                     self.unplaced -= 1
-        elif state is JobState.IDLE:
+        elif state is _IDLE:
             tally = self.tallies[owner]
             tally.idle -= 1
             waiting = tally.waiting
@@ -557,7 +538,7 @@ class PoolView:
             waiting[2] -= shape[2]
             waiting[3] -= shape[3]
             tally._drop_idle(job_id, shape)
-        elif state is JobState.VACATING:
+        elif state is _VACATING:
             tally = self.tallies[owner]
             tally.vacating -= 1
             leaving = tally.leaving
@@ -573,6 +554,24 @@ class PoolView:
         if not (tally.running or tally.idle or tally.vacating):
             del self.tallies[owner]
 
+    def _run_on(self, job_id: JobId, row: Row, tally: Tally, name: str | None) -> None:
+        """The running job ``job_id`` (``row``, counted in its owner's ``tally``) names slot
+        ``name``: listed as running there, and placed on it if the view has the slot (else, or
+        with no slot named, counted as unplaced)."""
+        if name is None:
+            self.unplaced += 1
+            return
+        on = self.running_on.get(name)
+        if on is None:
+            self.running_on[name] = {job_id}
+        else:
+            on.add(job_id)
+        slot = self.slots.get(name)
+        if slot is not None:
+            self._placed(job_id, row, tally, slot)
+        else:
+            self.unplaced += 1
+
     def _placed(self, job_id: JobId, row: Row, tally: Tally, slot: Slot) -> None:
         """The job runs on ``slot``, which the view has."""
         name = slot.name
@@ -582,7 +581,13 @@ class PoolView:
         start = row[4]
         if start is not None and row[7]:  # a victim candidate
             since = row[5]
-            tally.add_victim(job_id, start, since if since is not None and since > start else start)
+            since = since if since is not None and since > start else start
+            orders = tally._orders
+            if orders[0] is None and orders[1] is None:  # Tally.add_victim, no order read yet
+                serial = tally._serial = tally._serial + 1
+                tally.candidates[job_id] = (serial, start, since)
+            else:
+                tally.add_victim(job_id, start, since)
             shapes = tally.victim_shapes
             shape = row[6]
             shapes[shape] = shapes.get(shape, 0) + 1
@@ -599,7 +604,11 @@ class PoolView:
         else:
             del busy[name]
         if row[4] is not None and row[7]:
-            tally.drop_victim(job_id)
+            orders = tally._orders
+            if orders[0] is None and orders[1] is None:  # Tally.drop_victim, no order read yet
+                del tally.candidates[job_id]
+            else:
+                tally.drop_victim(job_id)
             shapes = tally.victim_shapes
             shape = row[6]
             left = shapes[shape] - 1
@@ -734,7 +743,7 @@ class PoolView:
         running: dict[str, list[Job]] = {}
         idle: dict[str, list[Job]] = {}
         vacating: dict[str, list[Job]] = {}
-        run, wait, leave = JobState.RUNNING, JobState.IDLE, JobState.VACATING
+        run, wait, leave = _RUNNING, _IDLE, _VACATING
         for job in table.values():
             state = job.state
             owners = idle if state is wait else running if state is run else \

@@ -27,6 +27,7 @@ cycle, go on. A vacate that failed that way may have been sent: it too counts as
 
 from __future__ import annotations
 
+import logging
 from collections import deque
 from dataclasses import dataclass
 
@@ -39,6 +40,8 @@ from osep.enforce.decisionlog import Outcome, Recorder
 from osep.errors import PoolError, UnknownOutcome
 
 HOUR = 3600.0
+_RUNNING = JobState.RUNNING  # (a module's name is read several times faster than an enum's member)
+FORGET_AT = 4096  # jobs with recent vacates kept before those older than an hour are forgotten
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,11 +70,15 @@ class Actuator:
         self.limits = limits
         # job -> when it was vacated; given, it is the pool's (which keeps it between runs)
         self._recent: dict[JobId, deque[float]] = recent if recent is not None else {}
+        self._forget_at = max(FORGET_AT, 2 * len(self._recent))
         self._held = False
 
     def apply(self, plan: Plan, record: Recorder | None = None) -> list[ActionResult]:
         record = record if record is not None else Recorder(structlog.get_logger("osep"))
+        told = logs(record, logging.INFO)  # the actions' events are made only to be kept
         now = plan.time
+        if len(self._recent) > self._forget_at:
+            self._forget(now)
         results: list[ActionResult] = []
         cap = plan.max_vacates
         if self.limits.max_vacates_per_cycle is not None:
@@ -91,7 +98,8 @@ class Actuator:
                 if result.outcome is Outcome.DONE or result.possibly_done:
                     made.setdefault(vacate.group, vacate)
                 results.append(result)
-                record.action(vacate, result.outcome, result.detail)
+                if told:
+                    record.action(vacate, result.outcome, result.detail)
         # The room a group of vacates makes is kept once for its beneficiary, if any of them went.
         for vacate in made.values():
             try:
@@ -105,7 +113,8 @@ class Actuator:
             else:
                 result = self._claim(claim)
             results.append(result)
-            record.action(claim, result.outcome, result.detail)
+            if told:
+                record.action(claim, result.outcome, result.detail)
         # Last, so that an owner just vacated is held at what it runs after the vacate.
         if not self.limits.dry_run:
             try:
@@ -117,6 +126,18 @@ class Actuator:
                     record.hold(plan.holds, Outcome.DONE)
                 self._held = bool(plan.holds)
         return results
+
+    def _forget(self, now: float) -> None:
+        """Forget the vacates older than an hour, and the jobs left with none: they count for no
+        cap. (A simulated week vacates some 250,000 jobs, most of them once; the live pool prunes
+        the same dict at every snapshot as well.)"""
+        recent = self._recent
+        for job_id, times in list(recent.items()):
+            while times and times[0] <= now - HOUR:
+                times.popleft()
+            if not times:
+                del recent[job_id]
+        self._forget_at = max(FORGET_AT, 2 * len(recent))
 
     def _look(self, vacates: tuple[Vacate, ...], record: Recorder) -> Look | str:
         """The plan's victims as the pool has them now, in one look; or why the look failed."""
@@ -154,7 +175,7 @@ class Actuator:
             return ActionResult(vacate, Outcome.FAILED, f"re-check failed: {why}")
         assert isinstance(looked, Look)
         current = looked.jobs.get(vacate.job)
-        if current is None or current.state is not JobState.RUNNING:
+        if current is None or current.state is not _RUNNING:
             state = "gone" if current is None else current.state.value
             return ActionResult(vacate, Outcome.CHANGED, f"job is {state}")
         if current.owner != vacate.owner:
@@ -171,15 +192,24 @@ class Actuator:
                 vacate, Outcome.RATE_LIMITED,
                 f"ran {ran:.0f} s, less than the minimum {self.limits.min_run_time:g} s",
             )
-        history = self._recent.setdefault(vacate.job, deque())
+        per_hour = self.limits.max_vacates_per_job_per_hour
+        if per_hour is None:
+            return None
+        history = self._recent.get(vacate.job)
         while history and history[0] <= now - HOUR:
             history.popleft()
-        per_hour = self.limits.max_vacates_per_job_per_hour
-        if per_hour is not None and len(history) >= per_hour:
-            return ActionResult(
-                vacate, Outcome.RATE_LIMITED, f"already vacated {len(history)} time(s) this hour"
-            )
+        done = len(history) if history is not None else 0
+        if done >= per_hour:
+            return ActionResult(vacate, Outcome.RATE_LIMITED, f"already vacated {done} time(s) this hour")
         return None
+
+    def _sent(self, job: JobId, now: float) -> None:
+        """``job`` was vacated (or may have been) at ``now``."""
+        history = self._recent.get(job)
+        if history is None:
+            self._recent[job] = deque((now,))
+        else:
+            history.append(now)
 
     def _send(self, vacate: Vacate, now: float) -> ActionResult:
         if self.limits.dry_run:
@@ -187,16 +217,16 @@ class Actuator:
         try:
             self.pool.vacate(vacate.job)
         except UnknownOutcome as exc:
-            self._recent.setdefault(vacate.job, deque()).append(now)
+            self._sent(vacate.job, now)
             return ActionResult(vacate, Outcome.FAILED, f"no answer, taken as possibly done: {exc}",
                                 possibly_done=True)
         except PoolError as exc:
             return ActionResult(vacate, Outcome.FAILED, str(exc))
         except Exception as exc:  # noqa: BLE001 - contained to this job; it may have gone out
-            self._recent.setdefault(vacate.job, deque()).append(now)
+            self._sent(vacate.job, now)
             return ActionResult(vacate, Outcome.FAILED,
                                 f"{_problem(exc)}; taken as possibly done", possibly_done=True)
-        self._recent.setdefault(vacate.job, deque()).append(now)
+        self._sent(vacate.job, now)
         return ActionResult(vacate, Outcome.DONE)
 
     def _claim(self, claim: Claim) -> ActionResult:
@@ -207,6 +237,14 @@ class Actuator:
         except Exception as exc:  # noqa: BLE001 - contained to this claim
             return ActionResult(claim, Outcome.FAILED, _problem(exc))
         return ActionResult(claim, Outcome.DONE)
+
+
+def logs(record: Recorder, level: int) -> bool:
+    """Whether ``record``'s logger keeps events of ``level`` (a logging level; a logger that cannot
+    say is taken to keep them all). A cycle makes its decision log's events only for a logger that
+    keeps them: a simulation logging warnings made a reason's text for every claim and vacate."""
+    enabled = getattr(record.log, "is_enabled_for", None)
+    return True if enabled is None else bool(enabled(level))
 
 
 def _problem(exc: Exception) -> str:

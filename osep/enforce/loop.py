@@ -8,6 +8,7 @@ from run to run."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
@@ -18,7 +19,7 @@ from osep.core.model import Snapshot
 from osep.core.plan import Claim, Plan, Vacate
 from osep.core.policy import PolicySettings, decide
 from osep.core.pool import Pool
-from osep.enforce.actuator import ActionResult, Actuator, Limits
+from osep.enforce.actuator import ActionResult, Actuator, Limits, logs
 from osep.enforce.decisionlog import Outcome, Recorder
 from osep.measure.sampled import SampledMetrics
 from osep.timing import ACT, DECIDE, SNAPSHOT, Clocks, Phases
@@ -100,12 +101,14 @@ class Enforcer:
         del snapshot
         record = self.record.bind(cycle=self.cycles, time=plan.time)
         with phases.timing(ACT):
-            for view in plan.owners:
-                if (view.gap > 0 and view.idle > view.reserved) or view.gap <= -1:
-                    record.owner(view)
-            planned: tuple[Vacate | Claim, ...] = (*plan.vacates, *plan.claims)
-            for action in planned:
-                record.decision(action)
+            if logs(record, logging.DEBUG):
+                for view in plan.owners:
+                    if (view.gap > 0 and view.idle > view.reserved) or view.gap <= -1:
+                        record.owner(view)
+            if logs(record, logging.INFO):
+                planned: tuple[Vacate | Claim, ...] = (*plan.vacates, *plan.claims)
+                for action in planned:
+                    record.decision(action)
             results = tuple(self.actuator.apply(plan, record))
         sent = [r.action for r in results if isinstance(r.action, Vacate) and r.outcome is Outcome.DONE]
         self.metrics.add(plan, sent)

@@ -48,6 +48,12 @@ from osep.errors import PoolError
 from osep.sim.fairshare import Accountant
 from osep.sim.specs import Checkpointing, JobSpec, PoolSettings, SlotSpec
 
+# The job states and checkpointing modes the pool reads at every event (a module's name is read
+# several times faster than an enum's member).
+_IDLE, _RUNNING, _VACATING, _COMPLETED = (JobState.IDLE, JobState.RUNNING, JobState.VACATING,
+                                          JobState.COMPLETED)
+_PERIODIC, _ON_VACATE = Checkpointing.PERIODIC, Checkpointing.ON_VACATE
+
 
 class Watch(Protocol):
     """What a simulated pool tells as it happens, in time order (all at the pool's ``now``)."""
@@ -183,6 +189,7 @@ class SimJob:
         "run_id",
         "saved",
         "seq",
+        "shape",
         "slot",
         "spec",
         "start",
@@ -190,10 +197,11 @@ class SimJob:
         "vacate_sent",
     )
 
-    def __init__(self, spec: JobSpec, seq: int) -> None:
+    def __init__(self, spec: JobSpec, seq: int, shape: Shape) -> None:
         self.spec = spec
+        self.shape = shape  # spec.shape, one tuple shared by the pool's jobs of that shape
         self.seq = seq
-        self.state = JobState.IDLE
+        self.state = _IDLE
         self.slot: SimSlot | None = None
         self.start = 0.0
         self.saved = 0.0
@@ -285,6 +293,7 @@ class SimulatedPool:
             if machine.free[0] > 0:
                 self._open.add(machine.index, machine.free)
         self._arrived = 0
+        self._shapes: dict[Shape, Shape] = {}  # every job shape met, each one tuple
         self.watch: Watch = Unwatched()
         self.book = ReservationBook(settings.reservation_lifetime)
         self.later: list[Later] = []  # collected by the driver after every call
@@ -306,7 +315,7 @@ class SimulatedPool:
         # snapshots costs it nothing, and one that arrives and starts costs it one change.
         self._changed: dict[JobId, SimJob] = {}
         self._checkpoints: list[tuple[float, JobId, int]] = []
-        self._periodic = (settings.checkpointing is Checkpointing.PERIODIC
+        self._periodic = (settings.checkpointing is _PERIODIC
                           and settings.checkpoint_interval > 0)
         if keep_view:
             self._keep_view()
@@ -350,8 +359,8 @@ class SimulatedPool:
         while heap and heap[0][0] <= self.now:
             _, job_id, run = heapq.heappop(heap)
             job = self.jobs.get(job_id)  # finished jobs are forgotten
-            if job is None or job.run_id != run or job.state not in (JobState.RUNNING,
-                                                                     JobState.VACATING):
+            if job is None or job.run_id != run or job.state not in (_RUNNING,
+                                                                     _VACATING):
                 continue  # the run ended
             row = self.view.jobs.row(job_id)
             if row is None or row[5] != self._checkpoint_of(job):
@@ -382,28 +391,33 @@ class SimulatedPool:
         if not changed:
             return
         view = self.view
+        entries = view.jobs.entries
         row_of = view.jobs.row
-        idle, running = JobState.IDLE, JobState.RUNNING
+        change, start_job, drop_job = view.change, view.start_job, view.drop_job
+        idle, running, completed = _IDLE, _RUNNING, _COMPLETED
+        periodic = self.settings.checkpointing is _PERIODIC  # else no checkpoint
         for job_id, job in changed.items():
             state = job.state
-            if state is JobState.COMPLETED:
-                view.drop_job(job_id)
+            if state is completed:
+                drop_job(job_id)
                 continue
             spec = job.spec
-            old = row_of(job_id)
+            old = entries.get(job_id)
+            if old is not None and not isinstance(old, tuple):
+                old = row_of(job_id)  # a Job the decision read: its fields
             if state is idle:
                 if old is None or old[1] is not idle:  # (an idle job shows no more than that)
-                    view.change(job_id, spec.owner, idle, spec.submit, None, None, None,
-                                spec.shape)
+                    change(job_id, spec.owner, idle, spec.submit, None, None, None, job.shape)
                 continue
             slot = job.slot.spec.name if job.slot is not None else None
-            checkpoint = self._checkpoint_of(job)
-            if old is not None and old[1] is idle and state is running and checkpoint is None \
-                    and slot is not None:
-                view.start_job(job_id, slot, job.start)
-            elif old is None or old[1:6] != (state, spec.submit, slot, job.start, checkpoint):
-                view.change(job_id, spec.owner, state, spec.submit, slot, job.start, checkpoint,
-                            spec.shape)
+            checkpoint = self._checkpoint_of(job) if periodic else None
+            if old is None:
+                change(job_id, spec.owner, state, spec.submit, slot, job.start, checkpoint, job.shape)
+            elif old[1] is idle and state is running and checkpoint is None and slot is not None:
+                start_job(job_id, slot, job.start)
+            elif (old[1] is not state or old[3] != slot or old[4] != job.start
+                  or old[5] != checkpoint or old[2] != spec.submit):
+                change(job_id, spec.owner, state, spec.submit, slot, job.start, checkpoint, job.shape)
         changed.clear()
 
     def _show(self, job: SimJob) -> None:
@@ -411,11 +425,11 @@ class SimulatedPool:
         spec = job.spec
         self.view.change(spec.id, spec.owner, job.state, spec.submit,
                          job.slot.spec.name if job.slot else None, job.start,
-                         self._checkpoint_of(job), spec.shape)
+                         self._checkpoint_of(job), job.shape)
 
     def _checkpoint_of(self, job: SimJob) -> float | None:
         """The last periodic checkpoint of the job's current run, if any (None: none yet)."""
-        if self.settings.checkpointing is Checkpointing.PERIODIC:
+        if self.settings.checkpointing is _PERIODIC:
             done = _last_checkpoint(self.now - job.start, self.settings.checkpoint_interval)
             if done > 0:
                 return job.start + done
@@ -432,17 +446,17 @@ class SimulatedPool:
 
     def vacate(self, job_id: JobId) -> None:
         job = self.jobs.get(job_id)
-        if job is None or job.state is not JobState.RUNNING:
+        if job is None or job.state is not _RUNNING:
             raise PoolError(f"job {job_id} is not running")
         executed = self.now - job.start
         mode = self.settings.checkpointing
-        if mode is Checkpointing.ON_VACATE:
+        if mode is _ON_VACATE:
             job.gain = executed
-        elif mode is Checkpointing.PERIODIC:
+        elif mode is _PERIODIC:
             job.gain = _last_checkpoint(executed, self.settings.checkpoint_interval)
         else:
             job.gain = 0.0
-        job.state = JobState.VACATING
+        job.state = _VACATING
         job.vacate_sent = self.now
         self._shown(job)
         self.watch.signal(self.now, job.spec)
@@ -463,8 +477,8 @@ class SimulatedPool:
     def _view(self, job: SimJob) -> Job:
         # (Positional arguments: a quarter cheaper than keywords.)
         spec = job.spec
-        if job.state is JobState.IDLE:
-            return Job(spec.id, spec.owner, JobState.IDLE, spec.submit, None, None, None, spec.cpus,
+        if job.state is _IDLE:
+            return Job(spec.id, spec.owner, _IDLE, spec.submit, None, None, None, spec.cpus,
                        spec.memory, spec.gpus, spec.disk)
         return Job(spec.id, spec.owner, job.state, spec.submit,
                    job.slot.spec.name if job.slot else None, job.start, self._checkpoint_of(job),
@@ -475,7 +489,8 @@ class SimulatedPool:
         ``queued``) when :meth:`enqueue` says. Either way it is an idle job of the pool's."""
         if spec.id in self.jobs:
             raise PoolError(f"duplicate job id {spec.id}")
-        job = SimJob(spec, self._arrived)
+        shape = spec.shape
+        job = SimJob(spec, self._arrived, self._shapes.setdefault(shape, shape))
         self._arrived += 1
         self.jobs[spec.id] = job
         self._shown(job)
@@ -493,7 +508,7 @@ class SimulatedPool:
         queue = self.idle.get(spec.owner)
         if queue is None:
             queue = self.idle[spec.owner] = IdleQueue()
-        queue.push((since, job.seq, spec.id), spec.shape)
+        queue.push((since, job.seq, spec.id), job.shape)
 
     def start(self, job: SimJob, slot: SimSlot) -> None:
         spec, now = job.spec, self.now
@@ -504,7 +519,7 @@ class SimulatedPool:
             self._free.remove(slot.index, slot.room)
         self.waiting -= 1
         self.watch.start(now, spec, slot.spec.name)
-        job.state = JobState.RUNNING
+        job.state = _RUNNING
         job.start = now
         job.slot = slot
         run = job.run_id = job.run_id + 1
@@ -548,24 +563,28 @@ class SimulatedPool:
 
     def finish(self, job_id: JobId, run_id: int) -> None:
         job = self.jobs.get(job_id)
-        if job is None or job.run_id != run_id or job.state not in (JobState.RUNNING,
-                                                                    JobState.VACATING):
+        if job is None or job.run_id != run_id or job.state not in (_RUNNING,
+                                                                    _VACATING):
             return  # a stale event of an earlier run
         self._leave(job, vacated=False)
-        job.state = JobState.COMPLETED
+        job.state = _COMPLETED
         job.finish = self.now
         self.completed += 1
         del self.jobs[job_id]
-        self._shown(job)
+        if self.keeps_view:
+            if job_id in self.view.jobs.entries:
+                self._shown(job)
+            else:  # it came and went since the view was last told: the view need not know
+                self._changed.pop(job_id, None)
 
     def release(self, job_id: JobId, run_id: int) -> None:
         job = self.jobs.get(job_id)
-        if job is None or job.run_id != run_id or job.state is not JobState.VACATING:
+        if job is None or job.run_id != run_id or job.state is not _VACATING:
             return  # finished during its vacate
         self._leave(job, vacated=True)
         job.saved += job.gain
         job.gain = 0.0
-        job.state = JobState.IDLE
+        job.state = _IDLE
         self.waiting += 1
         self._queue(job, job.spec.submit)
         self.vacates += 1

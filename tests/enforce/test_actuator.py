@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
+import logging
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import replace
+from typing import Any
 
+import structlog
 from structlog.testing import capture_logs
 
 from builders import jid, name, snap
 from osep.core.model import JobId, JobState, Snapshot
+from osep.core.plan import Claim, OwnerView, Vacate
 from osep.core.policy import PolicySettings, decide
 from osep.core.pool import Look
 from osep.core.shares import ShareTable
-from osep.enforce.actuator import Actuator, Limits
-from osep.enforce.decisionlog import Outcome
+from osep.enforce.actuator import FORGET_AT, Actuator, Limits, logs
+from osep.enforce.decisionlog import Outcome, Recorder
 from osep.enforce.loop import Enforcer
 from osep.errors import PoolError, UnknownOutcome
 
@@ -100,6 +104,18 @@ def test_the_history_of_vacates_can_be_the_pools_own():
     results = actuator.apply(decide(pool.current, POLICY))
     assert [r.outcome for r in results] == [Outcome.RATE_LIMITED, Outcome.DONE]
     assert list(recent[jid("a.2")]) == [1000.0]  # what it sends is written where it was given
+
+
+def test_vacates_older_than_an_hour_are_forgotten_once_many_jobs_have_some():
+    pool = FakePool(snap(now=10_000.0, running={"a": [10, 20, 30, 40]}, idle={"b": 2}, free=0))
+    recent = {jid("a.3"): deque([100.0, 9_000.0])}
+    actuator = Actuator(pool, Limits(max_vacates_per_job_per_hour=1), recent)
+    # A long run's memory: thousands of jobs vacated once, long ago (and a.3 within the hour).
+    recent.update({JobId("old", 0, k): deque([100.0]) for k in range(FORGET_AT)})
+    results = actuator.apply(decide(pool.current, POLICY))
+    assert [r.outcome for r in results] == [Outcome.RATE_LIMITED, Outcome.DONE]  # a.3 as before
+    # Only what counts for a cap is left, in the dict it was given.
+    assert recent == {jid("a.3"): deque([9_000.0]), jid("a.2"): deque([10_000.0])}
 
 
 def test_dry_run_touches_nothing():
@@ -220,6 +236,36 @@ def test_enforcer_logs_one_event_per_decision_and_action_with_context(verbose_lo
     (summary,) = [e for e in first if e["event"] == "cycle"]
     assert summary["vacated"] == 2 and summary["time"] == 1000.0
     assert any(e.get("cycle") == 2 and e["event"] == "cycle" for e in events)
+
+
+def test_a_cycle_makes_no_decision_or_action_event_its_logger_would_drop():
+    pool, actuator, _ = setup()
+    warnings = structlog.make_filtering_bound_logger(logging.WARNING)
+    structlog.configure(wrapper_class=warnings)
+    made: list[str] = []
+
+    class Counted(Recorder):  # what the cycle asks the decision log for
+        def bind(self, **context: Any) -> Counted:
+            return Counted(self.log.bind(**context))
+
+        def owner(self, view: OwnerView) -> None:
+            made.append("owner")
+
+        def decision(self, action: Vacate | Claim) -> None:
+            made.append("decision")
+
+        def action(self, action: Vacate | Claim, outcome: Outcome, detail: str) -> None:
+            made.append("action")
+
+    enforcer = Enforcer(POLICY, actuator)
+    enforcer.record = Counted(structlog.get_logger("osep"))
+    report = enforcer.run_cycle(pool)
+    assert report.vacated == 2 and made == []
+    # A logger that cannot say what it keeps is given everything.
+    assert logs(Recorder(object()), logging.DEBUG)
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.DEBUG))
+    enforcer.run_cycle(FakePool(snap(now=1000.0, running={"a": [10, 20]}, idle={"b": 2}, free=0)))
+    assert "decision" in made and "action" in made and "owner" in made
 
 
 def room_by_two_vacates():
