@@ -26,11 +26,8 @@ from operator import add, eq, itemgetter
 from pathlib import Path
 from typing import BinaryIO, cast
 
-import htcondor2 as htcondor
-
 from osep.core.model import JobId
 from osep.errors import LogError
-from osep.htcondor.ads import owner_of
 from osep.replay.damage import (
     MAX_JOB_NUMBER,
     MAX_RECORD_BYTES,
@@ -56,7 +53,10 @@ EVENT_KINDS: dict[int, EventKind] = {
     24: EventKind.RUN_FAILED,  # reconnect failed: the run is lost
 }
 AD_INFORMATION = 28  # carries job attributes (Owner, AcctGroup) after the event it follows
-KNOWN_EVENT_TYPES = frozenset(int(t) for t in htcondor.JobEventType)
+# The event type numbers HTCondor defines (the bindings' JobEventType, which
+# tests/replay/test_fast_reader.py checks this against; the bindings are not imported here, which
+# would take longer than reading a small log).
+KNOWN_EVENT_TYPES = frozenset(range(48)) | frozenset(range(100, 112))
 
 # The header line as HTCondor writes it: "%03d (%03d.%03d.%03d) " and the date, either MM/DD (no
 # year: the current one is taken, as HTCondor's reader does) or YYYY-MM-DD (ISO_DATE), then the
@@ -575,6 +575,8 @@ def _ad_information(header: re.Match[bytes], body: bytes
     an AcctGroup alone as the group, since logs often record no AccountingGroup), the whole
     accounting name an owner tree places the job by (its AccountingGroup where logged, else that
     owner), and whether what it names is not a name."""
+    from osep.htcondor.ads import owner_of  # with the ClassAd bindings: only for logs that need it
+
     raw = {AD_ATTRS[m[1].lower()]: m[2] for m in AD_NAME.finditer(body)}
     if not raw:
         return _job(header), None, None, False

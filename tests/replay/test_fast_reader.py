@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from osep.errors import LogError
-from osep.htcondor.eventlog import _minute, read_event_log
+from osep.htcondor.eventlog import KNOWN_EVENT_TYPES, _minute, read_event_log
 from tests.replay.careful_reader import careful_read
 
 PIECES = [
@@ -95,3 +95,11 @@ def test_a_log_of_well_formed_events_reads_the_same_in_any_block(tmp_path: Path)
     assert len(whole) == 50 * 6
     for block in (7, 100, 4096):
         assert list(read_event_log(path, print, block=block)) == whole
+
+
+def test_the_known_event_types_are_the_bindings():
+    """The reader keeps HTCondor's event type numbers itself (importing the bindings takes longer
+    than reading a small log); they must be the bindings' own."""
+    import htcondor2
+
+    assert {int(t) for t in htcondor2.JobEventType} == KNOWN_EVENT_TYPES
