@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import accumulate, compress, repeat
-from operator import add, eq, itemgetter
+from operator import add, and_, eq, itemgetter, lt
 from pathlib import Path
 from typing import BinaryIO, cast
 
@@ -166,6 +166,10 @@ SKIPPED = KNOWN_EVENT_TYPES - set(EVENT_KINDS) - {AD_INFORMATION}
 # The same, by the three digits COMMON reads (no int() or enum hashing per event).
 _FAST_KINDS = {b"%03d" % n: (kind, RANK[kind]) for n, kind in EVENT_KINDS.items()}
 _FAST_SKIPPED = frozenset(b"%03d" % n for n in SKIPPED if n < 1000)
+# The block path's tables: a header-like line found by counting (digits made "#"), the seconds.
+_DIGITS = bytes.maketrans(b"0123456789", b"#" * 10)
+_HEADER_LINE = b"\n### ("
+_SECONDS = {b"%02d" % n: n for n in range(60)}
 _EXECUTE, _EVICT = (next(b"%03d" % n for n, k in EVENT_KINDS.items() if k is kind)
                     for kind in (EventKind.EXECUTE, EventKind.EVICT))
 
@@ -349,7 +353,7 @@ def _common_block(region: bytes, span: int, parts: list[bytes], index: int, posi
         return None
     found = list(map(WHOLE.match, parts))
     # Each event's first line is a header: any other line that could be taken for one is in a body.
-    if None in found or len(HEADER_LINE.findall(region, 0, span)) != len(parts):
+    if None in found or region.translate(_DIGITS).count(_HEADER_LINE, 0, span) != len(parts):
         return None
     numbers, clusters, procs, minute_texts, seconds, rests, lines = zip(
         *map(re.Match.groups, cast(list[re.Match[bytes]], found)), strict=True)
@@ -365,13 +369,14 @@ def _common_block(region: bytes, span: int, parts: list[bytes], index: int, posi
                 text = minute_texts[at]
                 got = minutes.get(text, -1.0)
                 bases[at] = minutes[text] = _minute(text) if got == -1.0 else got
-    if None in bases:
-        return None
     cluster_numbers = list(map(int, clusters))
     proc_numbers = list(map(int, procs))
     if max(cluster_numbers) > MAX_JOB_NUMBER or max(proc_numbers) > MAX_JOB_NUMBER:
         return None
-    times = list(map(add, bases, map(int, seconds)))
+    try:
+        times = list(map(add, bases, map(_SECONDS.__getitem__, seconds)))
+    except TypeError:  # a minute out of bounds (None)
+        return None
     slots = _SLOTS
     found_slots: list[str | None] = [None] * len(parts)
     for at in _indices(numbers, _EXECUTE):
@@ -399,11 +404,18 @@ def _common_block(region: bytes, span: int, parts: list[bytes], index: int, posi
     read = cast(list[tuple[EventKind, int]], [k for k in kinds if k is not None] if skips else kinds)
     kind_column = list(map(itemgetter(0), read))
     ranks = list(map(itemgetter(1), read))
-    # A row of the same second as the row before it keeps at least that row's rank.
+    # A row of the same second as the row before it keeps at least that row's rank: from where
+    # the rank drops within a second, it is carried on while the second lasts and it is lower.
+    drops = list(compress(range(1, len(times)), map(and_, map(eq, times[1:], times),
+                                                     map(lt, ranks[1:], ranks))))
     if times and times[0] == last_when and ranks[0] < last_rank:
         ranks[0] = last_rank
-    for at in _indices(list(map(eq, times[1:], times)), True):
-        ranks[at + 1] = max(ranks[at + 1], ranks[at])
+        drops.insert(0, 1)
+    for start in drops:
+        at = start
+        while at < len(times) and ranks[at] < ranks[at - 1] and times[at] == times[at - 1]:
+            ranks[at] = ranks[at - 1]
+            at += 1
     return list(zip(times, ranks, repeat(index), positions, kind_column, jobs, slot_column, flags,
                     repeat(None), repeat(None), strict=False))
 
