@@ -19,17 +19,15 @@ from __future__ import annotations
 import datetime
 import re
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from itertools import accumulate
+from itertools import accumulate, compress, repeat
+from operator import add, and_, eq, itemgetter, lt
 from pathlib import Path
 from typing import BinaryIO, cast
 
-import htcondor2 as htcondor
-
 from osep.core.model import JobId
 from osep.errors import LogError
-from osep.htcondor.ads import owner_of
 from osep.replay.damage import (
     MAX_JOB_NUMBER,
     MAX_RECORD_BYTES,
@@ -55,7 +53,10 @@ EVENT_KINDS: dict[int, EventKind] = {
     24: EventKind.RUN_FAILED,  # reconnect failed: the run is lost
 }
 AD_INFORMATION = 28  # carries job attributes (Owner, AcctGroup) after the event it follows
-KNOWN_EVENT_TYPES = frozenset(int(t) for t in htcondor.JobEventType)
+# The event type numbers HTCondor defines (the bindings' JobEventType, which
+# tests/replay/test_fast_reader.py checks this against; the bindings are not imported here, which
+# would take longer than reading a small log).
+KNOWN_EVENT_TYPES = frozenset(range(48)) | frozenset(range(100, 112))
 
 # The header line as HTCondor writes it: "%03d (%03d.%03d.%03d) " and the date, either MM/DD (no
 # year: the current one is taken, as HTCondor's reader does) or YYYY-MM-DD (ISO_DATE), then the
@@ -143,21 +144,34 @@ COMMON = re.compile(
     rb"(?: ([^\r\n]*))?"
 )
 HEADER_LINE = re.compile(rb"\n\d{3} \(")  # a body line that could be taken for a header
+# COMMON for a block of events with no "\r" in them (_common_block), where [^\n] is [^\r\n] and
+# steps faster: the header line must end the event or be followed by a line, which is taken (an
+# execute event's slot, an evict event's checkpoint flag).
+WHOLE = re.compile(
+    rb"\n(\d{3}) \((\d{1,10})\.(\d{1,10})\.\d{1,10}\) (\d{4}-\d\d-\d\d \d\d:\d\d):([0-5]\d)"
+    rb"(?: ([^\n]*))?(?:\n([^\n]*)|\Z)"
+)
 # Where an event ends: the newline before a "..." line (its own newline is not taken, so that a
 # "..." line right after another still ends an empty event).
 SPLIT = re.compile(rb"\n\.\.\.(?=\r?\n)")
 SPLIT_TAKES = 4  # the bytes a match of SPLIT stands for
 MINUTES = 1 << 12  # minutes remembered, at most (the logs merged move through time together)
 SLOTS = 1 << 13  # slot names remembered, at most, shared by the logs being merged
-# The slot each execute event's header text and first body line name, for the logs being merged
-# (a pool's slots are the same in every owner's log).
-_SLOTS: dict[tuple[bytes | None, bytes], str] = {}
+# The slot each execute event's header text and first body line (None: no body) name, for the
+# logs being merged (a pool's slots are the same in every owner's log).
+_SLOTS: dict[tuple[bytes | None, bytes | None], str] = {}
 # The local time of each minute met, per time zone, shared by the logs being merged.
 _MINUTES: dict[tuple[object, ...], dict[bytes, float | None]] = {}
 SKIPPED = KNOWN_EVENT_TYPES - set(EVENT_KINDS) - {AD_INFORMATION}
 # The same, by the three digits COMMON reads (no int() or enum hashing per event).
 _FAST_KINDS = {b"%03d" % n: (kind, RANK[kind]) for n, kind in EVENT_KINDS.items()}
 _FAST_SKIPPED = frozenset(b"%03d" % n for n in SKIPPED if n < 1000)
+# The block path's tables: a header-like line found by counting (digits made "#"), the seconds.
+_DIGITS = bytes.maketrans(b"0123456789", b"#" * 10)
+_HEADER_LINE = b"\n### ("
+_SECONDS = {b"%02d" % n: n for n in range(60)}
+_EXECUTE, _EVICT = (next(b"%03d" % n for n, k in EVENT_KINDS.items() if k is kind)
+                    for kind in (EventKind.EXECUTE, EventKind.EVICT))
 
 
 def _events(handle: BinaryIO, name: str, damage: Damage, count: _Count,
@@ -207,6 +221,7 @@ def _events(handle: BinaryIO, name: str, damage: Damage, count: _Count,
         region = pending + data if data else pending
         parts = SPLIT.split(region)
         last = parts.pop()
+        span = len(region) - len(last)  # the parts' bytes, with the "\n..." after each
         if eof and last.endswith(b"\n...") and len(last) > 3:  # "..." ends the file
             parts.append(last[:-SPLIT_TAKES])
             last = b"\n"
@@ -224,7 +239,13 @@ def _events(handle: BinaryIO, name: str, damage: Damage, count: _Count,
         # The last row's time and rank: a row of the same second keeps at least that rank, so that
         # a log's rows stay in their own order (see osep.replay.events.Row).
         last_when, last_rank = (out[-1][0], out[-1][1]) if out else (-1.0, 0)
-        for at_part, part in enumerate(parts):
+        rows = _common_block(region, span, parts, index, position, last_when, last_rank, minutes,
+                             limit)
+        if rows is not None:  # every event in the common form: read a column at a time
+            out += rows
+            position += len(parts)
+            readable += len(parts)
+        for at_part, part in enumerate(parts if rows is None else ()):
             common = match(part) if len(part) <= limit else None
             if common is not None:
                 head_end = common.end()
@@ -251,12 +272,13 @@ def _events(handle: BinaryIO, name: str, damage: Damage, count: _Count,
                     slot: str | None = None
                     checkpointed = False
                     if kind is execute:
-                        body = part[head_end:]
-                        cut = body.find(b"\n", 1)
-                        line = body if cut < 0 else body[:cut]  # the careful path reads no more
+                        line = None  # the first line after the header: the careful path reads no more
+                        if head_end < len(part):
+                            cut = part.find(b"\n", head_end + 1)
+                            line = part[head_end + 1:cut if cut >= 0 else len(part)]
                         slot = slots.get((rest, line))
                         if slot is None:
-                            slot = _slot(rest or b"", body[1:] + b"\n" if body else b"")
+                            slot = _slot(rest or b"", line + b"\n" if line is not None else b"")
                             if slot is not None and len(slots) < SLOTS:
                                 slots[(rest, line)] = slot
                     elif kind is evict:
@@ -317,6 +339,97 @@ def _events(handle: BinaryIO, name: str, damage: Damage, count: _Count,
             _MINUTES.clear()
     if out:
         yield out
+
+
+def _common_block(region: bytes, span: int, parts: list[bytes], index: int, position: int,
+                  last_when: float, last_rank: int, minutes: dict[bytes, float | None], limit: int
+                  ) -> list[Row] | None:
+    """The rows of a block's events (``parts``, the first ``span`` bytes of ``region``) when every
+    one is in the common form and gives a row or is of a type replay skips: what the loop in
+    :func:`_events` makes of them one at a time (``position`` is the last event's number before
+    them; ``last_when`` and ``last_rank`` the last row's), made a column at a time by calls that
+    run in C. None when any event is not, for that loop to read them."""
+    if not parts or max(map(len, parts)) > limit or region.find(b"\r", 0, span) >= 0:
+        return None
+    found = list(map(WHOLE.match, parts))
+    # Each event's first line is a header: any other line that could be taken for one is in a body.
+    if None in found or region.translate(_DIGITS).count(_HEADER_LINE, 0, span) != len(parts):
+        return None
+    numbers, clusters, procs, minute_texts, seconds, rests, lines = zip(
+        *map(re.Match.groups, cast(list[re.Match[bytes]], found)), strict=True)
+    kinds = list(map(_FAST_KINDS.get, numbers))
+    skips = None in kinds
+    if skips and not all(n in _FAST_SKIPPED for n, k in zip(numbers, kinds, strict=True)
+                         if k is None):
+        return None
+    bases = list(map(minutes.get, minute_texts, repeat(-1.0)))  # -1: not seen yet
+    if -1.0 in bases:
+        for at, base in enumerate(bases):
+            if base == -1.0:
+                text = minute_texts[at]
+                got = minutes.get(text, -1.0)
+                bases[at] = minutes[text] = _minute(text) if got == -1.0 else got
+    cluster_numbers = list(map(int, clusters))
+    proc_numbers = list(map(int, procs))
+    if max(cluster_numbers) > MAX_JOB_NUMBER or max(proc_numbers) > MAX_JOB_NUMBER:
+        return None
+    try:
+        times = list(map(add, bases, map(_SECONDS.__getitem__, seconds)))
+    except TypeError:  # a minute out of bounds (None)
+        return None
+    slots = _SLOTS
+    found_slots: list[str | None] = [None] * len(parts)
+    for at in _indices(numbers, _EXECUTE):
+        rest, line = rests[at], lines[at]
+        slot = slots.get((rest, line))
+        if slot is None:
+            slot = _slot(rest or b"", line + b"\n" if line is not None else b"")
+            if slot is None:
+                return None
+            if len(slots) < SLOTS:
+                slots[(rest, line)] = slot
+        found_slots[at] = slot
+    checkpointed = [False] * len(parts)
+    for at in _indices(numbers, _EVICT):
+        flag = CHECKPOINT.match(lines[at]) if lines[at] is not None else None
+        checkpointed[at] = flag is not None and int(flag[1]) != 0
+    jobs = list(zip(repeat(""), cluster_numbers, proc_numbers, repeat(""), strict=False))
+    positions: Iterable[int] = range(position + 1, position + len(parts) + 1)
+    slot_column: Iterable[str | None] = found_slots
+    flags: Iterable[bool] = checkpointed
+    if skips:  # the rows of the events replay reads
+        positions, times, jobs, slot_column, flags = (
+            list(compress(column, kinds))
+            for column in (positions, times, jobs, slot_column, flags))
+    read = cast(list[tuple[EventKind, int]], [k for k in kinds if k is not None] if skips else kinds)
+    kind_column = list(map(itemgetter(0), read))
+    ranks = list(map(itemgetter(1), read))
+    # A row of the same second as the row before it keeps at least that row's rank: from where
+    # the rank drops within a second, it is carried on while the second lasts and it is lower.
+    drops = list(compress(range(1, len(times)), map(and_, map(eq, times[1:], times),
+                                                     map(lt, ranks[1:], ranks))))
+    if times and times[0] == last_when and ranks[0] < last_rank:
+        ranks[0] = last_rank
+        drops.insert(0, 1)
+    for start in drops:
+        at = start
+        while at < len(times) and ranks[at] < ranks[at - 1] and times[at] == times[at - 1]:
+            ranks[at] = ranks[at - 1]
+            at += 1
+    return list(zip(times, ranks, repeat(index), positions, kind_column, jobs, slot_column, flags,
+                    repeat(None), repeat(None), strict=False))
+
+
+def _indices(items: Sequence[object], value: object) -> Iterator[int]:
+    """Where ``value`` is in ``items``, in order (found in C)."""
+    at = -1
+    find = items.index
+    while True:
+        try:
+            at = find(value, at + 1)
+        except ValueError:
+            return
+        yield at
 
 
 def _take(out: list[Row], found: Iterator[LogEvent | tuple[JobId | None, str, str]],
@@ -474,6 +587,8 @@ def _ad_information(header: re.Match[bytes], body: bytes
     an AcctGroup alone as the group, since logs often record no AccountingGroup), the whole
     accounting name an owner tree places the job by (its AccountingGroup where logged, else that
     owner), and whether what it names is not a name."""
+    from osep.htcondor.ads import owner_of  # with the ClassAd bindings: only for logs that need it
+
     raw = {AD_ATTRS[m[1].lower()]: m[2] for m in AD_NAME.finditer(body)}
     if not raw:
         return _job(header), None, None, False

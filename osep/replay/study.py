@@ -9,12 +9,12 @@ can run the whole path without it.
 from __future__ import annotations
 
 import datetime
+import gc
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from osep.config.scenario import Scenario
 from osep.core.model import JobId
 from osep.core.policy import PolicySettings
 from osep.core.tree import ShareTree
@@ -26,8 +26,11 @@ from osep.measure.records import feed
 from osep.replay.damage import MAX_SLOTS
 from osep.replay.events import Row
 from osep.replay.history import Replay, merge_rows, replay_rows
-from osep.sim.experiment import Outcome, outcome_column, run_scenario, totals
-from osep.sim.specs import Checkpointing, JobSpec, Order, PoolSettings, SlotSpec
+from osep.sim.specs import Order
+
+if TYPE_CHECKING:  # the simulator is imported for what-if runs only
+    from osep.config.scenario import Scenario
+    from osep.sim.experiment import Outcome
 
 RECORDED = "recorded"
 MAX_WHAT_IF_CYCLES = 1_000_000  # negotiation and enforcement cycles of one what-if run
@@ -119,26 +122,37 @@ def study(
             signals = read_decisions(decisions, lambda _: None).vacates_sent()
     streams = [read_log(s.path, warn, index) for index, s in enumerate(sources)]
     owners = {str(s.path): s.owner for s in sources if s.owner}
-    result = replay_rows(
-        merge_rows(streams),
-        [str(s.path) for s in sources],
-        shares,
-        capacity,
-        warn=warn,
-        owners=owners,
-        signals=signals,
-        vacates=vacates,
-        curves=curves,
-        workload=bool(what_if.policies),
-        progress=progress,
-        tree=policy.shares if isinstance(policy.shares, ShareTree) else None,
-    )
+    # The replay makes a few objects per event and drops them as it goes, with no reference cycles
+    # among them: the cyclic collector, which would run every few hundred events, has nothing to
+    # find there (README, "Performance").
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        result = replay_rows(
+            merge_rows(streams),
+            [str(s.path) for s in sources],
+            shares,
+            capacity,
+            warn=warn,
+            owners=owners,
+            signals=signals,
+            vacates=vacates,
+            curves=curves,
+            workload=bool(what_if.policies),
+            progress=progress,
+            tree=policy.shares if isinstance(policy.shares, ShareTree) else None,
+        )
+    finally:
+        if collecting:
+            gc.enable()
     if result.events == 0:
         raise OsepError(", ".join(str(s.path) for s in sources) + ": no job events in "
                         + ("it" if len(sources) == 1 else "them"))
     outcomes: dict[str, Outcome] = {}
     what_ifs: dict[str, dict[str, Any]] = {}
     if what_if.policies:
+        from osep.sim.experiment import outcome_column, run_scenario, totals
+
         _check_what_if(sources, result, interval, capacity, what_if)
         scenario = replace(_scenario(sources, result, policy, interval, capacity, what_if), excess=excess)
         outcomes = run_scenario(scenario, what_if.policies, policy, interval, records=curves)
@@ -176,6 +190,9 @@ def study(
 def _scenario(sources: Sequence[LogSource], result: Replay, policy: PolicySettings,
               interval: float, capacity: int, what_if: WhatIf) -> Scenario:
     """The recorded workload (finished jobs: their arrival and run time) as a scenario."""
+    from osep.config.scenario import Scenario
+    from osep.sim.specs import Checkpointing, JobSpec, PoolSettings, SlotSpec
+
     return Scenario(
         path=str(sources[0].path),
         name="what-if",

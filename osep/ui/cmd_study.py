@@ -235,12 +235,15 @@ def replay(logs: tuple[str, ...], policy_file: Path, decisions: Path | None, slo
     """
     from osep.htcondor.eventlog import read_event_rows
     from osep.replay.study import LogSource, WhatIf, study
-    from osep.sim.experiment import with_overrides
     from osep.ui import render
 
     check_plot(plot)
     loaded = load_policy(policy_file)
-    policy = with_overrides(loaded.settings, max_vacates=max_vacates)
+    policy = loaded.settings
+    if max_vacates is not None:  # the simulator is imported for what-if runs only
+        from osep.sim.experiment import with_overrides
+
+        policy = with_overrides(policy, max_vacates=max_vacates)
     warn = Warnings()
     progress = progress_reporter()
     try:

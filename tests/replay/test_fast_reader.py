@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from osep.errors import LogError
-from osep.htcondor.eventlog import _minute, read_event_log
+from osep.htcondor.eventlog import KNOWN_EVENT_TYPES, _minute, read_event_log
 from tests.replay.careful_reader import careful_read
 
 PIECES = [
@@ -95,3 +95,47 @@ def test_a_log_of_well_formed_events_reads_the_same_in_any_block(tmp_path: Path)
     assert len(whole) == 50 * 6
     for block in (7, 100, 4096):
         assert list(read_event_log(path, print, block=block)) == whole
+
+
+def test_the_known_event_types_are_the_bindings():
+    """The reader keeps HTCondor's event type numbers itself (importing the bindings takes longer
+    than reading a small log); they must be the bindings' own."""
+    import htcondor2
+
+    assert {int(t) for t in htcondor2.JobEventType} == KNOWN_EVENT_TYPES
+
+
+# Well-formed events only, of few seconds and jobs, so that whole blocks are read a column at a
+# time: rows of one second whose rank drops (a run ending after a submit), skipped types, slots by
+# name or by host, evictions with and without a checkpoint, the minute changing.
+WELL_FORMED = st.tuples(
+    st.sampled_from([
+        b"000 (%s) 2026-11-22 07:%s Job submitted from host: <127.0.0.1:9618>\n",
+        b"001 (%s) 2026-11-22 07:%s Job executing on host: <10.0.0.2:9618>\n\tSlotName: slot2@wn1\n",
+        b"001 (%s) 2026-11-22 07:%s Job executing on host: <10.0.0.3:9618>\n",
+        b"004 (%s) 2026-11-22 07:%s Job was evicted.\n\t(1) Job was checkpointed.\n",
+        b"004 (%s) 2026-11-22 07:%s Job was evicted.\n\t(0) CPU times\n",
+        b"005 (%s) 2026-11-22 07:%s Job terminated.\n\t(1) Normal termination\n\t\tUsr 0\n",
+        b"006 (%s) 2026-11-22 07:%s Image size of job updated: 4\n",
+        b"009 (%s) 2026-11-22 07:%s\n",
+        b"012 (%s) 2026-11-22 07:%s Job was held.\n",
+        b"013 (%s) 2026-11-22 07:%s Job was released.\n",
+    ]),
+    st.sampled_from([b"001.000.000", b"001.001.000", b"1234.005.000"]),
+    st.sampled_from([b"00:00", b"00:01", b"00:59", b"01:00"]),
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(WELL_FORMED, max_size=60), st.integers(40, 2000), st.booleans())
+def test_well_formed_blocks_read_as_the_careful_reader_does(tmp_path, events, block, garbage):
+    text = [template % (job, clock) + b"...\n" for template, job, clock in events]
+    if garbage and text:  # one block not in the common form, the rest read as columns
+        text.insert(len(text) // 2, b"not an event\n...\n")
+    path = tmp_path / "log"
+    path.write_bytes(b"".join(text))
+    mine: list[str] = []
+    theirs: list[str] = []
+    got = read_all(read_event_log(path, mine.append, block=block), mine)
+    want = read_all(careful_read(path, theirs.append, block=64), theirs)
+    assert got == want
