@@ -594,9 +594,8 @@ class Meter:
         else:
             ratio = 100.0 * runtime / elapsed
             stats.us_sum += ratio if ratio < 100.0 else 100.0  # min(100.0, ratio)
-        span = t - (self.origin or 0.0)
-        if span > self.makespan:  # max(self.makespan, span)
-            self.makespan = span
+        span, longest = t - (self.origin or 0.0), self.makespan
+        self.makespan = span if span > longest else longest  # max(longest, span)
         if state.counted:  # it leaves the queue (what _leave does, inline)
             stats.demand -= state.weight
             if self.dominant is not None:
