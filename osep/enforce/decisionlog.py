@@ -209,17 +209,21 @@ def vacates_in_order(path: Path) -> Iterator[tuple[float, JobId]]:
     """The vacates the log says were sent, (time, the job as its schedd's event logs name it), in
     the log's order, which is time order when :attr:`DecisionLog.vacates_ordered` (read by
     :func:`read_decisions`, which also reported the damage: here it is passed over silently).
-    Holds one line at a time."""
-    for action in _actions(path, Damage(lambda _: None), DecisionLog(str(path)), None, None):
+    Holds one line at a time, and parses only the lines that may name a vacate."""
+    for action in _actions(path, Damage(lambda _: None), DecisionLog(str(path)), None, None,
+                           only=b"vacate"):
         if _sent(action):
             assert action.job is not None
             yield action.time, action.job.in_schedd
 
 
 def _actions(path: Path, damage: Damage, log: DecisionLog, since: float | None,
-             until: float | None) -> Iterator[Action]:
+             until: float | None, *, only: bytes | None = None) -> Iterator[Action]:
     """The log's actions, one at a time; the rest of what it says goes into ``log``, and its
-    damage into ``damage``, reported at the end."""
+    damage into ``damage``, reported at the end. With ``only``, just the actions whose kind is
+    ``only`` are sure to be given (and ``log`` and ``damage`` are not complete): a line that holds
+    neither those bytes nor a backslash (a JSON escape, which could spell them) cannot name such an
+    action and is passed over unparsed."""
     name = str(path)
     regular_file(path, "decision log")
     reasons: dict[tuple[int, int, str, str], str] = {}
@@ -233,6 +237,8 @@ def _actions(path: Path, damage: Damage, log: DecisionLog, since: float | None,
         for number, line in enumerate(_lines(handle), start=1):
             if line is None:
                 damage.add(name, f"line {number}", TOO_LONG)
+                continue
+            if only is not None and only not in line and b"\\" not in line:
                 continue
             if not line.strip():
                 continue
@@ -267,7 +273,7 @@ def _actions(path: Path, damage: Damage, log: DecisionLog, since: float | None,
                 continue
             if action is not None:
                 yield action
-    if objects == 0 and damage.total:
+    if objects == 0 and damage.total and only is None:
         where, problem = damage.first(name) or ("line 1", "")
         raise LogError(f"{name}: {where}: not a decision log ({brief(problem)})")
     damage.report()

@@ -385,7 +385,8 @@ class Meter:
                     insort(marks, key)
             stats.real, stats.linear = real, False
             if level >= demand - share:
-                stats.ideal, stats.rate = demand, max(0.0, demand - real)
+                gap = demand - real
+                stats.ideal, stats.rate = demand, gap if gap > 0.0 else 0.0  # max(0.0, gap)
             else:
                 stats.ideal = share + level
                 if real >= demand or level <= real - share:
@@ -593,7 +594,8 @@ class Meter:
         else:
             ratio = 100.0 * runtime / elapsed
             stats.us_sum += ratio if ratio < 100.0 else 100.0  # min(100.0, ratio)
-        self.makespan = max(self.makespan, t - (self.origin or 0.0))
+        span, longest = t - (self.origin or 0.0), self.makespan
+        self.makespan = span if span > longest else longest  # max(longest, span)
         if state.counted:  # it leaves the queue (what _leave does, inline)
             stats.demand -= state.weight
             if self.dominant is not None:

@@ -295,11 +295,11 @@ def replay_rows(
                     osep_evictions[state.owner] = osep_evictions.get(state.owner, 0) + 1
             end_run(t, job, evicted=True, saved=math.inf if checkpointed else 0.0)
         elif kind is TERMINATE:
-            name, submitted = state.owner, state.submit
             runtime = finish(t, job)
             if job in pending:
                 _forget(pending, job, t)
             if workload:
+                name, submitted = state.owner, state.submit
                 if job in finished:  # the simulator needs one job per id
                     damage.add(sources[index], _place(position, job), FINISHED_AGAIN)
                 else:

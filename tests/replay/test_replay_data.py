@@ -19,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from osep.config.policy import load_policy
+from osep.core.model import JobId
 from osep.enforce.decisionlog import read_decisions, vacates_in_order
 from osep.errors import LogError, OsepError
 from osep.htcondor import eventlog
@@ -505,3 +506,37 @@ def test_the_decision_log_read_for_replay_holds_no_actions_and_streams_its_vacat
         f'"outcome": "done"}}\n' for t, job in ((200, "1.0"), (100, "2.0"))))
     backwards = read_decisions(shuffled, pytest.fail, actions=False)
     assert (backwards.vacates, backwards.vacates_ordered) == (2, False)
+
+
+def test_the_vacates_streamed_are_those_read_whole_when_lines_are_passed_over_unparsed(tmp_path):
+    # The stream parses only lines that hold "vacate" or a backslash: a kind spelled with JSON
+    # escapes is still found, and damage and other lines (none of it a vacate) change nothing.
+    path = tmp_path / "escaped.jsonl"
+    lines = [
+        '{"event": "started"}',
+        '{"event": "cycle", "cycle": 1, "time": 100, "capacity": 4}',
+        '{"event": "action", "kind": "\\u0076acate", "cycle": 1, "time": 100, "job": "cm#1.0", '
+        '"outcome": "done"}',
+        '{"event": "action", "kind": "claim", "cycle": 1, "time": 100, "slot": "slot1@a", '
+        '"outcome": "done"}',
+        'not json, not a vacate',
+        '{"event": "action", "kind": "vacate", "cycle": 2, "time": 160, "job": "cm#2.0", '
+        '"outcome": "done"}',
+        '{"event": "action", "kind": "vacate", "cycle": 2, "time": 170, "job": "cm#3.0", '
+        '"outcome": "failed"}',
+        '{"event": "action", "kind": "vacate", "cycle": 3, "time": "soon", "job": "cm#4.0", '
+        '"outcome": "done"}',
+    ]
+    path.write_text("\n".join(lines) + "\n")
+    warnings: list[str] = []
+    whole = read_decisions(path, warnings.append)
+    assert len(warnings) == 2  # the line that is not JSON, the vacate with a bad time
+    streamed: dict = {}
+    for when, job in vacates_in_order(path):
+        streamed.setdefault(job, []).append(when)
+    assert streamed == whole.vacates_sent() == {JobId("", 1, 0): [100.0], JobId("", 2, 0): [160.0]}
+    # A log whose only objects are lines the stream passes over, with damage it parses, still
+    # streams (read_decisions, which runs first, is the one that refuses a file that is not a log).
+    quiet = tmp_path / "quiet.jsonl"
+    quiet.write_text('{"event": "cycle", "cycle": 1, "time": 100, "capacity": 4}\nvacate?\n')
+    assert list(vacates_in_order(quiet)) == []
