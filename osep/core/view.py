@@ -556,15 +556,34 @@ class PoolView:
                 else:
                     del self.running_on[name]
                 slot = self.slots.get(name)
-                if slot is not None:
-                    self._unplaced(job_id, row, tally, slot)
-                    if not slot.partitionable and slot.parent is None:  # _refree, written out
-                        if name in self.busy or name in self.leaving:
-                            self.free_static.discard(name)
-                        else:
-                            self.free_static.add(name)
-                else:
+                if slot is None:
                     self.unplaced -= 1
+                elif not slot.partitionable and slot.parent is None:
+                    # A static slot: _unplaced and _refree, written out (the most common finish).
+                    busy = self.busy
+                    left = busy[name] - 1
+                    if left:
+                        busy[name] = left
+                    else:
+                        busy.pop(name)  # (Counter's del is a Python call)
+                    if row[4] is not None and row[7]:
+                        orders = tally._orders
+                        if orders[0] is None and orders[1] is None:
+                            del tally.candidates[job_id]
+                        else:
+                            tally.drop_victim(job_id)
+                        shapes = tally.victim_shapes
+                        fewer = shapes[shape] - 1
+                        if fewer:
+                            shapes[shape] = fewer
+                        else:
+                            shapes.pop(shape)
+                    if name in busy or name in self.leaving:
+                        self.free_static.discard(name)
+                    else:
+                        self.free_static.add(name)
+                else:
+                    self._unplaced(job_id, row, tally, slot)
         elif state is _IDLE:
             tally = self.tallies[owner]
             tally.idle -= 1
@@ -583,7 +602,7 @@ class PoolView:
             if name is not None:
                 self.leaving[name] -= 1
                 if not self.leaving[name]:
-                    del self.leaving[name]
+                    self.leaving.pop(name)
                 self._refree(name)
         else:
             return
@@ -638,7 +657,7 @@ class PoolView:
         if left:
             busy[name] = left
         else:
-            del busy[name]
+            busy.pop(name)
         if row[4] is not None and row[7]:
             orders = tally._orders
             if orders[0] is None and orders[1] is None:  # Tally.drop_victim, no order read yet
@@ -651,7 +670,7 @@ class PoolView:
             if left:
                 shapes[shape] = left
             else:
-                del shapes[shape]
+                shapes.pop(shape)
             if slot.parent is not None or slot.partitionable:
                 place = slot.place
                 on = self.on_place[place]
@@ -722,7 +741,7 @@ class PoolView:
     def _unwhole(self, room: Room) -> None:
         self.wholes[room] -= 1
         if not self.wholes[room]:
-            del self.wholes[room]
+            self.wholes.pop(room)
 
     def _rewhole(self, place: str, leaving: str | None = None) -> None:
         """Work out again what ``place`` has were it empty: its own room and its dynamic slots'."""
