@@ -364,7 +364,8 @@ def count_view(pool: PoolView, kept: Sequence[Kept], shares: ShareTable | ShareT
     # The free places (put in order only as far as a decision reads them: Census.free_places),
     # and their cores, at C speed: a pool may have thousands free.
     free_static = list(pool.free_static - kept_static if kept_static else pool.free_static)
-    free_cpus = sum(map(_CPUS, map(slots.__getitem__, free_static)))
+    free_cpus = sum(map(_CPUS, map(slots.__getitem__, free_static))) if pool.odd_static \
+        else len(free_static)  # (every static slot has one core)
     free_open: list[str] = []
     for name in pool.open_rooms:
         room = rooms[name]

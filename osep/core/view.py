@@ -320,6 +320,9 @@ class PoolView:
         self.running_on: dict[str, set[JobId]] = {}  # slot name -> running jobs naming it
         self.unplaced = 0  # running jobs on no slot the view has
         self.free_static: set[str] = set()  # static slots with no running or vacating job
+        # Static slots with other than one core (none: the free static slots' cores are as many as
+        # they are, not summed slot by slot every decision).
+        self.odd_static = 0
         self.rooms: dict[str, Room] = {}  # partitionable slot -> its unclaimed room
         self.open_rooms: set[str] = set()  # partitionable slots with any room unclaimed
         # Place with a partitionable slot or dynamic slots -> victim candidates on it.
@@ -375,6 +378,39 @@ class PoolView:
             self._job_out(job_id, old if isinstance(old, tuple) else _row(old))
         self._job_in(job_id, row)
         self.stamp += 1
+
+    def arrive(self, job_id: JobId, owner: str, submit: float, shape: Shape) -> None:
+        """An idle job (vacatable, never run): what :meth:`change` of it does, in one step when the
+        view does not have the job yet (a submit in a pool, the most common change)."""
+        entries = self._entries
+        if job_id in entries:
+            self.change(job_id, owner, _IDLE, submit, None, None, None, shape)
+            return
+        if self._taken is not None:
+            self._settle()
+        entries[job_id] = (owner, _IDLE, submit, None, None, None, shape, True)
+        self.stamp += 1
+        tally = self.tallies.get(owner)
+        if tally is None:
+            tally = self.tallies[owner] = Tally()
+        tally.idle += 1
+        waiting = tally.waiting
+        waiting[0] += shape[0]
+        waiting[1] += shape[1]
+        waiting[2] += shape[2]
+        waiting[3] += shape[3]
+        if tally.listed is None and not tally.firsts:  # Tally._add_idle, written out
+            shapes = tally.shapes
+            count = shapes.get(shape, 0)
+            if count:
+                shapes[shape] = count + 1
+                tally.ids[shape].add(job_id)
+                return
+            if not shapes:
+                shapes[shape] = 1
+                tally.ids[shape] = {job_id}
+                return
+        tally._add_idle(job_id, shape)
 
     def start_job(self, job_id: JobId, slot: str, start: float) -> None:
         """The view's job ``job_id`` now runs on ``slot``, its run begun at ``start`` with no
@@ -520,15 +556,34 @@ class PoolView:
                 else:
                     del self.running_on[name]
                 slot = self.slots.get(name)
-                if slot is not None:
-                    self._unplaced(job_id, row, tally, slot)
-                    if not slot.partitionable and slot.parent is None:  # _refree, written out
-                        if name in self.busy or name in self.leaving:
-                            self.free_static.discard(name)
-                        else:
-                            self.free_static.add(name)
-                else:
+                if slot is None:
                     self.unplaced -= 1
+                elif not slot.partitionable and slot.parent is None:
+                    # A static slot: _unplaced and _refree, written out (the most common finish).
+                    busy = self.busy
+                    left = busy[name] - 1
+                    if left:
+                        busy[name] = left
+                    else:
+                        busy.pop(name)  # (Counter's del is a Python call)
+                    if row[4] is not None and row[7]:
+                        orders = tally._orders
+                        if orders[0] is None and orders[1] is None:
+                            del tally.candidates[job_id]
+                        else:
+                            tally.drop_victim(job_id)
+                        shapes = tally.victim_shapes
+                        fewer = shapes[shape] - 1
+                        if fewer:
+                            shapes[shape] = fewer
+                        else:
+                            shapes.pop(shape)
+                    if name in busy or name in self.leaving:
+                        self.free_static.discard(name)
+                    else:
+                        self.free_static.add(name)
+                else:
+                    self._unplaced(job_id, row, tally, slot)
         elif state is _IDLE:
             tally = self.tallies[owner]
             tally.idle -= 1
@@ -547,7 +602,7 @@ class PoolView:
             if name is not None:
                 self.leaving[name] -= 1
                 if not self.leaving[name]:
-                    del self.leaving[name]
+                    self.leaving.pop(name)
                 self._refree(name)
         else:
             return
@@ -602,7 +657,7 @@ class PoolView:
         if left:
             busy[name] = left
         else:
-            del busy[name]
+            busy.pop(name)
         if row[4] is not None and row[7]:
             orders = tally._orders
             if orders[0] is None and orders[1] is None:  # Tally.drop_victim, no order read yet
@@ -615,7 +670,7 @@ class PoolView:
             if left:
                 shapes[shape] = left
             else:
-                del shapes[shape]
+                shapes.pop(shape)
             if slot.parent is not None or slot.partitionable:
                 place = slot.place
                 on = self.on_place[place]
@@ -639,6 +694,8 @@ class PoolView:
         self._capacity += slot.slots
         for k, amount in enumerate(slot.amount):
             self._totals[k] += int(amount)
+        if slot.cpus != 1 and not slot.partitionable and slot.parent is None:
+            self.odd_static += 1
         for job_id in self.running_on.get(name, ()):
             row = self.jobs.row(job_id)
             assert row is not None
@@ -660,6 +717,8 @@ class PoolView:
         self._capacity -= slot.slots
         for k, amount in enumerate(slot.amount):
             self._totals[k] -= int(amount)
+        if slot.cpus != 1 and not slot.partitionable and slot.parent is None:
+            self.odd_static -= 1
         for job_id in self.running_on.get(name, ()):
             row = self.jobs.row(job_id)
             assert row is not None
@@ -682,7 +741,7 @@ class PoolView:
     def _unwhole(self, room: Room) -> None:
         self.wholes[room] -= 1
         if not self.wholes[room]:
-            del self.wholes[room]
+            self.wholes.pop(room)
 
     def _rewhole(self, place: str, leaving: str | None = None) -> None:
         """Work out again what ``place`` has were it empty: its own room and its dynamic slots'."""
@@ -717,6 +776,8 @@ class PoolView:
         view._totals = [view._capacity, sum(s.cpus for s in listing),
                         sum(s.memory for s in listing if s.memory is not None),
                         sum(s.gpus for s in listing), sum(s.disk for s in listing if s.disk is not None)]
+        view.odd_static = sum(1 for s in listing
+                              if s.cpus != 1 and not s.partitionable and s.parent is None)
         for slot in listing:
             if slot.partitionable:
                 view.rooms[slot.name] = slot.room

@@ -393,7 +393,7 @@ class SimulatedPool:
         view = self.view
         entries = view.jobs.entries
         row_of = view.jobs.row
-        change, start_job, drop_job = view.change, view.start_job, view.drop_job
+        change, arrive, start_job, drop_job = view.change, view.arrive, view.start_job, view.drop_job
         idle, running, completed = _IDLE, _RUNNING, _COMPLETED
         periodic = self.settings.checkpointing is _PERIODIC  # else no checkpoint
         for job_id, job in changed.items():
@@ -406,7 +406,9 @@ class SimulatedPool:
             if old is not None and not isinstance(old, tuple):
                 old = row_of(job_id)  # a Job the decision read: its fields
             if state is idle:
-                if old is None or old[1] is not idle:  # (an idle job shows no more than that)
+                if old is None:
+                    arrive(job_id, spec.owner, spec.submit, job.shape)
+                elif old[1] is not idle:  # (an idle job shows no more than that)
                     change(job_id, spec.owner, idle, spec.submit, None, None, None, job.shape)
                 continue
             slot = job.slot.spec.name if job.slot is not None else None

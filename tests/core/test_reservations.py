@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import FrozenInstanceError
+
+import pytest
+
 from osep.core.model import Slot
-from osep.core.reservations import ReservationBook
+from osep.core.reservations import Reservation, ReservationBook
 
 SLOTS = [Slot("s0"), Slot("s1"), Slot("s2")]
 
@@ -123,3 +127,17 @@ def test_a_lapsed_reservation_does_not_stand_in_the_way_of_a_live_one():
     taken = book.take_fitting("m0", 120, (4, 0, 0, 0))
     assert taken is not None and taken.owner == "b"
     assert book.take_fitting("m0", 120, (4, 0, 0, 0)) is None
+
+
+def test_the_book_makes_real_frozen_reservations() -> None:
+    book = ReservationBook(lifetime=60.0)
+    book.reserve("s1", "a", now=0.0, running=2, shape=(2, 0, 0, 0))
+    book.reserve("s2", "a", now=0.0, running=2)
+    first, second = book.standing()
+    assert first == Reservation("a", "s1", 60.0, 3, (2, 0, 0, 0)) and type(first) is Reservation
+    assert hash(second) == hash(Reservation("a", "s2", 60.0, 4))
+    book.handed_over(first)
+    moved = book.standing()[0]
+    assert moved == Reservation("a", "s1", 60.0, 4, (2, 0, 0, 0)) and type(moved) is Reservation
+    with pytest.raises(FrozenInstanceError):
+        moved.owner = "b"  # type: ignore[misc]

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from naive import naive_decide
 
 from builders import snap
+from osep.core.counting import count_view
 from osep.core.model import Job, JobId, JobState, Kept, Slot, Snapshot
 from osep.core.plan import Target, VictimOrder
 from osep.core.policy import PolicySettings, decide
@@ -71,8 +72,8 @@ def kept_pools(draw: Any) -> tuple[PoolView, PolicySettings, tuple[Kept, ...]]:
     owners = TREED if tree else FLAT
     view = PoolView()
     for _ in range(draw(st.integers(0, 60))):
-        op = draw(st.sampled_from(["job", "job", "job", "told", "start", "drop job", "slot", "slot",
-                                   "drop slot", "read", "look"]))
+        op = draw(st.sampled_from(["job", "job", "job", "told", "arrive", "start", "drop job", "slot",
+                                   "slot", "drop slot", "read", "look"]))
         if op == "read" and view.tallies:  # the orders read midway are brought up to date later
             tally = view.tallies[draw(st.sampled_from(sorted(view.tallies)))]
             list(tally.victims(draw(st.booleans())))
@@ -84,6 +85,9 @@ def kept_pools(draw: Any) -> tuple[PoolView, PolicySettings, tuple[Kept, ...]]:
             job = job_of(draw, owners, static)
             view.change(job.id, job.owner, job.state, job.submit_time, job.slot, job.start_time,
                         job.checkpoint_time, job.shape, job.vacatable)
+        elif op == "arrive":  # an idle job told in one step (its id may be the view's already)
+            job = job_of(draw, owners, static)
+            view.arrive(job.id, job.owner, job.submit_time, job.shape)
         elif op == "start" and view.jobs:  # a job, idle or not, starts on a slot
             job_id = draw(st.sampled_from(sorted(view.jobs)))
             slots = [*STATIC, "gone"] if static else [*STATIC, *DYNAMIC, "gone"]
@@ -134,7 +138,7 @@ def contents(view: PoolView) -> dict[str, Any]:
         "leaving": dict(view.leaving), "unplaced": view.unplaced, "free": view.free_static,
         "rooms": view.rooms, "open": view.open_rooms, "on_place": view.on_place,
         "whole": view.whole, "wholes": dict(view.wholes), "totals": view.totals(),
-        "capacity": view.capacity,
+        "capacity": view.capacity, "odd static": view.odd_static,
     }
 
 
@@ -253,3 +257,33 @@ def test_a_job_told_field_by_field_is_made_a_job_once_when_read_and_afresh_once_
     assert list(view.tallies["a"].victims(True)) == [job_id] and view.free_static == set()
     view.drop_job(job_id)
     assert job_id not in view.jobs and not view.tallies and view.free_static == {"s0"}
+
+
+def test_a_job_that_arrives_is_an_idle_job_as_change_tells_it() -> None:
+    told, arrived = PoolView(), PoolView()
+    for n, shape in enumerate([(1, 0, 0, 0), (1, 0, 0, 0), (2, 0, 0, 0), (1, 0, 0, 0)]):
+        job_id = JobId("a", 1, 10 - n)
+        told.change(job_id, "a", JobState.IDLE, float(n), None, None, None, shape)
+        arrived.arrive(job_id, "a", float(n), shape)
+    arrived.arrive(JobId("a", 1, 10), "a", 0.0, (1, 0, 0, 0))  # one it has: changed, not added
+    tally, other = told.tallies["a"], arrived.tallies["a"]
+    assert (other.idle, other.waiting, other.shapes) == (tally.idle, tally.waiting, tally.shapes) == (
+        4, [5, 0, 0, 0], {(1, 0, 0, 0): 3, (2, 0, 0, 0): 1})
+    assert other.first((1, 0, 0, 0)) == tally.first((1, 0, 0, 0)) == JobId("a", 1, 7)
+    assert other.first((2, 0, 0, 0)) == JobId("a", 1, 8)
+    assert dict(arrived.jobs) == dict(told.jobs)
+
+
+def test_the_free_static_slots_cores_are_counted_as_they_are_with_slots_of_other_than_one_core(
+) -> None:
+    view = PoolView()
+    for name, cpus in [("s0", 1), ("s1", 4), ("s2", 0), ("s3", 1)]:
+        view.put_slot(Slot(name, cpus=cpus))
+    view.put_slot(Slot("m", cpus=8, partitionable=True))
+    shares = ShareTable({"a": 1.0})
+    assert view.odd_static == 2
+    assert count_view(view, (), shares, Target.FEASIBLE).free_cpus == 6 + 8
+    view.drop_slot("s1")
+    view.drop_slot("s2")
+    assert view.odd_static == 0 and PoolView.of(view.slots.values(), ()).odd_static == 0
+    assert count_view(view, (), shares, Target.FEASIBLE).free_cpus == 2 + 8
