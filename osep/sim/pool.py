@@ -303,8 +303,8 @@ class SimulatedPool:
         self.accountant = Accountant(settings.half_life, settings.initial_usage)
         # Whether the accountant is kept up to date (the negotiator's order reads it).
         self.accounts = True
-        # Told of every run that ends: (job, its start, vacated), at self.now.
-        self.on_leave: Callable[[JobSpec, float, bool], None] | None = None
+        # Told of every run that ends: (job, its start, now, vacated).
+        self.on_leave: Callable[[JobSpec, float, float, bool], None] | None = None
         # What the policy reads, kept up to date as jobs and slots change (osep.core.view), once
         # kept; with periodic checkpoints, when each running job's next checkpoint falls:
         # (time, job id, run) in a heap (kept with the view).
@@ -544,7 +544,7 @@ class SimulatedPool:
         else:
             self.watch.finish(self.now, job.spec)
         if self.on_leave is not None:
-            self.on_leave(job.spec, job.start, vacated)
+            self.on_leave(job.spec, job.start, self.now, vacated)
         slot.job = None
         if slot.parent is not None:  # a dynamic slot goes back to its machine
             machine = slot.parent

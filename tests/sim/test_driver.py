@@ -3,6 +3,9 @@ ticks through every cycle, and an idle stretch costs nothing."""
 
 from __future__ import annotations
 
+import dataclasses
+import gc
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -16,7 +19,7 @@ from osep.measure.records import compute
 from osep.sim import driver
 from osep.sim.driver import simulate
 from osep.sim.orderings import Ordering
-from osep.sim.pool import SimulatedPool
+from osep.sim.pool import SimJob, SimMachine, SimSlot, SimulatedPool
 from osep.sim.specs import Checkpointing, JobSpec, Order, PoolSettings, SlotSpec
 from osep.sim.watch import Metering
 
@@ -184,3 +187,41 @@ def test_the_horizon_stops_the_clock_where_a_ticking_pool_would():
     result = simulate([SlotSpec("only")], jobs, PoolSettings(horizon=1000.0), {"a": 1.0})
     assert result.end == 960.0 and result.unfinished == 2  # the last negotiation by the horizon
     assert result.jobs[0].runs[-1].end == 960.0
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(pools(), st.sampled_from(list(Order)))
+def test_a_run_leaves_no_cycles_for_the_collector_it_holds_off(case, order):
+    """The run holds the cyclic collector off, which is safe only while it makes no reference
+    cycles: whatever a run drops, reference counting must free. Each ordering, each checkpointing,
+    with and without enforcement."""
+    case["settings"] = dataclasses.replace(case["settings"], order=order)
+    gc.collect()
+    assert gc.isenabled()
+    result = run(case, False)
+    assert gc.isenabled()  # given back
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        gc.collect()
+        garbage, gc.garbage[:] = list(gc.garbage), []
+    finally:
+        gc.set_debug(0)
+    # One cycle is allowed: a job still on its slot when the horizon stopped the run (the job names
+    # its slot, the slot its job), one per job left running, with what they hold.
+    tied = [o for o in garbage if isinstance(o, SimJob)]
+    assert all(job.slot is not None and job.slot.job is job for job in tied)
+    assert len(tied) <= result.unfinished
+    assert all(isinstance(o, (SimJob, SimSlot, SimMachine, JobSpec, SlotSpec, JobId, tuple, dict))
+               for o in garbage), {type(o) for o in garbage}
+    if not tied:
+        assert garbage == []
+
+
+def test_a_run_leaves_the_collector_off_if_it_was():
+    gc.disable()
+    try:
+        simulate([SlotSpec("s0")], [JobSpec(JobId("a", 0, 0), "a", 0.0, 10.0)], PoolSettings(),
+                 SHARES)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
