@@ -169,7 +169,11 @@ def _utf8(text: str) -> str:
 
 
 def _time(text: str, largest: float, *, zero: bool) -> float:
+    # float() also reads Python's spellings, which a CSV file does not have: "1_000", and digits of
+    # other scripts ("\uff15", a full-width 5). Blanks around the number are allowed.
     try:
+        if not text.isascii() or "_" in text:
+            raise ValueError
         value = float(text)
     except ValueError:
         raise _Bad(f"expected a number of seconds, got {show(text.strip())}") from None

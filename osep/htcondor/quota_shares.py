@@ -154,11 +154,6 @@ def translate(knobs: Mapping[str, str], pool_size: PoolSize = PoolSize(),
     return Translation(text=text, problems=tuple(problems), groups=len(nodes))
 
 
-def policy_text(knobs: Mapping[str, str], pool_size: PoolSize = PoolSize(), evaluate: Evaluate | None = None) -> str:
-    """Just the text of :func:`translate`."""
-    return translate(knobs, pool_size, evaluate).text
-
-
 def _unit(knobs: Knobs, pool_size: PoolSize, header: list[str], problems: list[str]) -> _Unit:
     """The policy's unit: what the negotiator's quotas count (NEGOTIATOR_USE_SLOT_WEIGHTS,
     SLOT_WEIGHT)."""

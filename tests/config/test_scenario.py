@@ -313,6 +313,9 @@ def test_a_job_list_is_the_same_as_submit_tables(tmp_path):
     ("owner,submit,runtime\na,-0.5,1\n", "line 2, column 2 (submit)", "at least 0"),
     ("owner,submit,runtime\na,0,-1\n", "line 2, column 3 (runtime)", "greater than 0"),
     ("owner,submit,runtime\na,0,NaN\n", "line 2, column 3 (runtime)", "finite"),
+    # Python's spellings of a number, not a CSV file's
+    ("owner,submit,runtime\na,1_000,1\n", "line 2, column 2 (submit)", "a number of seconds, got '1_000'"),
+    ("owner,submit,runtime\na,0,\uff15\n", "line 2, column 3 (runtime)", "a number of seconds"),
 ])
 def test_bad_job_lists_name_file_line_column_and_reason(tmp_path, rows, key, reason):
     err = fails(load_scenario, with_csv(tmp_path, rows))
