@@ -8,8 +8,9 @@ it each change: :meth:`PoolView.put_job` (a job added or changed), :meth:`PoolVi
 :meth:`PoolView.put_slot` and :meth:`PoolView.drop_slot`. Each costs O(1) (a heap push for an idle
 job of an owner with idle jobs of several shapes; a victim order is sorted when read). A pool can tell a
 job's change field by field instead (:meth:`PoolView.change`, and :meth:`PoolView.start_job` for an
-idle job that starts): the view keeps the fields, and makes the :class:`Job` only when something
-reads it (:class:`JobTable`). A snapshot
+idle job that starts), or many jobs' changes at once as rows (:meth:`PoolView.tell`, what the
+simulated pool does at each snapshot): the view keeps the fields, and makes the :class:`Job` only
+when something reads it (:class:`JobTable`). A snapshot
 carries the view it was taken from (:attr:`osep.core.model.Snapshot.view`); a snapshot without one
 gets one built from its jobs and slots in one pass (:func:`view_of`), which is what a live cycle does
 after its queries.
@@ -18,7 +19,8 @@ What the view keeps is exactly what :mod:`osep.core.counting` would count from t
 and slots, and the orders are the ones the decision uses:
 
 - per owner (:class:`Tally`): running, idle and vacating jobs and what each adds up to per requested
-  resource (integers, so sums do not depend on the order jobs came in);
+  resource (integers, so sums do not depend on the order jobs came in); running and idle jobs are
+  counted per shape as they change, and added up when the sums are read;
 - per owner and shape, its idle jobs' ids in a heap: the first in queue order (the smallest id) is
   what :class:`osep.core.victims.Wants` orders shapes by;
 - per owner, its victim candidates (running on a slot the view has, start known, vacatable) in two
