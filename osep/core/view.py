@@ -8,8 +8,9 @@ it each change: :meth:`PoolView.put_job` (a job added or changed), :meth:`PoolVi
 :meth:`PoolView.put_slot` and :meth:`PoolView.drop_slot`. Each costs O(1) (a heap push for an idle
 job of an owner with idle jobs of several shapes; a victim order is sorted when read). A pool can tell a
 job's change field by field instead (:meth:`PoolView.change`, and :meth:`PoolView.start_job` for an
-idle job that starts): the view keeps the fields, and makes the :class:`Job` only when something
-reads it (:class:`JobTable`). A snapshot
+idle job that starts), or many jobs' changes at once as rows (:meth:`PoolView.tell`, what the
+simulated pool does at each snapshot): the view keeps the fields, and makes the :class:`Job` only
+when something reads it (:class:`JobTable`). A snapshot
 carries the view it was taken from (:attr:`osep.core.model.Snapshot.view`); a snapshot without one
 gets one built from its jobs and slots in one pass (:func:`view_of`), which is what a live cycle does
 after its queries.
@@ -18,7 +19,8 @@ What the view keeps is exactly what :mod:`osep.core.counting` would count from t
 and slots, and the orders are the ones the decision uses:
 
 - per owner (:class:`Tally`): running, idle and vacating jobs and what each adds up to per requested
-  resource (integers, so sums do not depend on the order jobs came in);
+  resource (integers, so sums do not depend on the order jobs came in); running and idle jobs are
+  counted per shape as they change, and added up when the sums are read;
 - per owner and shape, its idle jobs' ids in a heap: the first in queue order (the smallest id) is
   what :class:`osep.core.victims.Wants` orders shapes by;
 - per owner, its victim candidates (running on a slot the view has, start known, vacatable) in two
@@ -73,6 +75,17 @@ def _sum4(jobs: list[Job]) -> list[int]:
     return [sum(map(ask, jobs)) for ask in _ASKS]
 
 
+def _sums(counts: Mapping[Shape, int]) -> list[int]:
+    """What jobs of these shapes, so many of each, ask for: cpus, memory, gpus, disk."""
+    c = m = g = d = 0
+    for (cpus, memory, gpus, disk), n in counts.items():
+        c += n * cpus
+        m += n * memory
+        g += n * gpus
+        d += n * disk
+    return [c, m, g, d]
+
+
 # A job as the view keeps it when a pool tells it the fields (no Job made): owner, state, submit
 # time, slot, start, checkpoint, shape (cpus, memory, gpus, disk), vacatable.
 Row = tuple[str, JobState, float, str | None, float | None, float | None, Shape, bool]
@@ -123,17 +136,22 @@ class JobTable(Mapping[JobId, Job]):
 class Tally:
     """One owner's jobs as the decision counts them (see the module's description)."""
 
-    __slots__ = ("_dead", "_new", "_orders", "_serial", "candidates", "firsts", "idle", "ids",
-                 "leaving", "listed", "ran", "running", "shapes", "vacating", "victim_shapes",
-                 "waiting")
+    __slots__ = ("_dead", "_new", "_orders", "_ran", "_serial", "_waiting", "candidates", "firsts",
+                 "idle", "ids", "leaving", "listed", "run_shapes", "running", "shapes", "vacating",
+                 "victim_shapes")
 
     def __init__(self) -> None:
         self.running = 0
         self.idle = 0
         self.vacating = 0
-        # What the owner's running, idle and vacating jobs ask for: cpus, memory, gpus, disk.
-        self.ran = [0, 0, 0, 0]
-        self.waiting = [0, 0, 0, 0]
+        # Running jobs per shape (idle ones: ``shapes``). What the owner's running and idle jobs ask
+        # for (:attr:`ran`, :attr:`waiting`) is added up from these when read, not job by job:
+        # a change costs one count, and a decision reads the sums of a few dozen shapes at most
+        # (kept until the counts change: None then).
+        self.run_shapes: dict[Shape, int] = {}
+        self._ran: list[int] | None = None
+        self._waiting: list[int] | None = None
+        # What the owner's vacating jobs ask for: cpus, memory, gpus, disk.
         self.leaving = [0, 0, 0, 0]
         # Idle jobs per shape: how many, and which. Only an owner with idle jobs of several shapes
         # needs their queue order: then each shape has a heap of its jobs' ids whose top
@@ -160,6 +178,22 @@ class Tally:
 
     def __bool__(self) -> bool:
         return bool(self.running or self.idle or self.vacating)
+
+    @property
+    def ran(self) -> list[int]:
+        """What the owner's running jobs ask for: cpus, memory, gpus, disk (read, never change)."""
+        ran = self._ran
+        if ran is None:
+            ran = self._ran = _sums(self.run_shapes)
+        return ran
+
+    @property
+    def waiting(self) -> list[int]:
+        """What the owner's idle jobs ask for: cpus, memory, gpus, disk (read, never change)."""
+        waiting = self._waiting
+        if waiting is None:
+            waiting = self._waiting = _sums(self.shapes)
+        return waiting
 
     def first(self, shape: Shape) -> JobId:
         """The first idle job of ``shape`` in queue order (the smallest id)."""
@@ -193,6 +227,7 @@ class Tally:
             self.firsts[shape] = heap
 
     def _add_idle(self, job_id: JobId, shape: Shape) -> None:
+        self._waiting = None
         if self.listed is not None:
             self._sort_out()
         count = self.shapes.get(shape, 0)
@@ -209,6 +244,7 @@ class Tally:
                 heapq.heappush(heap, job_id)
 
     def _drop_idle(self, job_id: JobId, shape: Shape) -> None:
+        self._waiting = None
         if self.listed is not None:
             self._sort_out()
         left = self.shapes[shape] - 1
@@ -394,11 +430,7 @@ class PoolView:
         if tally is None:
             tally = self.tallies[owner] = Tally()
         tally.idle += 1
-        waiting = tally.waiting
-        waiting[0] += shape[0]
-        waiting[1] += shape[1]
-        waiting[2] += shape[2]
-        waiting[3] += shape[3]
+        tally._waiting = None
         if tally.listed is None and not tally.firsts:  # Tally._add_idle, written out
             shapes = tally.shapes
             count = shapes.get(shape, 0)
@@ -433,18 +465,97 @@ class PoolView:
         tally = self.tallies[owner]
         tally.idle -= 1
         tally.running += 1
-        cpus, memory, gpus, disk = shape
-        waiting, ran = tally.waiting, tally.ran
-        waiting[0] -= cpus
-        waiting[1] -= memory
-        waiting[2] -= gpus
-        waiting[3] -= disk
-        ran[0] += cpus
-        ran[1] += memory
-        ran[2] += gpus
-        ran[3] += disk
+        tally._ran = None
+        run_shapes = tally.run_shapes
+        run_shapes[shape] = run_shapes.get(shape, 0) + 1
         tally._drop_idle(job_id, shape)
         self._run_on(job_id, row, tally, slot)
+
+    def tell(self, changes: Iterable[tuple[JobId, Row | None]]) -> None:
+        """Each job's change in turn, as its :data:`Row` now (None: it left the pool): what
+        :meth:`change` (or :meth:`drop_job`) of each does, in one call; a row the view has already
+        changes nothing (a job read as a :class:`Job` stays that object). A pool that notes which
+        jobs changed tells them so at its next snapshot; the most common changes (a new idle job, an
+        idle job started on a static slot, a job gone from one) are done here without a call each."""
+        if self._taken is not None:
+            self._settle()
+        entries, tallies, slots = self._entries, self.tallies, self.slots
+        busy, running_on, free_static = self.busy, self.running_on, self.free_static
+        idle, running = _IDLE, _RUNNING
+        told = 0
+        for job_id, row in changes:
+            old = entries.get(job_id)
+            if row is None:  # gone
+                if old is not None:
+                    del entries[job_id]
+                    self._job_out(job_id, old if isinstance(old, tuple) else _row(old))
+                    told += 1
+                continue
+            if old is None:
+                entries[job_id] = row
+                told += 1
+                if row[1] is not idle:
+                    self._job_in(job_id, row)
+                    continue
+                # A new idle job (arrive, written out).
+                owner, shape = row[0], row[6]
+                tally = tallies.get(owner)
+                if tally is None:
+                    tally = tallies[owner] = Tally()
+                tally.idle += 1
+                tally._waiting = None
+                if tally.listed is None and not tally.firsts:  # Tally._add_idle, written out
+                    shapes = tally.shapes
+                    count = shapes.get(shape, 0)
+                    if count:
+                        shapes[shape] = count + 1
+                        tally.ids[shape].add(job_id)
+                        continue
+                    if not shapes:
+                        shapes[shape] = 1
+                        tally.ids[shape] = {job_id}
+                        continue
+                tally._add_idle(job_id, shape)
+                continue
+            if not isinstance(old, tuple):
+                old = _row(old)
+            if old == row:
+                continue
+            entries[job_id] = row
+            told += 1
+            owner, state, _, name, start, since, shape, vacatable = row
+            if (old[1] is not idle or state is not running or name is None
+                    or (slot := slots.get(name)) is None or slot.partitionable
+                    or slot.parent is not None or old[0] != owner or old[6] != shape):
+                self._job_out(job_id, old)
+                self._job_in(job_id, row)
+                continue
+            # An idle job started on a static slot the view has (start_job and _placed, written out).
+            tally = tallies[owner]
+            tally.idle -= 1
+            tally.running += 1
+            tally._ran = None
+            run_shapes = tally.run_shapes
+            run_shapes[shape] = run_shapes.get(shape, 0) + 1
+            tally._drop_idle(job_id, shape)
+            on = running_on.get(name)
+            if on is None:
+                running_on[name] = {job_id}
+            else:
+                on.add(job_id)
+            busy[name] = busy.get(name, 0) + 1
+            free_static.discard(name)
+            if start is not None and vacatable:  # a victim candidate
+                if since is None or since < start:
+                    since = start
+                if tally._orders[0] is None and tally._orders[1] is None:
+                    serial = tally._serial = tally._serial + 1
+                    tally.candidates[job_id] = (serial, start, since)
+                else:
+                    tally.add_victim(job_id, start, since)
+                vshapes = tally.victim_shapes
+                vshapes[shape] = vshapes.get(shape, 0) + 1
+        self.stamp += told
 
     def drop_job(self, job_id: JobId) -> None:
         """A job left the pool (completed, removed, or no longer shown)."""
@@ -487,8 +598,6 @@ class PoolView:
             return
         tally = self._tally(owner)
         tally.idle += count
-        for k in range(4):
-            tally.waiting[k] += count * shape[k]
         tally._add_idle(first, shape)
         tally.shapes[shape] += count - 1
         self.stamp += 1
@@ -508,22 +617,15 @@ class PoolView:
             if tally is None:
                 tally = self.tallies[owner] = Tally()
             tally.running += 1
-            ran = tally.ran
-            ran[0] += shape[0]
-            ran[1] += shape[1]
-            ran[2] += shape[2]
-            ran[3] += shape[3]
+            tally._ran = None
+            run_shapes = tally.run_shapes
+            run_shapes[shape] = run_shapes.get(shape, 0) + 1
             self._run_on(job_id, row, tally, name)
         elif state is _IDLE:
             tally = self.tallies.get(owner)
             if tally is None:
                 tally = self.tallies[owner] = Tally()
             tally.idle += 1
-            waiting = tally.waiting
-            waiting[0] += shape[0]
-            waiting[1] += shape[1]
-            waiting[2] += shape[2]
-            waiting[3] += shape[3]
             tally._add_idle(job_id, shape)
         elif state is _VACATING:
             tally = self.tallies.get(owner)
@@ -542,11 +644,13 @@ class PoolView:
         if state is _RUNNING:
             tally = self.tallies[owner]
             tally.running -= 1
-            ran = tally.ran
-            ran[0] -= shape[0]
-            ran[1] -= shape[1]
-            ran[2] -= shape[2]
-            ran[3] -= shape[3]
+            tally._ran = None
+            run_shapes = tally.run_shapes
+            left = run_shapes[shape] - 1
+            if left:
+                run_shapes[shape] = left
+            else:
+                del run_shapes[shape]
             if name is None:
                 self.unplaced -= 1
             else:
@@ -587,11 +691,6 @@ class PoolView:
         elif state is _IDLE:
             tally = self.tallies[owner]
             tally.idle -= 1
-            waiting = tally.waiting
-            waiting[0] -= shape[0]
-            waiting[1] -= shape[1]
-            waiting[2] -= shape[2]
-            waiting[3] -= shape[3]
             tally._drop_idle(job_id, shape)
         elif state is _VACATING:
             tally = self.tallies[owner]
@@ -819,7 +918,7 @@ class PoolView:
         for owner, mine in running.items():
             tally = view._tally(owner)
             tally.running = len(mine)
-            tally.ran = _sum4(mine)
+            tally.run_shapes = dict(Counter(map(_SHAPE, mine)))
             candidates = tally.candidates
             serial = 0
             for job in mine:
@@ -848,7 +947,6 @@ class PoolView:
         for owner, mine in idle.items():
             tally = view._tally(owner)
             tally.idle = len(mine)
-            tally.waiting = _sum4(mine)
             tally.shapes = dict(Counter(map(_SHAPE, mine)))
             tally.listed = mine  # which job has which shape: sorted out at the owner's first change
             if len(tally.shapes) > 1:

@@ -43,7 +43,7 @@ from osep.core.model import Job, JobId, JobState, Slot, Snapshot
 from osep.core.pool import Look
 from osep.core.reservations import ReservationBook
 from osep.core.resources import Room, Shape, add_room, fits, less
-from osep.core.view import PoolView
+from osep.core.view import PoolView, Row
 from osep.errors import PoolError
 from osep.sim.fairshare import Accountant
 from osep.sim.specs import Checkpointing, JobSpec, PoolSettings, SlotSpec
@@ -385,42 +385,30 @@ class SimulatedPool:
                 self._tell_view()
 
     def _tell_view(self) -> None:
-        """Bring the view up to date: each job changed since it last was is shown as it is now
-        (the fields :meth:`_view` gives, without a :class:`Job` made), or dropped if it finished."""
+        """Bring the view up to date: each job changed since it last was is told as it is now (the
+        fields :meth:`_view` gives, as a row: no :class:`Job` made), or as gone if it finished."""
         changed = self._changed
         if not changed:
             return
-        view = self.view
-        entries = view.jobs.entries
-        row_of = view.jobs.row
-        change, arrive, start_job, drop_job = view.change, view.arrive, view.start_job, view.drop_job
-        idle, running, completed = _IDLE, _RUNNING, _COMPLETED
-        periodic = self.settings.checkpointing is _PERIODIC  # else no checkpoint
+        idle, completed = _IDLE, _COMPLETED
+        checkpoint_of = self._checkpoint_of if self.settings.checkpointing is _PERIODIC else None
+        rows: list[tuple[JobId, Row | None]] = []
+        tell = rows.append
         for job_id, job in changed.items():
             state = job.state
             if state is completed:
-                drop_job(job_id)
+                tell((job_id, None))
                 continue
             spec = job.spec
-            old = entries.get(job_id)
-            if old is not None and not isinstance(old, tuple):
-                old = row_of(job_id)  # a Job the decision read: its fields
             if state is idle:
-                if old is None:
-                    arrive(job_id, spec.owner, spec.submit, job.shape)
-                elif old[1] is not idle:  # (an idle job shows no more than that)
-                    change(job_id, spec.owner, idle, spec.submit, None, None, None, job.shape)
+                tell((job_id, (spec.owner, idle, spec.submit, None, None, None, job.shape, True)))
                 continue
-            slot = job.slot.spec.name if job.slot is not None else None
-            checkpoint = self._checkpoint_of(job) if periodic else None
-            if old is None:
-                change(job_id, spec.owner, state, spec.submit, slot, job.start, checkpoint, job.shape)
-            elif old[1] is idle and state is running and checkpoint is None and slot is not None:
-                start_job(job_id, slot, job.start)
-            elif (old[1] is not state or old[3] != slot or old[4] != job.start
-                  or old[5] != checkpoint or old[2] != spec.submit):
-                change(job_id, spec.owner, state, spec.submit, slot, job.start, checkpoint, job.shape)
+            slot = job.slot
+            tell((job_id, (spec.owner, state, spec.submit, None if slot is None else slot.spec.name,
+                           job.start, None if checkpoint_of is None else checkpoint_of(job),
+                           job.shape, True)))
         changed.clear()
+        self.view.tell(rows)
 
     def _show(self, job: SimJob) -> None:
         """Show the view ``job`` as it is now, at once."""

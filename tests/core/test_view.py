@@ -20,7 +20,7 @@ from osep.core.policy import PolicySettings, decide
 from osep.core.resources import Unit
 from osep.core.shares import ShareTable
 from osep.core.tree import ShareTree, TreeNode
-from osep.core.view import PoolView, view_of
+from osep.core.view import PoolView, Row, _row, view_of
 
 NOW = 10_000.0
 FLAT = ["a", "b", "c", "d"]
@@ -64,6 +64,34 @@ def slot_of(draw: Any, static: bool) -> Slot:
     return Slot(name, cpus=shape[0], memory=shape[1], gpus=shape[2], parent=name.split("_")[0])
 
 
+def told_rows(draw: Any, view: PoolView, owners: list[str], static: bool
+              ) -> list[tuple[JobId, Row | None]]:
+    """A few changes as a pool tells them at once: a job as it is now (new or not), a job gone, a
+    job the view has told again as it is, or one of its idle jobs started."""
+    rows: list[tuple[JobId, Row | None]] = []
+    slots = [*STATIC, "gone"] if static else [*STATIC, *DYNAMIC, "gone"]
+    for _ in range(draw(st.integers(1, 4))):
+        kind = draw(st.sampled_from(["job", "gone", "again", "start", "start"]))
+        known = sorted(view.jobs)
+        if kind == "job" or not known:
+            job = job_of(draw, owners, static)
+            rows.append((job.id, _row(job)))
+            continue
+        job_id = draw(st.sampled_from(known))
+        row = view.jobs.row(job_id)
+        assert row is not None
+        if kind == "gone":
+            rows.append((job_id, None))
+        elif kind == "again":
+            rows.append((job_id, row))
+        else:  # started, checkpoint unknown or not (only an idle job's start is written out)
+            owner, _, submit, _, _, _, shape, vacatable = row
+            rows.append((job_id, (owner, JobState.RUNNING, submit, draw(st.sampled_from(slots)),
+                                  draw(st.one_of(st.none(), TIMES)), draw(st.one_of(st.none(), TIMES)),
+                                  shape, vacatable)))
+    return rows
+
+
 @st.composite
 def kept_pools(draw: Any) -> tuple[PoolView, PolicySettings, tuple[Kept, ...]]:
     """A view kept through a random sequence of changes, a policy and room kept for owners."""
@@ -73,7 +101,7 @@ def kept_pools(draw: Any) -> tuple[PoolView, PolicySettings, tuple[Kept, ...]]:
     view = PoolView()
     for _ in range(draw(st.integers(0, 60))):
         op = draw(st.sampled_from(["job", "job", "job", "told", "arrive", "start", "drop job", "slot",
-                                   "slot", "drop slot", "read", "look"]))
+                                   "slot", "drop slot", "read", "look", "tell", "tell"]))
         if op == "read" and view.tallies:  # the orders read midway are brought up to date later
             tally = view.tallies[draw(st.sampled_from(sorted(view.tallies)))]
             list(tally.victims(draw(st.booleans())))
@@ -94,6 +122,8 @@ def kept_pools(draw: Any) -> tuple[PoolView, PolicySettings, tuple[Kept, ...]]:
             view.start_job(job_id, draw(st.sampled_from(slots)), draw(TIMES))
         elif op == "drop job" and view.jobs:
             view.drop_job(draw(st.sampled_from(sorted(view.jobs))))
+        elif op == "tell":  # several changes told at once, as rows (None: gone)
+            view.tell(told_rows(draw, view, owners, static))
         elif op == "slot":
             view.put_slot(slot_of(draw, static))
         elif op == "drop slot" and view.slots:
@@ -257,6 +287,25 @@ def test_a_job_told_field_by_field_is_made_a_job_once_when_read_and_afresh_once_
     assert list(view.tallies["a"].victims(True)) == [job_id] and view.free_static == set()
     view.drop_job(job_id)
     assert job_id not in view.jobs and not view.tallies and view.free_static == {"s0"}
+
+
+def test_rows_told_at_once_change_only_what_changed_and_keep_a_job_read() -> None:
+    view = PoolView()
+    view.put_slot(Slot("s0"))
+    job_id = JobId("a", 1, 0)
+    idle_row: Row = ("a", JobState.IDLE, 5.0, None, None, None, (1, 0, 0, 0), True)
+    view.tell([(job_id, idle_row)])
+    idle = view.jobs[job_id]
+    stamp = view.stamp
+    view.tell([(job_id, idle_row)])  # told again as it is: nothing changes, the Job read stays
+    assert view.jobs[job_id] is idle and view.stamp == stamp
+    view.tell([(job_id, ("a", JobState.RUNNING, 5.0, "s0", 7.0, None, (1, 0, 0, 0), True))])
+    assert view.jobs[job_id] == Job(job_id, "a", JobState.RUNNING, 5.0, "s0", 7.0)
+    assert view.tallies["a"].ran == [1, 0, 0, 0] and view.tallies["a"].waiting == [0, 0, 0, 0]
+    assert list(view.tallies["a"].victims(True)) == [job_id] and view.free_static == set()
+    view.tell([(job_id, None), (JobId("a", 2, 0), None)])  # gone, and one it never had
+    assert job_id not in view.jobs and not view.tallies and view.free_static == {"s0"}
+    assert view.stamp > stamp
 
 
 def test_a_job_that_arrives_is_an_idle_job_as_change_tells_it() -> None:
