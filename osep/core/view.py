@@ -7,10 +7,9 @@ these from a snapshot's jobs costs a pass over every job; a pool adapter that se
 it each change: :meth:`PoolView.put_job` (a job added or changed), :meth:`PoolView.drop_job` (gone),
 :meth:`PoolView.put_slot` and :meth:`PoolView.drop_slot`. Each costs O(1) (a heap push for an idle
 job of an owner with idle jobs of several shapes; a victim order is sorted when read). A pool can tell a
-job's change field by field instead (:meth:`PoolView.change`, and :meth:`PoolView.start_job` for an
-idle job that starts), or many jobs' changes at once as rows (:meth:`PoolView.tell`, what the
-simulated pool does at each snapshot): the view keeps the fields, and makes the :class:`Job` only
-when something reads it (:class:`JobTable`). A snapshot
+job's change field by field instead (:meth:`PoolView.change`), or many jobs' changes at once as rows
+(:meth:`PoolView.tell`, what the simulated pool does at each snapshot): the view keeps the fields, and
+makes the :class:`Job` only when something reads it (:class:`JobTable`). A snapshot
 carries the view it was taken from (:attr:`osep.core.model.Snapshot.view`); a snapshot without one
 gets one built from its jobs and slots in one pass (:func:`view_of`), which is what a live cycle does
 after its queries.
@@ -98,9 +97,9 @@ def _row(job: Job) -> Row:
 
 class JobTable(Mapping[JobId, Job]):
     """The view's jobs by id, in the order they were added. A job put as a :class:`Job` is that
-    object; a job a pool told field by field (:meth:`PoolView.arrive`, :meth:`PoolView.start_job`,
-    :meth:`PoolView.change`) is kept as a :data:`Row` and made a :class:`Job` when first read, that
-    same object then read until the job changes (the decision tells jobs apart by identity)."""
+    object; a job a pool told field by field (:meth:`PoolView.change`, :meth:`PoolView.tell`) is
+    kept as a :data:`Row` and made a :class:`Job` when first read, that same object then read until
+    the job changes (the decision tells jobs apart by identity)."""
 
     __slots__ = ("entries",)
 
@@ -415,62 +414,6 @@ class PoolView:
         self._job_in(job_id, row)
         self.stamp += 1
 
-    def arrive(self, job_id: JobId, owner: str, submit: float, shape: Shape) -> None:
-        """An idle job (vacatable, never run): what :meth:`change` of it does, in one step when the
-        view does not have the job yet (a submit in a pool, the most common change)."""
-        entries = self._entries
-        if job_id in entries:
-            self.change(job_id, owner, _IDLE, submit, None, None, None, shape)
-            return
-        if self._taken is not None:
-            self._settle()
-        entries[job_id] = (owner, _IDLE, submit, None, None, None, shape, True)
-        self.stamp += 1
-        tally = self.tallies.get(owner)
-        if tally is None:
-            tally = self.tallies[owner] = Tally()
-        tally.idle += 1
-        tally._waiting = None
-        if tally.listed is None and not tally.firsts:  # Tally._add_idle, written out
-            shapes = tally.shapes
-            count = shapes.get(shape, 0)
-            if count:
-                shapes[shape] = count + 1
-                tally.ids[shape].add(job_id)
-                return
-            if not shapes:
-                shapes[shape] = 1
-                tally.ids[shape] = {job_id}
-                return
-        tally._add_idle(job_id, shape)
-
-    def start_job(self, job_id: JobId, slot: str, start: float) -> None:
-        """The view's job ``job_id`` now runs on ``slot``, its run begun at ``start`` with no
-        checkpoint yet (owner, submit time, request and ``vacatable`` as they were): what
-        :meth:`change` would do, in one step when the job was idle (a start in a pool)."""
-        if self._taken is not None:
-            self._settle()
-        entries = self._entries
-        old = entries[job_id]
-        if not isinstance(old, tuple):
-            old = _row(old)
-        owner, state, submit, _, _, _, shape, vacatable = old
-        row = (owner, _RUNNING, submit, slot, start, None, shape, vacatable)
-        entries[job_id] = row
-        self.stamp += 1
-        if state is not _IDLE:
-            self._job_out(job_id, old)
-            self._job_in(job_id, row)
-            return
-        tally = self.tallies[owner]
-        tally.idle -= 1
-        tally.running += 1
-        tally._ran = None
-        run_shapes = tally.run_shapes
-        run_shapes[shape] = run_shapes.get(shape, 0) + 1
-        tally._drop_idle(job_id, shape)
-        self._run_on(job_id, row, tally, slot)
-
     def tell(self, changes: Iterable[tuple[JobId, Row | None]]) -> None:
         """Each job's change in turn, as its :data:`Row` now (None: it left the pool): what
         :meth:`change` (or :meth:`drop_job`) of each does, in one call; a row the view has already
@@ -497,7 +440,7 @@ class PoolView:
                 if row[1] is not idle:
                     self._job_in(job_id, row)
                     continue
-                # A new idle job (arrive, written out).
+                # A new idle job, what _job_in does with it (written out).
                 owner, shape = row[0], row[6]
                 tally = tallies.get(owner)
                 if tally is None:
@@ -530,7 +473,8 @@ class PoolView:
                 self._job_out(job_id, old)
                 self._job_in(job_id, row)
                 continue
-            # An idle job started on a static slot the view has (start_job and _placed, written out).
+            # An idle job started on a static slot the view has (_job_out, _job_in and _placed, written
+            # out).
             tally = tallies[owner]
             tally.idle -= 1
             tally.running += 1

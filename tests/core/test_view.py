@@ -100,8 +100,8 @@ def kept_pools(draw: Any) -> tuple[PoolView, PolicySettings, tuple[Kept, ...]]:
     owners = TREED if tree else FLAT
     view = PoolView()
     for _ in range(draw(st.integers(0, 60))):
-        op = draw(st.sampled_from(["job", "job", "job", "told", "arrive", "start", "drop job", "slot",
-                                   "slot", "drop slot", "read", "look", "tell", "tell"]))
+        op = draw(st.sampled_from(["job", "job", "job", "told", "drop job", "slot", "slot",
+                                   "drop slot", "read", "look", "tell", "tell", "tell"]))
         if op == "read" and view.tallies:  # the orders read midway are brought up to date later
             tally = view.tallies[draw(st.sampled_from(sorted(view.tallies)))]
             list(tally.victims(draw(st.booleans())))
@@ -113,13 +113,6 @@ def kept_pools(draw: Any) -> tuple[PoolView, PolicySettings, tuple[Kept, ...]]:
             job = job_of(draw, owners, static)
             view.change(job.id, job.owner, job.state, job.submit_time, job.slot, job.start_time,
                         job.checkpoint_time, job.shape, job.vacatable)
-        elif op == "arrive":  # an idle job told in one step (its id may be the view's already)
-            job = job_of(draw, owners, static)
-            view.arrive(job.id, job.owner, job.submit_time, job.shape)
-        elif op == "start" and view.jobs:  # a job, idle or not, starts on a slot
-            job_id = draw(st.sampled_from(sorted(view.jobs)))
-            slots = [*STATIC, "gone"] if static else [*STATIC, *DYNAMIC, "gone"]
-            view.start_job(job_id, draw(st.sampled_from(slots)), draw(TIMES))
         elif op == "drop job" and view.jobs:
             view.drop_job(draw(st.sampled_from(sorted(view.jobs))))
         elif op == "tell":  # several changes told at once, as rows (None: gone)
@@ -280,7 +273,7 @@ def test_a_job_told_field_by_field_is_made_a_job_once_when_read_and_afresh_once_
     view.change(job_id, "a", JobState.IDLE, 5.0, None, None, None, (1, 0, 0, 0))
     idle = view.jobs[job_id]
     assert idle == Job(job_id, "a", JobState.IDLE, 5.0) and view.jobs[job_id] is idle
-    view.start_job(job_id, "s0", 7.0)
+    view.change(job_id, "a", JobState.RUNNING, 5.0, "s0", 7.0, None, (1, 0, 0, 0))
     running = view.jobs[job_id]
     assert running == Job(job_id, "a", JobState.RUNNING, 5.0, "s0", 7.0)
     assert view.jobs[job_id] is running and view.snapshot(10.0).jobs == (running,)
@@ -308,13 +301,14 @@ def test_rows_told_at_once_change_only_what_changed_and_keep_a_job_read() -> Non
     assert view.stamp > stamp
 
 
-def test_a_job_that_arrives_is_an_idle_job_as_change_tells_it() -> None:
+def test_a_new_idle_job_told_as_a_row_is_an_idle_job_as_change_tells_it() -> None:
     told, arrived = PoolView(), PoolView()
     for n, shape in enumerate([(1, 0, 0, 0), (1, 0, 0, 0), (2, 0, 0, 0), (1, 0, 0, 0)]):
         job_id = JobId("a", 1, 10 - n)
         told.change(job_id, "a", JobState.IDLE, float(n), None, None, None, shape)
-        arrived.arrive(job_id, "a", float(n), shape)
-    arrived.arrive(JobId("a", 1, 10), "a", 0.0, (1, 0, 0, 0))  # one it has: changed, not added
+        arrived.tell([(job_id, ("a", JobState.IDLE, float(n), None, None, None, shape, True))])
+    # one it has: changed, not added
+    arrived.tell([(JobId("a", 1, 10), ("a", JobState.IDLE, 0.0, None, None, None, (1, 0, 0, 0), True))])
     tally, other = told.tallies["a"], arrived.tallies["a"]
     assert (other.idle, other.waiting, other.shapes) == (tally.idle, tally.waiting, tally.shapes) == (
         4, [5, 0, 0, 0], {(1, 0, 0, 0): 3, (2, 0, 0, 0): 1})
