@@ -158,11 +158,6 @@ def _beneficiaries(wants: WantsBook, ledger: Ledger,
     return heap
 
 
-def _owed(ledger: Ledger, owner: str) -> Rank:
-    """How ``owner`` ranks as a beneficiary (as :func:`_beneficiaries` ranks it)."""
-    return ledger.owed(owner) if ledger.groups is not None else -ledger.gap(owner)
-
-
 def claim_free_room(free: Iterable[tuple[str, Room]], wants: WantsBook, ledger: Ledger,
                     views: dict[str, OwnerView], partitionable: Container[str],
                     left: dict[str, Room] | None = None) -> list[Claim]:
@@ -182,25 +177,29 @@ def claim_free_room(free: Iterable[tuple[str, Room]], wants: WantsBook, ledger: 
         return claims
     smallest: Shape = (min(s[0] for s in shapes), min(s[1] for s in shapes), min(s[2] for s in shapes),
                        min(s[3] for s in shapes))
+    tree = ledger.groups is not None
+    holds = _Holds()
     for place, offered in free:
         room = offered
         # Owners that cannot use this room are set aside and come back for the next one.
         while heap and fits(smallest, room):
             rank, owner = heapq.heappop(heap)
-            if ledger.groups is not None and rank != ledger.owed(owner):
+            if tree and rank != ledger.owed(owner):
                 # A group's member gained: its siblings rank lower now (ranks only fall here).
                 if ledger.gap(owner) > EPS:
                     heapq.heappush(heap, (ledger.owed(owner), owner))
                 continue
-            shape = wants[owner].fitting(room)
+            wanted = wants[owner]
+            shape = wanted.fitting(room)
             if shape is None:
                 passed.append((rank, owner))
                 continue
-            wants[owner].consume(shape)
+            wanted.consume(shape)
             claims.append(Claim(place, owner, _reason(rule, ledger, views, owner), shape))
-            ledger.give(owner, held(shape))
-            if ledger.gap(owner) > EPS and wants[owner]:
-                heapq.heappush(heap, (_owed(ledger, owner), owner))
+            ledger.give(owner, holds[shape])
+            gap = ledger.gap(owner)
+            if gap > EPS and wanted:  # back where it ranks now (as _beneficiaries ranks it)
+                heapq.heappush(heap, (ledger.owed(owner) if tree else -gap, owner))
             if place not in partitionable:
                 room = NO_ROOM
                 break

@@ -110,11 +110,14 @@ class Enforcer:
                 for action in planned:
                     record.decision(action)
             results = tuple(self.actuator.apply(plan, record))
-        sent = [r.action for r in results if isinstance(r.action, Vacate) and r.outcome is Outcome.DONE]
+        # What CycleReport.sent and .skipped say, worked out once (a cycle may have a thousand).
+        done = Outcome.DONE
+        sent = [r.action for r in results if r.outcome is done and isinstance(r.action, Vacate)]
+        skipped = sum(1 for r in results if r.outcome is not done)
         self.metrics.add(plan, sent)
         timing = phases.fields() if timed else {}
         report = CycleReport(cycle=self.cycles, plan=plan, results=results,
                              seconds=timing.get("seconds", {}))
-        (record.bind(**timing) if timing else record).cycle(plan, report.vacated, report.skipped,
+        (record.bind(**timing) if timing else record).cycle(plan, len(sent), skipped,
                                                             self.metrics.fields())
         return report

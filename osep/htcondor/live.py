@@ -39,7 +39,7 @@ from tenacity import (
 from osep.core import view as kept
 from osep.core.model import Job, JobId, JobState, Snapshot
 from osep.core.pool import Look
-from osep.core.reservations import Reservation, ReservationBook
+from osep.core.reservations import ReservationBook
 from osep.core.resources import Shape
 from osep.errors import PoolError, UnknownOutcome
 from osep.htcondor import reading
@@ -114,13 +114,8 @@ class Vacates:
 
 
 class KeptBook(ReservationBook):
-    """The reservation book, as the state file keeps it between ``--once`` runs."""
-
-    def entries(self) -> list[Reservation]:
-        return list(self._reservations)
-
-    def restore(self, saved: Iterable[Reservation]) -> None:
-        self._reservations = list(saved)
+    """The reservation book, as the state file keeps it between ``--once`` runs
+    (:meth:`ReservationBook.entries` and :meth:`ReservationBook.restore`)."""
 
 
 def _call(settings: LiveSettings, what: str, func: Callable[[], T], attempts: int | None = None) -> T:

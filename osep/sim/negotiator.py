@@ -38,7 +38,7 @@ def negotiate(pool: SimulatedPool, ordering: Ordering) -> None:
     book = pool.book
     # Holds only fall within a cycle: with none, every owner may be given anything.
     held = book.holding()
-    kept_at = Counter(r.slot for r in book.standing()) if book.pending() else Counter()
+    kept_at = book.kept_places() if book.pending() else Counter()
     # The owners that might still be given something, in rank order, and (for an ordering that
     # ranks by queue heads) their heads (see _first).
     ranked, heads = ordering.ranking(now, pool.idle, pool.running, pool.accountant)

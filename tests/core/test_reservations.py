@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import FrozenInstanceError
+from collections import Counter
+from dataclasses import FrozenInstanceError, replace
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from osep.core.model import Slot
 from osep.core.reservations import Reservation, ReservationBook
+from osep.core.resources import fits
 
 SLOTS = [Slot("s0"), Slot("s1"), Slot("s2")]
 
@@ -141,3 +145,118 @@ def test_the_book_makes_real_frozen_reservations() -> None:
     assert moved == Reservation("a", "s1", 60.0, 4, (2, 0, 0, 0)) and type(moved) is Reservation
     with pytest.raises(FrozenInstanceError):
         moved.owner = "b"  # type: ignore[misc]
+
+
+class ListBook:
+    """The book's rules kept the plain way, one list walked whole by every call: what the indexed
+    book must do exactly (it stood so until 2026-11-25)."""
+
+    def __init__(self, lifetime: float) -> None:
+        self.lifetime = lifetime
+        self.items: list[Reservation] = []
+        self.this_cycle: dict[str, int] = {}
+
+    def reserve(self, slot, owner, now, running, shape):
+        made = self.this_cycle.get(owner, 0) + 1
+        self.this_cycle[owner] = made
+        self.items.append(Reservation(owner, slot, now + self.lifetime, running + made, shape))
+
+    def expire(self, now, running, idle):
+        self.this_cycle.clear()
+        timed_out = [r for r in self.items if r.expires < now]
+        self.items = [r for r in self.items if r.expires >= now
+                      and running.get(r.owner, 0) < r.until_running and idle.get(r.owner, 0) > 0]
+        return timed_out
+
+    def take(self, slot, now):
+        for k, res in enumerate(self.items):
+            if res.slot == slot:
+                del self.items[k]
+                return res if now <= res.expires else None
+        return None
+
+    def take_fitting(self, slot, now, room):
+        found, kept = None, []
+        for res in self.items:
+            if res.slot == slot and res.expires < now:
+                continue
+            if found is None and res.slot == slot and fits(res.shape, room):
+                found = res
+            else:
+                kept.append(res)
+        self.items = kept
+        return found
+
+    def handed_over(self, taken):
+        self.items = [replace(r, until_running=r.until_running + 1)
+                      if r.owner == taken.owner and r.until_running <= taken.until_running else r
+                      for r in self.items]
+
+
+PLACES = [Slot("s0"), Slot("s1"), Slot("s2"), Slot("m0", cpus=4, partitionable=True),
+          Slot("m0/1", parent="m0")]
+NAMES = ["s0", "s1", "s2", "m0", "gone"]
+SHAPES = [(1, None, 0, None), (2, None, 0, None), (4, None, 0, None)]
+steps = st.lists(st.one_of(
+    st.tuples(st.just("reserve"), st.sampled_from(NAMES), st.sampled_from("abc"),
+              st.integers(0, 6), st.sampled_from(SHAPES)),
+    st.tuples(st.just("expire"), st.dictionaries(st.sampled_from("abc"), st.integers(0, 8)),
+              st.dictionaries(st.sampled_from("abc"), st.integers(0, 2))),
+    st.tuples(st.just("take"), st.sampled_from(NAMES), st.booleans()),
+    st.tuples(st.just("take_fitting"), st.sampled_from(NAMES), st.integers(0, 4)),
+    st.tuples(st.just("mark"), st.sets(st.sampled_from(NAMES))),
+    st.tuples(st.just("tick"), st.integers(1, 60)),
+), max_size=60)
+
+
+@settings(max_examples=400, deadline=None)
+@given(steps)
+def test_the_indexed_book_does_what_the_plain_list_did(program) -> None:
+    """Every call, in any order, answers as the list walked whole answered, and leaves the same
+    reservations standing, in the same order (which :meth:`ReservationBook.mark` follows)."""
+    book, plain = ReservationBook(lifetime=100.0), ListBook(lifetime=100.0)
+    now = 0.0
+    for step in program:
+        match step:
+            case ("reserve", slot, owner, running, shape):
+                book.reserve(slot, owner, now, running, shape)
+                plain.reserve(slot, owner, now, running, shape)
+            case ("expire", running, idle):
+                assert book.expire(now, running, idle) == plain.expire(now, running, idle)
+            case ("take", slot, use):
+                got, want = book.take(slot, now), plain.take(slot, now)
+                assert got == want
+                if use and got is not None:
+                    book.handed_over(got)
+                    plain.handed_over(want)
+            case ("take_fitting", slot, cpus):
+                got, want = (book.take_fitting(slot, now, (cpus, None, 0, None)),
+                             plain.take_fitting(slot, now, (cpus, None, 0, None)))
+                assert got == want
+                if got is not None:
+                    book.handed_over(got)
+                    plain.handed_over(want)
+            case ("mark", occupied):
+                shown = [(k.owner, k.place, k.shape) for k in book.mark(PLACES, occupied)]
+                again = [(k.owner, k.place, k.shape)
+                         for k in book.mark({s.name: s for s in PLACES if s.parent is None},
+                                            occupied)]
+                assert shown == again
+            case ("tick", seconds):
+                now += seconds
+        assert list(book.standing()) == plain.items
+        assert book.pending() == bool(plain.items)
+        assert book.kept_places() == Counter(r.slot for r in plain.items)
+
+
+def test_the_state_file_gets_back_what_it_saved() -> None:
+    book = ReservationBook(lifetime=60.0)
+    book.reserve("s1", "a", now=0.0, running=2)
+    book.reserve("m0", "b", now=5.0, running=0, shape=(2, 0, 0, 0))
+    book.reserve("s1", "a", now=5.0, running=2)
+    saved = book.entries()
+    again = ReservationBook(lifetime=60.0)
+    again.restore(saved)
+    assert again.entries() == saved == list(book.standing())
+    taken = again.take("s1", now=10.0)
+    assert taken == saved[0] and again.entries() == saved[1:]

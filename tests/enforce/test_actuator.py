@@ -5,9 +5,10 @@ from __future__ import annotations
 import logging
 from collections import deque
 from collections.abc import Iterable
-from dataclasses import replace
+from dataclasses import FrozenInstanceError, replace
 from typing import Any
 
+import pytest
 import structlog
 from structlog.testing import capture_logs
 
@@ -17,7 +18,7 @@ from osep.core.plan import Claim, OwnerView, Vacate
 from osep.core.policy import PolicySettings, decide
 from osep.core.pool import Look
 from osep.core.shares import ShareTable
-from osep.enforce.actuator import FORGET_AT, Actuator, Limits, logs
+from osep.enforce.actuator import FORGET_AT, ActionResult, Actuator, Limits, logs
 from osep.enforce.decisionlog import Outcome, Recorder
 from osep.enforce.loop import Enforcer
 from osep.errors import PoolError, UnknownOutcome
@@ -95,6 +96,20 @@ def test_a_vacate_whose_answer_is_lost_keeps_its_room_and_counts_as_sent():
     results = actuator.apply(plan)
     assert [(r.outcome, r.possibly_done) for r in results] == [(Outcome.FAILED, False), (Outcome.DONE, False)]
     assert ("reserve", "s3", "b") not in pool.calls
+
+
+def test_the_results_are_real_frozen_action_results():
+    pool, actuator, plan = setup()
+    pool.fail_on = {"a.2"}
+    results = actuator.apply(plan)
+    assert all(type(r) is ActionResult for r in results)
+    assert results[0] == ActionResult(plan.vacates[0], Outcome.DONE)
+    assert hash(results[1]) == hash(ActionResult(plan.vacates[1], Outcome.FAILED,
+                                                 f"schedd refused {plan.vacates[1].job}"))
+    with pytest.raises(FrozenInstanceError):
+        results[0].detail = "changed"  # type: ignore[misc]
+    claims = Actuator(pool).apply(replace(plan, vacates=(), claims=(Claim("s0", "b", plan.vacates[0].reason),)))
+    assert claims == [ActionResult(claims[0].action, Outcome.DONE)] and type(claims[0]) is ActionResult
 
 
 def test_the_history_of_vacates_can_be_the_pools_own():
