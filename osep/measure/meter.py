@@ -308,7 +308,7 @@ class Meter:
                             total -= old_need
                         if at < p:
                             p += 1
-                            total += need
+                            total += key[0]
                         key = None
                     else:
                         del needs[at]
@@ -321,7 +321,7 @@ class Meter:
                     stats.need_key, stats.need_at = key, at
                     if at < p:
                         p += 1
-                        total += need
+                        total += key[0]
                 changes += 1
                 if changes % RESYNC == 0:
                     self._p, self._sum, self._base = p, total, base_sum
