@@ -144,12 +144,13 @@ COMMON = re.compile(
     rb"(?: ([^\r\n]*))?"
 )
 HEADER_LINE = re.compile(rb"\n\d{3} \(")  # a body line that could be taken for a header
-# COMMON for a block of events with no "\r" in them (_common_block), where [^\n] is [^\r\n] and
-# steps faster: the header line must end the event or be followed by a line, which is taken (an
-# execute event's slot, an evict event's checkpoint flag).
+# COMMON for a block of events with no "\r" in them (_common_block): the header up to its seconds,
+# which must end the line or be followed by a space; the rest of the line and the line after it
+# are not taken (copied) but for the events that need them (an execute event's slot, an evict
+# event's checkpoint flag), from where the match ends.
 WHOLE = re.compile(
     rb"\n(\d{3}) \((\d{1,10})\.(\d{1,10})\.\d{1,10}\) (\d{4}-\d\d-\d\d \d\d:\d\d):([0-5]\d)"
-    rb"(?: ([^\n]*))?(?:\n([^\n]*)|\Z)"
+    rb"(?=[ \n]|\Z)"
 )
 # Where an event ends: the newline before a "..." line (its own newline is not taken, so that a
 # "..." line right after another still ends an empty event).
@@ -160,6 +161,9 @@ SLOTS = 1 << 13  # slot names remembered, at most, shared by the logs being merg
 # The slot each execute event's header text and first body line (None: no body) name, for the
 # logs being merged (a pool's slots are the same in every owner's log).
 _SLOTS: dict[tuple[bytes | None, bytes | None], str] = {}
+# The same for the block path, by the bytes from the end of the header's seconds to the end of the
+# line after the header (both lines as they are: the key tells the one from the other).
+_BLOCK_SLOTS: dict[bytes, str] = {}
 # The local time of each minute met, per time zone, shared by the logs being merged.
 _MINUTES: dict[tuple[object, ...], dict[bytes, float | None]] = {}
 SKIPPED = KNOWN_EVENT_TYPES - set(EVENT_KINDS) - {AD_INFORMATION}
@@ -355,8 +359,9 @@ def _common_block(region: bytes, span: int, parts: list[bytes], index: int, posi
     # Each event's first line is a header: any other line that could be taken for one is in a body.
     if None in found or region.translate(_DIGITS).count(_HEADER_LINE, 0, span) != len(parts):
         return None
-    numbers, clusters, procs, minute_texts, seconds, rests, lines = zip(
-        *map(re.Match.groups, cast(list[re.Match[bytes]], found)), strict=True)
+    matches = cast(list[re.Match[bytes]], found)
+    numbers, clusters, procs, minute_texts, seconds = zip(*map(re.Match.groups, matches),
+                                                          strict=True)
     kinds = list(map(_FAST_KINDS.get, numbers))
     skips = None in kinds
     if skips and not all(n in _FAST_SKIPPED for n, k in zip(numbers, kinds, strict=True)
@@ -377,21 +382,26 @@ def _common_block(region: bytes, span: int, parts: list[bytes], index: int, posi
         times = list(map(add, bases, map(_SECONDS.__getitem__, seconds)))
     except TypeError:  # a minute out of bounds (None)
         return None
-    slots = _SLOTS
+    slots = _BLOCK_SLOTS
     found_slots: list[str | None] = [None] * len(parts)
     for at in _indices(numbers, _EXECUTE):
-        rest, line = rests[at], lines[at]
-        slot = slots.get((rest, line))
+        part, head_end = parts[at], matches[at].end()
+        cut = part.find(b"\n", head_end)  # the header line's end, then the next line's
+        tail = part[head_end:] if cut < 0 else part[head_end:_line_end(part, cut + 1)]
+        slot = slots.get(tail)
         if slot is None:
-            slot = _slot(rest or b"", line + b"\n" if line is not None else b"")
+            rest, _, line = tail.partition(b"\n")
+            slot = _slot(rest[1:], line + b"\n" if cut >= 0 else b"")
             if slot is None:
                 return None
             if len(slots) < SLOTS:
-                slots[(rest, line)] = slot
+                slots[tail] = slot
         found_slots[at] = slot
     checkpointed = [False] * len(parts)
     for at in _indices(numbers, _EVICT):
-        flag = CHECKPOINT.match(lines[at]) if lines[at] is not None else None
+        part = parts[at]
+        cut = part.find(b"\n", matches[at].end())
+        flag = CHECKPOINT.match(part, cut + 1) if cut >= 0 else None
         checkpointed[at] = flag is not None and int(flag[1]) != 0
     jobs = list(zip(repeat(""), cluster_numbers, proc_numbers, repeat(""), strict=False))
     positions: Iterable[int] = range(position + 1, position + len(parts) + 1)
@@ -447,6 +457,12 @@ def _take(out: list[Row], found: Iterator[LogEvent | tuple[JobId | None, str, st
         job, owner, account = item
         if out and job is not None and out[-1][5] == key_of(job):
             out[-1] = (*out[-1][:8], owner, account)
+
+
+def _line_end(text: bytes, start: int) -> int:
+    """Where the line that begins at ``start`` ends (its newline, or the end of the text)."""
+    end = text.find(b"\n", start)
+    return end if end >= 0 else len(text)
 
 
 def _newline(data: bytes, at: int) -> int:

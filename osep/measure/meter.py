@@ -34,7 +34,7 @@ for one second adds 1). LC and PC stay in the jobs' weights (cores).
 from __future__ import annotations
 
 import math
-from bisect import bisect_left, insort
+from bisect import bisect_left
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass
 
@@ -120,6 +120,12 @@ class _Owner:
     base: float = 0.0
     need: float | None = None
     mark: float | None = None
+    # Where its keys were put in those lists (the key object and its index then): the index holds
+    # while no other key was put in or taken out before it, which the key found there tells.
+    need_key: tuple[float, str] | None = None
+    need_at: int = 0
+    mark_key: tuple[float, str] | None = None
+    mark_at: int = 0
 
 
 Ideal = Callable[[Mapping[str, float], float], Mapping[str, float]]
@@ -288,12 +294,15 @@ class Meter:
                 stats.need = need
                 key = (need, stats.name) if need is not None else None
                 if old_need is not None:
-                    at = bisect_left(needs, (old_need, stats.name))
+                    at = stats.need_at  # where its key is, unless others moved it
+                    if at >= len(needs) or needs[at] is not stats.need_key:
+                        at = bisect_left(needs, (old_need, stats.name))
                     if key is not None and (at == 0 or needs[at - 1] < key) and (
                             at + 1 == len(needs) or key < needs[at + 1]):
                         # It keeps its place (a job more or less, mostly): what taking it out
                         # and putting it back does, in place.
-                        needs[at] = key
+                        needs[at] = stats.need_key = key
+                        stats.need_at = at
                         if at < p:
                             p -= 1
                             total -= old_need
@@ -309,6 +318,7 @@ class Meter:
                 if key is not None:
                     at = bisect_left(needs, key)
                     needs.insert(at, key)
+                    stats.need_key, stats.need_at = key, at
                     if at < p:
                         p += 1
                         total += key[0]
@@ -374,15 +384,20 @@ class Meter:
                 stats.mark = mark
                 key = (mark, stats.name) if mark is not None else None
                 if old_mark is not None:
-                    at = bisect_left(marks, (old_mark, stats.name))
+                    at = stats.mark_at  # where its key is, unless others moved it
+                    if at >= len(marks) or marks[at] is not stats.mark_key:
+                        at = bisect_left(marks, (old_mark, stats.name))
                     if key is not None and (at == 0 or marks[at - 1] < key) and (
                             at + 1 == len(marks) or key < marks[at + 1]):
-                        marks[at] = key  # it keeps its place
+                        marks[at] = stats.mark_key = key  # it keeps its place
+                        stats.mark_at = at
                         key = None
                     else:
                         del marks[at]
                 if key is not None:
-                    insort(marks, key)
+                    at = bisect_left(marks, key)
+                    marks.insert(at, key)
+                    stats.mark_key, stats.mark_at = key, at
             stats.real, stats.linear = real, False
             if level >= demand - share:
                 gap = demand - real
