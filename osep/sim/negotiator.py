@@ -33,8 +33,6 @@ from osep.sim.pool import SimJob, SimulatedPool
 def negotiate(pool: SimulatedPool, ordering: Ordering) -> None:
     """One negotiation cycle at ``pool.now``."""
     now = pool.now
-    if pool.accounts:
-        pool.accountant.accrue(now, pool.running)
     book = pool.book
     # Holds only fall within a cycle: with none, every owner may be given anything.
     held = book.holding()

@@ -193,22 +193,17 @@ class FairShare(Ordering):
 
     def __init__(self, shares: Mapping[str, float]) -> None:
         self.shares = shares
-        self._total_share = sum(shares.values())
+        total = sum(shares.values())
+        # Each owner's normalized share S, for the owners with a positive one (the others get 0).
+        self._share = {o: s / total for o, s in shares.items() if total > 0 and s / total > 0}
 
     def rank(self, now: float, idle: Idle, running: Mapping[str, int],
              usage: fairshare.Accountant) -> list[str]:
-        # fairshare.factors, for the owners with jobs queued only (an owner with neither usage nor
-        # share gets 0, as there).
-        used, shares, total_share = usage.usage, self.shares, self._total_share
-        total_usage = sum(used.values())
-        prio = {}
-        for o in idle:
-            if o in used or o in shares:
-                u = used.get(o, 0.0) / total_usage if total_usage > 0 else 0.0
-                s = shares.get(o, 0.0) / total_share if total_share > 0 else 0.0
-                prio[o] = 2.0 ** (-u / s) if s > 0 else 0.0  # fairshare.factor(u, s), inline
-            else:
-                prio[o] = 0.0
+        # fairshare.factors, for the owners with jobs queued only: fairshare.factor(u, s), inline
+        # (an owner with no share gets 0, as there).
+        share = self._share
+        prio = {o: 2.0 ** (-u / s) if (s := share.get(o)) else 0.0
+                for o, u in usage.fractions(now, idle).items()}
         return _by_value(idle, prio, best_high=True)
 
 
@@ -231,7 +226,7 @@ class Slurm(Ordering):
              usage: fairshare.Accountant) -> list[str]:
         # slurm.classic's F, worked out for the owners with queued jobs only (UE is top down, so
         # every node's is needed; F of a node no job waits for is not).
-        actual = usage_fractions(self.tree, _leaf_usage(self.tree, usage.usage))
+        actual = usage_fractions(self.tree, _leaf_usage(self.tree, usage.usage_at(now)))
         effective = slurm.effective_usage(self.tree, actual)
         value = {o: fairshare.factor(effective[o], self.shares[o], self.dampening)
                  for o, q in idle.items() if q and o in effective}
@@ -252,8 +247,9 @@ class Share(Ordering):
 
     def rank(self, now: float, idle: Idle, running: Mapping[str, int],
              usage: fairshare.Accountant) -> list[str]:
-        charges = {o: c - self.charged.get(o, 0.0) for o, c in usage.charged.items() if self.tree.is_leaf(o)}
-        self.charged = dict(usage.charged)
+        charged = usage.charged_at(now)
+        charges = {o: c - self.charged.get(o, 0.0) for o, c in charged.items() if self.tree.is_leaf(o)}
+        self.charged = charged
         active = [o for o in self.tree.leaves() if running.get(o, 0) > 0 or idle.get(o)]
         used = self.state.step(now, charges, active, self.params.k5, self.params.k6_tolerance)
         m = self.state.m_share  # the step's, for these active owners
@@ -274,7 +270,7 @@ class Grid(Ordering):
     def rank(self, now: float, idle: Idle, running: Mapping[str, int],
              usage: fairshare.Accountant) -> list[str]:
         # grid.report's priority, worked out for the owners with queued jobs only.
-        actual = grid.actuals(self.tree, _leaf_usage(self.tree, usage.usage))
+        actual = grid.actuals(self.tree, _leaf_usage(self.tree, usage.usage_at(now)))
         deviation = {n: self.targets[n] - actual[n] for n in self.tree.order()}
         value = {o: grid.priority(grid.deviation_tuple(self.tree, deviation, o, self.depth))
                  for o, q in idle.items() if q and o in deviation}
