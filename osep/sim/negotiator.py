@@ -27,7 +27,7 @@ from collections import Counter
 from osep.core.reservations import ReservationBook
 from osep.core.resources import Room
 from osep.sim.orderings import Head, Ordering
-from osep.sim.pool import SimJob, SimulatedPool
+from osep.sim.pool import SimJob, SimSlot, SimulatedPool
 
 
 def negotiate(pool: SimulatedPool, ordering: Ordering) -> None:
@@ -50,12 +50,29 @@ def negotiate(pool: SimulatedPool, ordering: Ordering) -> None:
         if heads is not None and owner in ranked:
             ordering.moved(ranked, heads, ranked.index(owner), pool.idle)
 
+    def hand_kept(slot: SimSlot) -> bool:
+        """Whether the free static ``slot``, kept for someone, was handed to a job of theirs."""
+        kept = book.take(slot.spec.name, now)
+        if kept is not None:
+            job = pool.pop_fitting(kept.owner, slot.room)
+            if job is not None:
+                taken(kept.owner)
+                pool.start(job, slot)
+                book.handed_over(kept)
+                return True
+        return False
+
     rooms_ahead = pool.free_rooms()  # of the free slots from the one being visited on
     wanted = sum(rooms_ahead.values())
     kept_ahead = sum(1 for name in kept_at if name in pool.slots and pool.slots[name].job is None
                      and pool.slots[name].parent is None) if kept_at else 0
     for slot in pool.free_slots():
-        if not kept_ahead and (not ranked or not wanted):
+        if not ranked or not wanted:
+            # Nothing is left to do but hand over room kept for someone: on to the slots it is
+            # kept on (from this one on, in the pool's order), the others passed by.
+            if kept_ahead:
+                for kept_slot in _kept_from(pool, kept_at, slot.index):
+                    hand_kept(kept_slot)
             break
         room = slot.room
         rooms_ahead[room] -= 1
@@ -64,16 +81,10 @@ def negotiate(pool: SimulatedPool, ordering: Ordering) -> None:
             if kept_at[name]:
                 kept_ahead -= 1
                 kept_at[name] -= 1
-                kept = book.take(name, now)
-                if kept is not None:
-                    job = pool.pop_fitting(kept.owner, room)
-                    if job is not None:
-                        taken(kept.owner)
-                        pool.start(job, slot)
-                        book.handed_over(kept)
-                        if room not in unwanted:
-                            wanted -= 1
-                        continue
+                if hand_kept(slot):
+                    if room not in unwanted:
+                        wanted -= 1
+                    continue
         if room in unwanted:
             continue
         wanted -= 1
@@ -115,6 +126,15 @@ def negotiate(pool: SimulatedPool, ordering: Ordering) -> None:
             pool.start_on(job, machine)
             if held:
                 book.matched(job.spec.owner, job.spec.cpus)
+
+
+def _kept_from(pool: SimulatedPool, kept_at: Counter[str], at: int) -> list[SimSlot]:
+    """The free static slots with room kept on them (``kept_at``, by slot name) from position
+    ``at`` on, in the pool's order."""
+    slots = pool.slots
+    found = [slots[name] for name, n in kept_at.items() if n and name in slots]
+    return sorted((s for s in found if s.parent is None and s.job is None and s.index >= at),
+                  key=lambda s: s.index)
 
 
 def _first(pool: SimulatedPool, book: ReservationBook, held: bool, ranked: list[str],
