@@ -29,6 +29,8 @@ from osep.core.resources import Room
 from osep.sim.orderings import Head, Ordering
 from osep.sim.pool import SimJob, SimSlot, SimulatedPool
 
+_NONE_KEPT: Counter[str] = Counter()  # no room kept anywhere (never changed: nothing is visited)
+
 
 def negotiate(pool: SimulatedPool, ordering: Ordering) -> None:
     """One negotiation cycle at ``pool.now``."""
@@ -36,7 +38,7 @@ def negotiate(pool: SimulatedPool, ordering: Ordering) -> None:
     book = pool.book
     # Holds only fall within a cycle: with none, every owner may be given anything.
     held = book.holding()
-    kept_at = Counter(r.slot for r in book.standing()) if book.pending() else Counter()
+    kept_at = Counter(r.slot for r in book.standing()) if book.pending() else _NONE_KEPT
     # The owners that might still be given something, in rank order, and (for an ordering that
     # ranks by queue heads) their heads (see _first).
     ranked, heads = ordering.ranking(now, pool.idle, pool.running, pool.accountant)
@@ -148,19 +150,22 @@ def _first(pool: SimulatedPool, book: ReservationBook, held: bool, ranked: list[
     given a job is put back in its place if the ordering ranks by queue heads (``heads``)."""
     idle = pool.idle
     k = 0
+    allowance: int | None = None  # the owner's, if any is held (None: not held)
     while k < len(ranked):
         owner = ranked[k]
-        if owner not in idle or (held and not book.may_match(owner)):
+        if held:
+            allowance = book.allowance(owner)
+        if owner not in idle or (allowance is not None and allowance < 1):
             del ranked[k]
             if heads is not None:
                 del heads[k]
             continue
-        if not held:
+        if allowance is None:
             job = pool.pop_fitting(owner, room)
         elif charge is None:
-            job = pool.pop_fitting(owner, room, book.allowance(owner))
+            job = pool.pop_fitting(owner, room, allowance)
         else:
-            job = pool.pop_fitting(owner, room) if book.may_match(owner, charge) else None
+            job = pool.pop_fitting(owner, room) if allowance >= charge else None
         if job is not None:
             if heads is not None:
                 ordering.moved(ranked, heads, k, idle)
