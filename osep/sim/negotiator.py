@@ -80,7 +80,7 @@ def negotiate(pool: SimulatedPool, ordering: Ordering) -> None:
         rooms_ahead[room] -= 1
         if kept_ahead:
             name = slot.spec.name
-            if kept_at[name]:
+            if kept_at.get(name):
                 kept_ahead -= 1
                 kept_at[name] -= 1
                 if hand_kept(slot):
