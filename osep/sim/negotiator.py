@@ -15,9 +15,11 @@ instead).
 What a cycle looks at: the free static slots and the machines with a core unclaimed (the pool keeps
 them in its order, with how many have each room), and the owners with jobs queued. Within a cycle
 queues only shrink and allowances only fall, so an owner whose queue empties or whose allowance runs
-out is passed over for the rest of it, a room no job was found for is not offered again, and the
-cycle stops once no room kept for someone is left to hand over and nobody left can be given
-anything, or no room left is one a job might be found for.
+out is passed over for the rest of it, a room no job was found for is not offered again, and once
+nobody left can be given anything, or no room left is one a job might be found for, the static
+slots still visited are only those with room kept for someone (straight, in the pool's order), and
+the cycle stops when no room kept is left to hand over. The order reads the owners' usage off the pool's
+:class:`osep.sim.fairshare.Accountant`, which needs no bringing up to date.
 """
 
 from __future__ import annotations
