@@ -59,6 +59,9 @@ class Accountant:
     once ``g`` passes 2^64, every ``A`` divided by ``g`` then (``g`` would overflow after 1,024
     half-lives).
 
+    The values are exact but for rounding relative to what an owner held (``n * c`` and the ``A``
+    it left): usage of a few units in the last place of that reads as 0.
+
     The undecayed slot-seconds each owner held (``charged``) are kept the same way, unscaled:
     ``K + n * t``.
     """
