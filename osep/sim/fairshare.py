@@ -7,7 +7,7 @@ is owed, below it has had more than its share. Matching favours the highest F; n
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 
 def decayed(usage: float, rate: float, elapsed: float, half_life: float) -> float:
@@ -46,45 +46,94 @@ def factors(usage: Mapping[str, float], shares: Mapping[str, float]) -> dict[str
 
 
 class Accountant:
-    """Decayed usage per owner, kept exact by accruing each owner's whenever what it occupies changes
-    (:meth:`accrue_owner`), and everyone's before it is read (:meth:`accrue`)."""
+    """Decayed usage per owner, told only when what an owner occupies changes (:meth:`occupy`), and
+    read at any instant (:meth:`usage_at`, :meth:`fractions`, :meth:`charged_at`).
+
+    All usage decays by the same factor, so it is kept scaled up by the pool's growth
+    ``g(t) = 2^((t - base) / h)`` (``h`` the half-life): an owner holding ``n`` slots since it was
+    last told of has ``U(t) * g(t) = A + n * c * g(t)`` (``c = h / ln 2``, ``A`` fixed since then),
+    the exact solution of ``dU/dt = n - U ln 2 / h``. A change of ``n`` moves ``A`` so that ``U`` does
+    not jump; nothing else changes ``A``. So a change costs one owner's update and a read costs no
+    accrual at all: ``U(t) = A / g(t) + n * c``. Reading changes nothing, so the same changes give the
+    same values whenever (and however often) they are read. ``base`` moves up to the time of a change
+    once ``g`` passes 2^64, every ``A`` divided by ``g`` then (``g`` would overflow after 1,024
+    half-lives).
+
+    The values are exact but for rounding relative to what an owner held (``n * c`` and the ``A``
+    it left): usage of a few units in the last place of that reads as 0.
+
+    The undecayed slot-seconds each owner held (``charged``) are kept the same way, unscaled:
+    ``K + n * t``.
+    """
+
+    REBASE = 64.0  # half-lives after ``base`` at which a change moves ``base`` up
 
     def __init__(self, half_life: float, initial: Mapping[str, float]) -> None:
         self.half_life = half_life
-        self.usage: dict[str, float] = dict(initial)
-        self.charged: dict[str, float] = {}  # slot-seconds held since the start, undecayed
-        self._at: dict[str, float] = {}  # when each owner's usage was last brought up (else 0)
+        self._c = half_life / math.log(2)
+        self._base = 0.0
+        # owner -> [A, K, n]: usage scaled by g, charged less n * t, slots held
+        self._owners: dict[str, list[float]] = {o: [float(u), 0.0, 0.0] for o, u in initial.items()}
+        self._scaled_total = sum(r[0] for r in self._owners.values())  # of every A
+        self._held = 0.0  # of every n
+        self._at = self._base  # the last change's instant, and ``c * g`` there
+        self._unit = self._c
 
-    def accrue_owner(self, now: float, owner: str, held: int) -> None:
-        """Bring ``owner``'s usage up to ``now``, it having held ``held`` slots since it was last
-        brought up."""
-        elapsed = now - self._at.get(owner, 0.0)
-        if elapsed > 0:  # decayed(), inline: this runs at every start and end of a run
-            half_life = self.half_life
-            factor = 2.0 ** (-elapsed / half_life)
-            self.usage[owner] = float(self.usage.get(owner, 0.0) * factor
-                                      + held * half_life / math.log(2) * (1.0 - factor))
-            if held:
-                self.charged[owner] = self.charged.get(owner, 0.0) + held * elapsed
-            self._at[owner] = now
+    def occupy(self, now: float, owner: str, slots: int) -> None:
+        """From ``now`` on, ``owner`` holds ``slots`` more slots (fewer if negative)."""
+        if now != self._at:
+            self._move_to(now)
+        record = self._owners.get(owner)
+        if record is None:
+            record = self._owners[owner] = [0.0, 0.0, 0.0]
+        scaled = slots * self._unit
+        record[0] -= scaled
+        record[1] -= slots * now
+        record[2] += slots
+        self._scaled_total -= scaled
+        self._held += slots
 
-    def accrue(self, now: float, occupied: Mapping[str, int]) -> None:
-        """Bring every owner's usage up to ``now``, ``occupied`` having held since each was last
-        brought up: :meth:`accrue_owner` of each, with :func:`decayed`'s arithmetic written out
-        (the negotiator calls this every cycle, for every owner)."""
-        usage, charged, at, half_life = self.usage, self.charged, self._at, self.half_life
-        ln2 = math.log(2)
-        # Most owners were last brought up at the same instant (the last cycle): the decay over the
-        # same elapsed time is the same factor, worked out once.
-        last, factor = math.nan, 1.0
-        for owner in [*usage, *(o for o in occupied if o not in usage)]:
-            elapsed = now - at.get(owner, 0.0)
-            if elapsed > 0:
-                if elapsed != last:
-                    last, factor = elapsed, 2.0 ** (-elapsed / half_life)
-                held = occupied.get(owner, 0)
-                usage[owner] = float(usage.get(owner, 0.0) * factor
-                                     + held * half_life / ln2 * (1.0 - factor))
-                if held:
-                    charged[owner] = charged.get(owner, 0.0) + held * elapsed
-                at[owner] = now
+    def _move_to(self, now: float) -> None:
+        """The last change is now: ``c * g(now)`` worked out, ``base`` moved up if ``g`` is large."""
+        power = (now - self._base) / self.half_life
+        if power > self.REBASE:
+            shrink = 2.0 ** -power  # 1 / g(now), 0 if g would overflow
+            for record in self._owners.values():
+                record[0] *= shrink
+            self._scaled_total = sum(r[0] for r in self._owners.values())
+            self._base = now
+            power = 0.0
+        self._at = now
+        self._unit = self._c * 2.0 ** power
+
+    def _shrink(self, now: float) -> float:
+        """``1 / g(now)`` (0 once ``g`` would overflow)."""
+        return float(2.0 ** (-(now - self._base) / self.half_life))
+
+    def usage_at(self, now: float) -> dict[str, float]:
+        """Every owner's decayed usage at ``now`` (owners with initial usage, and every owner that
+        has held a slot)."""
+        shrink, c = self._shrink(now), self._c
+        return {o: max(0.0, a * shrink + n * c) for o, (a, _, n) in self._owners.items()}
+
+    def fractions(self, now: float, owners: Iterable[str]) -> dict[str, float]:
+        """Each of ``owners``' share of the pool's decayed usage at ``now`` (0 for all if there is
+        none), as ``usage_at(now)[o] / sum(usage_at(now).values())`` gives it but for rounding."""
+        shrink, c, records = self._shrink(now), self._c, self._owners
+        total = self._scaled_total * shrink + self._held * c
+        if not total > 0:
+            return dict.fromkeys(owners, 0.0)
+        out = {}
+        for owner in owners:
+            record = records.get(owner)
+            if record is None:
+                out[owner] = 0.0
+            else:
+                used = record[0] * shrink + record[2] * c
+                out[owner] = used / total if used > 0 else 0.0
+        return out
+
+    def charged_at(self, now: float) -> dict[str, float]:
+        """The slot-seconds each owner that has held a slot held from the start to ``now``,
+        undecayed."""
+        return {o: k + n * now for o, (_, k, n) in self._owners.items() if k or n}

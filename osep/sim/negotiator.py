@@ -15,9 +15,11 @@ instead).
 What a cycle looks at: the free static slots and the machines with a core unclaimed (the pool keeps
 them in its order, with how many have each room), and the owners with jobs queued. Within a cycle
 queues only shrink and allowances only fall, so an owner whose queue empties or whose allowance runs
-out is passed over for the rest of it, a room no job was found for is not offered again, and the
-cycle stops once no room kept for someone is left to hand over and nobody left can be given
-anything, or no room left is one a job might be found for.
+out is passed over for the rest of it, a room no job was found for is not offered again, and once
+nobody left can be given anything, or no room left is one a job might be found for, the static
+slots still visited are only those with room kept for someone (straight, in the pool's order), and
+the cycle stops when no room kept is left to hand over. The order reads the owners' usage off the
+pool's :class:`osep.sim.fairshare.Accountant`, which needs no bringing up to date.
 """
 
 from __future__ import annotations
@@ -27,18 +29,18 @@ from collections import Counter
 from osep.core.reservations import ReservationBook
 from osep.core.resources import Room
 from osep.sim.orderings import Head, Ordering
-from osep.sim.pool import SimJob, SimulatedPool
+from osep.sim.pool import SimJob, SimSlot, SimulatedPool
+
+_NONE_KEPT: Counter[str] = Counter()  # no room kept anywhere (never changed: nothing is visited)
 
 
 def negotiate(pool: SimulatedPool, ordering: Ordering) -> None:
     """One negotiation cycle at ``pool.now``."""
     now = pool.now
-    if pool.accounts:
-        pool.accountant.accrue(now, pool.running)
     book = pool.book
     # Holds only fall within a cycle: with none, every owner may be given anything.
     held = book.holding()
-    kept_at = book.kept_places() if book.pending() else Counter()
+    kept_at = book.kept_places() if book.pending() else _NONE_KEPT
     # The owners that might still be given something, in rank order, and (for an ordering that
     # ranks by queue heads) their heads (see _first).
     ranked, heads = ordering.ranking(now, pool.idle, pool.running, pool.accountant)
@@ -52,30 +54,41 @@ def negotiate(pool: SimulatedPool, ordering: Ordering) -> None:
         if heads is not None and owner in ranked:
             ordering.moved(ranked, heads, ranked.index(owner), pool.idle)
 
+    def hand_kept(slot: SimSlot) -> bool:
+        """Whether the free static ``slot``, kept for someone, was handed to a job of theirs."""
+        kept = book.take(slot.spec.name, now)
+        if kept is not None:
+            job = pool.pop_fitting(kept.owner, slot.room)
+            if job is not None:
+                taken(kept.owner)
+                pool.start(job, slot)
+                book.handed_over(kept)
+                return True
+        return False
+
     rooms_ahead = pool.free_rooms()  # of the free slots from the one being visited on
     wanted = sum(rooms_ahead.values())
     kept_ahead = sum(1 for name in kept_at if name in pool.slots and pool.slots[name].job is None
                      and pool.slots[name].parent is None) if kept_at else 0
     for slot in pool.free_slots():
-        if not kept_ahead and (not ranked or not wanted):
+        if not ranked or not wanted:
+            # Nothing is left to do but hand over room kept for someone: on to the slots it is
+            # kept on (from this one on, in the pool's order), the others passed by.
+            if kept_ahead:
+                for kept_slot in _kept_from(pool, kept_at, slot.index):
+                    hand_kept(kept_slot)
             break
         room = slot.room
         rooms_ahead[room] -= 1
         if kept_ahead:
             name = slot.spec.name
-            if kept_at[name]:
+            if kept_at.get(name):
                 kept_ahead -= 1
                 kept_at[name] -= 1
-                kept = book.take(name, now)
-                if kept is not None:
-                    job = pool.pop_fitting(kept.owner, room)
-                    if job is not None:
-                        taken(kept.owner)
-                        pool.start(job, slot)
-                        book.handed_over(kept)
-                        if room not in unwanted:
-                            wanted -= 1
-                        continue
+                if hand_kept(slot):
+                    if room not in unwanted:
+                        wanted -= 1
+                    continue
         if room in unwanted:
             continue
         wanted -= 1
@@ -119,6 +132,15 @@ def negotiate(pool: SimulatedPool, ordering: Ordering) -> None:
                 book.matched(job.spec.owner, job.spec.cpus)
 
 
+def _kept_from(pool: SimulatedPool, kept_at: Counter[str], at: int) -> list[SimSlot]:
+    """The free static slots with room kept on them (``kept_at``, by slot name) from position
+    ``at`` on, in the pool's order."""
+    slots = pool.slots
+    found = [slots[name] for name, n in kept_at.items() if n and name in slots]
+    return sorted((s for s in found if s.parent is None and s.job is None and s.index >= at),
+                  key=lambda s: s.index)
+
+
 def _first(pool: SimulatedPool, book: ReservationBook, held: bool, ranked: list[str],
            heads: list[Head] | None, ordering: Ordering, room: Room, charge: int | None
            ) -> SimJob | None:
@@ -130,19 +152,22 @@ def _first(pool: SimulatedPool, book: ReservationBook, held: bool, ranked: list[
     given a job is put back in its place if the ordering ranks by queue heads (``heads``)."""
     idle = pool.idle
     k = 0
+    allowance: int | None = None  # the owner's, if any is held (None: not held)
     while k < len(ranked):
         owner = ranked[k]
-        if owner not in idle or (held and not book.may_match(owner)):
+        if held:
+            allowance = book.allowance(owner)
+        if owner not in idle or (allowance is not None and allowance < 1):
             del ranked[k]
             if heads is not None:
                 del heads[k]
             continue
-        if not held:
+        if allowance is None:
             job = pool.pop_fitting(owner, room)
         elif charge is None:
-            job = pool.pop_fitting(owner, room, book.allowance(owner))
+            job = pool.pop_fitting(owner, room, allowance)
         else:
-            job = pool.pop_fitting(owner, room) if book.may_match(owner, charge) else None
+            job = pool.pop_fitting(owner, room) if allowance >= charge else None
         if job is not None:
             if heads is not None:
                 ordering.moved(ranked, heads, k, idle)

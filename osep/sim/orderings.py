@@ -50,7 +50,7 @@ import bisect
 import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
-from itertools import pairwise
+from operator import sub
 from typing import Any, Protocol
 
 from osep.core.model import JobId
@@ -156,24 +156,37 @@ _APART = 1e-10
 
 def _by_value(idle: Idle, value: Mapping[str, float], best_high: bool) -> list[str]:
     """The owners with queued jobs, best ``value`` first; values equal to :data:`SIGNIFICANT`
-    significant digits tie, and ties go by name; any owner without a value last.
+    significant digits tie, and ties go by name; any owner without a value last (by name)."""
+    sign = -1.0 if best_high else 1.0
+    keyed = [(sign * value[o], o) for o, q in idle.items() if q and o in value]
+    last = sorted(o for o, q in idle.items() if q and o not in value)
+    if last and not math.isfinite(sum(v for v, _ in keyed)):  # settled infinities rank with them
+        return sorted((o for o, q in idle.items() if q),
+                      key=lambda o: (sign * settled(value[o]) if o in value else math.inf, o))
+    return _ranked(keyed, sign) + last
+
+
+def _ranked(keyed: list[tuple[float, str]], sign: float) -> list[str]:
+    """The owners of ``keyed`` (pairs of ``sign`` times an owner's value, and the owner), lowest
+    first, values equal to :data:`SIGNIFICANT` significant digits tied and ties by name: the
+    order of sorting by ``sign * settled(value)`` and name.
 
     Settling keeps the order of values (it rounds), so the owners are sorted by their values as
     they are, and settled only where neighbours are close enough to tie (a run of them is sorted
-    again by settled value and name): the order of sorting every owner by settled value and name,
-    without formatting every value at every negotiation."""
-    sign = -1.0 if best_high else 1.0
-    keyed = sorted([(sign * value[o], o) for o, q in idle.items() if q and o in value])
-    last = sorted(o for o, q in idle.items() if q and o not in value)
+    again by settled value and name): the same order, without formatting every value at every
+    negotiation. (``keyed`` is sorted in place.)"""
+    keyed.sort()
+    n = len(keyed)
+    if n < 2:
+        return [o for _, o in keyed]
     values = [v for v, _ in keyed]
     if not math.isfinite(sum(values)):  # infinities or NaN (or a sum too large): all settled
-        return sorted((o for o, q in idle.items() if q),
-                      key=lambda o: (sign * settled(value[o]) if o in value else math.inf, o))
+        return [o for _, o in sorted([(sign * settled(sign * v), o) for v, o in keyed])]
     # Neighbours v <= w that might tie are within _APART * |w| (|w| + (w - v) is at least the
-    # larger of |v| and |w|, and what ties is within about a tenth of that).
-    if not any(w - v <= _APART * abs(w) for v, w in pairwise(values)):
-        return [o for _, o in keyed] + last
-    n = len(keyed)
+    # larger of |v| and |w|, and what ties is within about a tenth of that). None are if the
+    # smallest gap is wider than that for the largest |w|.
+    if min(map(sub, values[1:], values)) > _APART * max(map(abs, values)):
+        return [o for _, o in keyed]
     k = 0
     while k < n - 1:
         if values[k + 1] - values[k] > _APART * abs(values[k + 1]):
@@ -182,9 +195,9 @@ def _by_value(idle: Idle, value: Mapping[str, float], best_high: bool) -> list[s
         end = k + 2  # keyed[k:end] might tie: a run of neighbours each close to the next
         while end < n and values[end] - values[end - 1] <= _APART * abs(values[end]):
             end += 1
-        keyed[k:end] = sorted([(sign * settled(value[o]), o) for _, o in keyed[k:end]])
+        keyed[k:end] = sorted([(sign * settled(sign * v), o) for v, o in keyed[k:end]])
         k = end
-    return [o for _, o in keyed] + last
+    return [o for _, o in keyed]
 
 
 class FairShare(Ordering):
@@ -193,23 +206,18 @@ class FairShare(Ordering):
 
     def __init__(self, shares: Mapping[str, float]) -> None:
         self.shares = shares
-        self._total_share = sum(shares.values())
+        total = sum(shares.values())
+        # Each owner's normalized share S, for the owners with a positive one (the others get 0).
+        self._share = {o: s / total for o, s in shares.items() if total > 0 and s / total > 0}
 
     def rank(self, now: float, idle: Idle, running: Mapping[str, int],
              usage: fairshare.Accountant) -> list[str]:
-        # fairshare.factors, for the owners with jobs queued only (an owner with neither usage nor
-        # share gets 0, as there).
-        used, shares, total_share = usage.usage, self.shares, self._total_share
-        total_usage = sum(used.values())
-        prio = {}
-        for o in idle:
-            if o in used or o in shares:
-                u = used.get(o, 0.0) / total_usage if total_usage > 0 else 0.0
-                s = shares.get(o, 0.0) / total_share if total_share > 0 else 0.0
-                prio[o] = 2.0 ** (-u / s) if s > 0 else 0.0  # fairshare.factor(u, s), inline
-            else:
-                prio[o] = 0.0
-        return _by_value(idle, prio, best_high=True)
+        # fairshare.factors, for the owners with jobs queued only: fairshare.factor(u, s), inline
+        # (an owner with no share gets 0, as there).
+        share = self._share
+        queued = [o for o, q in idle.items() if q]
+        return _ranked([(-(2.0 ** (-u / s)) if (s := share.get(o)) else -0.0, o)
+                        for o, u in usage.fractions(now, queued).items()], -1.0)
 
 
 def _leaf_usage(tree: Hierarchy, usage: Mapping[str, float]) -> dict[str, float]:
@@ -231,7 +239,7 @@ class Slurm(Ordering):
              usage: fairshare.Accountant) -> list[str]:
         # slurm.classic's F, worked out for the owners with queued jobs only (UE is top down, so
         # every node's is needed; F of a node no job waits for is not).
-        actual = usage_fractions(self.tree, _leaf_usage(self.tree, usage.usage))
+        actual = usage_fractions(self.tree, _leaf_usage(self.tree, usage.usage_at(now)))
         effective = slurm.effective_usage(self.tree, actual)
         value = {o: fairshare.factor(effective[o], self.shares[o], self.dampening)
                  for o, q in idle.items() if q and o in effective}
@@ -252,8 +260,9 @@ class Share(Ordering):
 
     def rank(self, now: float, idle: Idle, running: Mapping[str, int],
              usage: fairshare.Accountant) -> list[str]:
-        charges = {o: c - self.charged.get(o, 0.0) for o, c in usage.charged.items() if self.tree.is_leaf(o)}
-        self.charged = dict(usage.charged)
+        charged = usage.charged_at(now)
+        charges = {o: c - self.charged.get(o, 0.0) for o, c in charged.items() if self.tree.is_leaf(o)}
+        self.charged = charged
         active = [o for o in self.tree.leaves() if running.get(o, 0) > 0 or idle.get(o)]
         used = self.state.step(now, charges, active, self.params.k5, self.params.k6_tolerance)
         m = self.state.m_share  # the step's, for these active owners
@@ -274,7 +283,7 @@ class Grid(Ordering):
     def rank(self, now: float, idle: Idle, running: Mapping[str, int],
              usage: fairshare.Accountant) -> list[str]:
         # grid.report's priority, worked out for the owners with queued jobs only.
-        actual = grid.actuals(self.tree, _leaf_usage(self.tree, usage.usage))
+        actual = grid.actuals(self.tree, _leaf_usage(self.tree, usage.usage_at(now)))
         deviation = {n: self.targets[n] - actual[n] for n in self.tree.order()}
         value = {o: grid.priority(grid.deviation_tuple(self.tree, deviation, o, self.depth))
                  for o, q in idle.items() if q and o in deviation}

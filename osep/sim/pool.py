@@ -504,7 +504,7 @@ class SimulatedPool:
         spec, now = job.spec, self.now
         owner = spec.owner
         if self.accounts:
-            self.accountant.accrue_owner(now, owner, self.running[owner])
+            self.accountant.occupy(now, owner, 1)
         if slot.parent is None:
             self._free.remove(slot.index, slot.room)
         self.waiting -= 1
@@ -524,7 +524,7 @@ class SimulatedPool:
     def _leave(self, job: SimJob, vacated: bool) -> None:
         owner = job.spec.owner
         if self.accounts:
-            self.accountant.accrue_owner(self.now, owner, self.running[owner])
+            self.accountant.occupy(self.now, owner, -1)
         slot = job.slot
         assert slot is not None
         if vacated:

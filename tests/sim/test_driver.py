@@ -73,7 +73,6 @@ def run(case: dict, every_cycle: bool):
 def visit_everything(pool: SimulatedPool, ordering: Ordering) -> None:
     """A negotiation cycle that looks at every slot, every machine and every ranked owner, as the
     negotiator did before it kept track of what could change hands."""
-    pool.accountant.accrue(pool.now, pool.running)
     book = pool.book
 
     def ranks() -> list[str]:

@@ -29,9 +29,15 @@ def jid(n: int) -> JobId:
     return JobId("", n, 0)
 
 
-def accountant(usage, charged=None):
+def accountant(usage, charged=None, holding=None):
+    """Usage ``usage`` at the start; each owner of ``charged`` held one slot from the start for that
+    many seconds, each of ``holding`` that many slots from the start on."""
     acc = Accountant(3600.0, usage)
-    acc.charged = dict(charged or {})
+    for owner, seconds in (charged or {}).items():
+        acc.occupy(0.0, owner, 1)
+        acc.occupy(seconds, owner, -1)
+    for owner, slots in (holding or {}).items():
+        acc.occupy(0.0, owner, slots)
     return acc
 
 
@@ -96,7 +102,7 @@ def test_share_ranks_by_the_next_jobs_priority_increment():
 
 def test_share_runs_no_one_with_no_share_before_an_owner():
     order = build(Order.SHARE, {"a": 1.0}, ["a", "stranger"])
-    acc = accountant({}, charged={"a": 1e6})
+    acc = accountant({}, holding={"a": 5})
     assert order.rank(60.0, queued("stranger", "a"), {"a": 5}, acc) == ["a", "stranger"]
 
 
@@ -114,7 +120,7 @@ SHARE_TREE = Hierarchy(
 def test_share_ranks_owners_its_formulas_tie_by_name(now):
     # Ranked on the raw increments, vo_b.b2 (a unit in the last place lower) came first.
     order = orderings.Share(SHARE_TREE, ModelParams(), 3600.0, {})
-    acc = accountant({}, charged={"vo_b.b1": 40 * now})
+    acc = accountant({}, holding={"vo_b.b1": 40})
     idle = queued("vo_b.b2", "vo_a.p2", "vo_b.b1", "vo_a.p1.u2", "vo_a.p1.u1")
     assert order.rank(now, idle, {"vo_b.b1": 40}, acc) == [
         "vo_a.p1.u1", "vo_a.p1.u2", "vo_a.p2", "vo_b.b2", "vo_b.b1"]
