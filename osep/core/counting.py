@@ -23,6 +23,7 @@ from operator import attrgetter, itemgetter, sub
 
 from osep.core.model import Kept, Slot, Snapshot
 from osep.core.plan import GroupView, OwnerView, Target, owner_view
+from osep.core.recent import Recent
 from osep.core.resources import (
     EPS,
     REQUESTED,
@@ -245,12 +246,8 @@ class Resolved:
     entitled: dict[str, float]
 
 
-# Shares resolve the same for the same capacity: a few are kept, the latest first, so that a
-# cycle on an unchanged pool (or a pool whose capacity did not change) resolves none. Keyed by the
-# shares object itself (compared by identity: share tables are frozen, and are not changed in
-# place), the capacity and the unit.
-_RESOLVED: list[tuple[ShareTable | ShareTree, Vec, Unit, Resolved]] = []
-_KEEP = 4
+# Shares resolve the same for the same capacity (and unit).
+_RESOLVED: Recent[Resolved] = Recent()
 
 
 def resolved_shares(shares: ShareTable | ShareTree, capacity: Vec, unit: Unit) -> Resolved:
@@ -258,18 +255,15 @@ def resolved_shares(shares: ShareTable | ShareTree, capacity: Vec, unit: Unit) -
     name and each one's share of ``unit``'s resource (0 for the dominant unit: see
     :func:`osep.core.resources.measure`). The result is shared between calls: read it, never
     change it."""
-    for entry in _RESOLVED:
-        if entry[0] is shares and entry[1] == capacity and entry[2] is unit:
-            return entry[3]
+    known = _RESOLVED.get(shares, (capacity, unit))
+    if known is not None:
+        return known
     resolved = shares.resolve_all(capacity)
     owners = sorted(resolved)
     index = unit.index
     resource = RESOURCES[index] if index is not None else ""
     entitled = {o: resolved[o].get(resource, 0.0) for o in owners} if index is not None else {}
-    out = Resolved(resolved, owners, entitled)
-    _RESOLVED.insert(0, (shares, capacity, unit, out))
-    del _RESOLVED[_KEEP:]
-    return out
+    return _RESOLVED.put(shares, (capacity, unit), Resolved(resolved, owners, entitled))
 
 
 _CPUS = attrgetter("cpus")

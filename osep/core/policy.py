@@ -21,6 +21,7 @@ from osep.core.counting import count_view
 from osep.core.holds import holds
 from osep.core.model import Snapshot
 from osep.core.plan import Plan, Target, Vacate, VictimOrder
+from osep.core.recent import Recent
 from osep.core.resources import EPS, RESOURCES, SLOTS, Room, Unit, Vec
 from osep.core.shares import ShareTable
 from osep.core.tree import ShareTree
@@ -69,22 +70,15 @@ class PolicySettings:
         return math.ceil(largest * capacity[SLOTS] - EPS)
 
 
-# p for the settings and pool capacity met last (a few kept, the latest first), so that a cycle on
-# a pool whose capacity did not change does not resolve every owner's share again for it. Keyed by
-# the settings object itself (compared by identity: settings and their share tables are frozen, and
-# are not changed in place) and the capacity.
-_BUDGETS: list[tuple[PolicySettings, Vec, int]] = []
-_KEEP = 4
+# p for the settings and pool capacity met last.
+_BUDGETS: Recent[int] = Recent()
 
 
 def _budget(settings: PolicySettings, totals: Vec) -> int:
     """:meth:`PolicySettings.budget_for`, worked out once per settings and capacity."""
-    for entry in _BUDGETS:
-        if entry[0] is settings and entry[1] == totals:
-            return entry[2]
-    budget = settings.budget_for(totals)
-    _BUDGETS.insert(0, (settings, totals, budget))
-    del _BUDGETS[_KEEP:]
+    budget = _BUDGETS.get(settings, totals)
+    if budget is None:
+        budget = _BUDGETS.put(settings, totals, settings.budget_for(totals))
     return budget
 
 
