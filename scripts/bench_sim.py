@@ -132,6 +132,8 @@ def parent(args: argparse.Namespace) -> None:
     print(f"{args.workload}: {shown}, {args.slots:,} one-core slots, negotiation every "
           f"{args.negotiation:g} s, enforcement every {args.interval:g} s; {args.repeat} run(s) each")
     runs: dict[str, list[dict[str, float]]] = {p: [] for p in policies}
+    if args.profile is not None:
+        args.profile.mkdir(parents=True, exist_ok=True)
     for _ in range(args.repeat):
         for policy in policies:  # interleaved, so that the machine's load falls on each alike
             command = [sys.executable, __file__, args.workload, "--child", policy,

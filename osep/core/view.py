@@ -47,7 +47,7 @@ from __future__ import annotations
 import heapq
 import weakref
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from operator import attrgetter
 from typing import Any, cast
 
@@ -136,8 +136,8 @@ class Tally:
     """One owner's jobs as the decision counts them (see the module's description)."""
 
     __slots__ = ("_dead", "_new", "_orders", "_ran", "_serial", "_waiting", "candidates", "firsts",
-                 "idle", "ids", "leaving", "listed", "run_shapes", "running", "shapes", "vacating",
-                 "victim_shapes")
+                 "idle", "ids", "leaving", "listed", "run_shapes", "running", "shapes", "source",
+                 "vacating", "victim_shapes")
 
     def __init__(self) -> None:
         self.running = 0
@@ -162,6 +162,9 @@ class Tally:
         # A view built in one pass lists the idle jobs here, and sorts them into ``ids`` (and
         # ``firsts``) when it is first needed.
         self.listed: list[Job] | None = None
+        # Idle jobs a pool counts instead of telling them one by one (PoolView.count_idle): no ids
+        # kept, and the first of a shape asked of the pool when read.
+        self.source: Callable[[Shape], JobId] | None = None
         # Victim candidates: id -> (serial, start, since), the serial telling this entry from an
         # earlier one of the same job; and how many there are of each shape.
         self.candidates: dict[JobId, tuple[int, float, float]] = {}
@@ -202,7 +205,11 @@ class Tally:
         # The owner's only shape: its queue order is not kept.
         if self.listed is not None:
             return min(job.id for job in self.listed if job.shape == shape)
-        return min(self.ids[shape])
+        ids = self.ids.get(shape)
+        if ids is None and self.source is not None:  # counted, not told job by job
+            return self.source(shape)
+        assert ids is not None, f"no idle job of shape {shape}"
+        return min(ids)
 
     def _sort_out(self) -> None:
         listed = self.listed
@@ -418,8 +425,9 @@ class PoolView:
         """Each job's change in turn, as its :data:`Row` now (None: it left the pool): what
         :meth:`change` (or :meth:`drop_job`) of each does, in one call; a row the view has already
         changes nothing (a job read as a :class:`Job` stays that object). A pool that notes which
-        jobs changed tells them so at its next snapshot; the most common changes (a new idle job, an
-        idle job started on a static slot, a job gone from one) are done here without a call each."""
+        jobs changed tells them so at its next snapshot; the most common changes (a new idle job, a job
+        running on a static slot, new to the view or idle in it until now, a job gone from one) are
+        done here without a call each."""
         if self._taken is not None:
             self._settle()
         entries, tallies, slots = self._entries, self.tallies, self.slots
@@ -434,14 +442,16 @@ class PoolView:
                     self._job_out(job_id, old if isinstance(old, tuple) else _row(old))
                     told += 1
                 continue
-            if old is None:
-                entries[job_id] = row
-                told += 1
-                if row[1] is not idle:
-                    self._job_in(job_id, row)
+            if old is not None:
+                if not isinstance(old, tuple):
+                    old = _row(old)
+                if old == row:
                     continue
+            entries[job_id] = row
+            told += 1
+            owner, state, _, name, start, since, shape, vacatable = row
+            if old is None and state is idle:
                 # A new idle job, what _job_in does with it (written out).
-                owner, shape = row[0], row[6]
                 tally = tallies.get(owner)
                 if tally is None:
                     tally = tallies[owner] = Tally()
@@ -460,28 +470,28 @@ class PoolView:
                         continue
                 tally._add_idle(job_id, shape)
                 continue
-            if not isinstance(old, tuple):
-                old = _row(old)
-            if old == row:
-                continue
-            entries[job_id] = row
-            told += 1
-            owner, state, _, name, start, since, shape, vacatable = row
-            if (old[1] is not idle or state is not running or name is None
-                    or (slot := slots.get(name)) is None or slot.partitionable
-                    or slot.parent is not None or old[0] != owner or old[6] != shape):
-                self._job_out(job_id, old)
+            if (state is not running or name is None or (slot := slots.get(name)) is None
+                    or slot.partitionable or slot.parent is not None
+                    or (old is not None and (old[1] is not idle or old[0] != owner
+                                             or old[6] != shape))):
+                if old is not None:
+                    self._job_out(job_id, old)
                 self._job_in(job_id, row)
                 continue
-            # An idle job started on a static slot the view has (_job_out, _job_in and _placed, written
-            # out).
-            tally = tallies[owner]
-            tally.idle -= 1
+            # A job running on a static slot the view has, new to the view or idle in it until now
+            # (_job_out, _job_in and _placed, written out: the most common change).
+            if old is None:
+                tally = tallies.get(owner)
+                if tally is None:
+                    tally = tallies[owner] = Tally()
+            else:
+                tally = tallies[owner]
+                tally.idle -= 1
+                tally._drop_idle(job_id, shape)
             tally.running += 1
             tally._ran = None
             run_shapes = tally.run_shapes
             run_shapes[shape] = run_shapes.get(shape, 0) + 1
-            tally._drop_idle(job_id, shape)
             on = running_on.get(name)
             if on is None:
                 running_on[name] = {job_id}
@@ -544,6 +554,33 @@ class PoolView:
         tally.idle += count
         tally._add_idle(first, shape)
         tally.shapes[shape] += count - 1
+        self.stamp += 1
+
+    def count_idle(self, owner: str, counts: dict[Shape, int], first: Callable[[Shape], JobId]
+                   ) -> None:
+        """``owner``'s idle jobs are now ``counts`` of each shape (empty: none), and ``first(shape)``
+        gives the first of a shape in queue order: what :meth:`put_job` of each idle job would give
+        the decision, with no entry per job (the simulated pool keeps its idle jobs' counts as they
+        change, and tells the view those of the owners whose counts changed at its next
+        snapshot). The view keeps ``counts`` as it is given (the caller hands it over) and asks
+        ``first`` only while the pool is as it was when it told the view. Idle jobs so counted are
+        not in :attr:`jobs`, nor in a snapshot's jobs: a pool that counts an owner's idle jobs
+        tells none of them job by job."""
+        if self._taken is not None:
+            self._settle()
+        tally = self.tallies.get(owner)
+        idle = sum(counts.values())
+        if tally is None:
+            if not idle:
+                return
+            tally = self.tallies[owner] = Tally()
+        assert not tally.ids and tally.listed is None, f"{owner}'s idle jobs are told one by one"
+        tally.idle = idle
+        tally.shapes = counts
+        tally._waiting = None
+        tally.source = first
+        if not tally:
+            del self.tallies[owner]
         self.stamp += 1
 
     # -- jobs -------------------------------------------------------------------------------------

@@ -22,9 +22,12 @@ the pool's order, and how many jobs are idle. It keeps no record of finished job
 each job is told, as it happens, to a :class:`Watch` (the run records of
 :class:`osep.sim.watch.Recorder`, the meters of :class:`osep.sim.watch.Metering`), and a job that
 finished is forgotten. The pool view the policy reads (:class:`osep.core.view.PoolView`) is kept
-only in a run that enforces a policy, and told at each snapshot what each job changed since the last
-(field by field, no :class:`osep.core.model.Job` made); the fair-share usage is kept only for an
-order that ranks by it.
+only in a run that enforces a policy, and told at each snapshot what each job on a slot changed
+since the last (field by field, no :class:`osep.core.model.Job` made) and how many idle jobs of each
+shape the owners whose idle jobs changed have (no entry per idle job: the first of a shape in queue
+order is looked up in the owner's queue when a decision asks, as it seldom does). A snapshot's jobs
+therefore list the jobs on a slot only, as a live snapshot's do; the fair-share usage is kept only
+for an order that ranks by it.
 
 Not modelled: matchmaking by arbitrary Requirements, claim reuse between jobs of the same owner,
 network transfer times and schedd limits.
@@ -37,6 +40,8 @@ import heapq
 import math
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from functools import partial
+from itertools import chain
 from typing import Protocol
 
 from osep.core.model import Job, JobId, JobState, Slot, Snapshot
@@ -118,6 +123,10 @@ class IdleQueue:
         heapq.heappush(heap, entry)
         self._count += 1
 
+    def shapes(self) -> Mapping[Shape, list[Entry]]:
+        """The queued jobs of each shape, in a heap (read, never change)."""
+        return self._shapes
+
     def head(self) -> Entry:
         """The oldest job (the queue must not be empty)."""
         shapes = self._shapes
@@ -143,6 +152,69 @@ class IdleQueue:
             del self._shapes[where]
         self._count -= 1
         return best
+
+
+class IdleCounts:
+    """A pool's idle jobs counted per owner and shape for its view, as they come and go, and the
+    owners whose counts changed since the view was last told (:meth:`tell`): the view is told
+    their counts, not each idle job (:meth:`osep.core.view.PoolView.count_idle`), and asks
+    :meth:`first` for the first idle job of a shape when a decision needs it. ``moves`` counts the
+    changes (``told``: as many as when the view was last told), so that the view asks that only of
+    the pool it was told about. It reads the pool's queues and its idle jobs not queued yet, and
+    keeps no reference to the pool (the view keeps one to it)."""
+
+    __slots__ = ("counts", "moves", "queues", "recount", "told", "unqueued")
+
+    def __init__(self, queues: Mapping[str, IdleQueue], unqueued: Mapping[JobId, SimJob]) -> None:
+        self.queues = queues
+        self.unqueued = unqueued
+        self.counts: dict[str, dict[Shape, int]] = {}
+        self.recount: set[str] = set()
+        self.moves = self.told = 0
+
+    def add(self, owner: str, shape: Shape) -> None:
+        """An idle job of ``owner``'s asking for ``shape`` more."""
+        self.moves += 1
+        self.recount.add(owner)
+        counts = self.counts.get(owner)
+        if counts is None:
+            self.counts[owner] = {shape: 1}
+        else:
+            counts[shape] = counts.get(shape, 0) + 1
+
+    def drop(self, owner: str, shape: Shape) -> None:
+        """One idle job of ``owner``'s asking for ``shape`` fewer."""
+        self.moves += 1
+        self.recount.add(owner)
+        counts = self.counts[owner]
+        left = counts[shape] - 1
+        if left:
+            counts[shape] = left
+        elif len(counts) > 1:
+            del counts[shape]
+        else:
+            del self.counts[owner]
+
+    def tell(self, view: PoolView) -> None:
+        """Tell ``view`` the counts of the owners whose counts changed since it was last told."""
+        recount = self.recount
+        if recount:
+            counts, first = self.counts, self.first
+            for owner in recount:
+                mine = counts.get(owner)
+                view.count_idle(owner, {} if mine is None else dict(mine), partial(first, owner))
+            recount.clear()
+        self.told = self.moves
+
+    def first(self, owner: str, shape: Shape) -> JobId:
+        """The first in queue order (the smallest id) of ``owner``'s idle jobs asking for
+        ``shape``: from its queue of that shape and its jobs not queued yet."""
+        if self.told != self.moves:
+            raise PoolError("the simulated pool's idle jobs changed since its view was told them")
+        queue = self.queues.get(owner)
+        heap = queue.shapes().get(shape, ()) if queue is not None else ()
+        held = (i for i, j in self.unqueued.items() if j.spec.owner == owner and j.shape == shape)
+        return min(chain((entry[2] for entry in heap), held))
 
 
 class Places:
@@ -314,6 +386,9 @@ class SimulatedPool:
         # is told each one's change since then, so that a job that comes and goes between two
         # snapshots costs it nothing, and one that arrives and starts costs it one change.
         self._changed: dict[JobId, SimJob] = {}
+        self.unqueued: dict[JobId, SimJob] = {}  # idle jobs not in a queue yet (see enqueue)
+        # The idle jobs, counted for the view as they come and go (once it is kept).
+        self.counted = IdleCounts(self.idle, self.unqueued)
         self._checkpoints: list[tuple[float, JobId, int]] = []
         self._periodic = (settings.checkpointing is _PERIODIC
                           and settings.checkpoint_interval > 0)
@@ -332,6 +407,9 @@ class SimulatedPool:
             if slot.parent is not None:  # a dynamic slot
                 view.put_slot(slot.spec.as_slot(slot.parent.spec.name))
         for job in self.jobs.values():
+            if job.state is _IDLE:
+                self.counted.add(job.spec.owner, job.shape)
+                continue
             self._changed[job.spec.id] = job
             if self._periodic and job.slot is not None:
                 done = _last_checkpoint(self.now - job.start, self.settings.checkpoint_interval)
@@ -386,7 +464,9 @@ class SimulatedPool:
 
     def _tell_view(self) -> None:
         """Bring the view up to date: each job changed since it last was is told as it is now (the
-        fields :meth:`_view` gives, as a row: no :class:`Job` made), or as gone if it finished."""
+        fields :meth:`_view` gives, as a row: no :class:`Job` made), or as gone if it finished or is
+        idle (idle jobs are told as counts: those of each owner whose counts changed)."""
+        self.counted.tell(self.view)
         changed = self._changed
         if not changed:
             return
@@ -399,10 +479,10 @@ class SimulatedPool:
             if state is completed:
                 tell((job_id, None))
                 continue
-            spec = job.spec
-            if state is idle:
-                tell((job_id, (spec.owner, idle, spec.submit, None, None, None, job.shape, True)))
+            if state is idle:  # back in the queue (counted)
+                tell((job_id, None))
                 continue
+            spec = job.spec
             slot = job.slot
             tell((job_id, (spec.owner, state, spec.submit, None if slot is None else slot.spec.name,
                            job.start, None if checkpoint_of is None else checkpoint_of(job),
@@ -483,15 +563,18 @@ class SimulatedPool:
         job = SimJob(spec, self._arrived, self._shapes.setdefault(shape, shape))
         self._arrived += 1
         self.jobs[spec.id] = job
-        self._shown(job)
+        if self.keeps_view:
+            self.counted.add(spec.owner, job.shape)
         self.waiting += 1
         self.watch.submit(self.now, spec)
         if queued:
             self._queue(job, spec.submit)
+        else:
+            self.unqueued[spec.id] = job
 
     def enqueue(self, job_id: JobId) -> None:
         """A job submitted earlier joins the queue now, behind the jobs already in it."""
-        self._queue(self.jobs[job_id], self.now)
+        self._queue(self.unqueued.pop(job_id), self.now)
 
     def _queue(self, job: SimJob, since: float) -> None:
         spec = job.spec
@@ -517,6 +600,7 @@ class SimulatedPool:
         self.running[owner] += 1
         self.later.append((now + spec.runtime - job.saved, "finish", (spec.id, run)))
         if self.keeps_view:
+            self.counted.drop(owner, job.shape)
             self._changed[spec.id] = job
             if self._periodic:
                 self._next_checkpoint(job, self.settings.checkpoint_interval)
@@ -578,7 +662,12 @@ class SimulatedPool:
         self.waiting += 1
         self._queue(job, job.spec.submit)
         self.vacates += 1
-        self._shown(job)
+        if self.keeps_view:
+            self.counted.add(job.spec.owner, job.shape)
+            if job_id in self.view.jobs.entries:
+                self._shown(job)
+            else:  # it started and was vacated since the view was last told: the view need not know
+                self._changed.pop(job_id, None)
 
     def start_on(self, job: SimJob, machine: SimMachine) -> None:
         """Start ``job`` in a dynamic slot carved for it from ``machine``."""

@@ -317,6 +317,61 @@ def test_a_new_idle_job_told_as_a_row_is_an_idle_job_as_change_tells_it() -> Non
     assert dict(arrived.jobs) == dict(told.jobs)
 
 
+def test_idle_jobs_counted_per_shape_give_a_decision_what_telling_them_one_by_one_gives() -> None:
+    """A pool may count its idle jobs per owner and shape (PoolView.count_idle) instead of telling
+    each: the decision reads the same counts, sums and first jobs, and makes the same plan."""
+    rng = random.Random(11)
+    slots = [Slot(name, cpus=4, memory=4096, gpus=1) for name in STATIC]  # every shape fits
+    jobs: list[Job] = []
+    for _ in range(40):
+        owner = rng.choice(FLAT)
+        shape = rng.choice(SHAPES)
+        jobs.append(Job(JobId(owner, 1, rng.randrange(1000)), owner, JobState.IDLE, 0.0,
+                        cpus=shape[0], memory=shape[1], gpus=shape[2], disk=shape[3]))
+    for n, name in enumerate(STATIC):  # every static slot busy, "a" and "b" over their share
+        owner = "ab"[n % 2]
+        jobs.append(Job(JobId(owner, 2, n), owner, JobState.RUNNING, 0.0, name, 100.0 * n))
+    jobs = list({j.id: j for j in jobs}.values())
+    one_by_one, counted = PoolView(), PoolView()
+    for view in (one_by_one, counted):
+        for slot in slots:
+            view.put_slot(slot)
+    one_by_one.tell([(j.id, _row(j)) for j in jobs])
+    counted.tell([(j.id, _row(j)) for j in jobs if j.state is not JobState.IDLE])
+    idle = [j for j in jobs if j.state is JobState.IDLE]
+
+    def first_of(owner: str) -> Any:
+        def first(shape: Any) -> JobId:
+            return min(j.id for j in idle if j.owner == owner and j.shape == shape)
+        return first
+
+    for owner in FLAT:
+        counts: dict[Any, int] = {}
+        for j in idle:
+            if j.owner == owner:
+                counts[j.shape] = counts.get(j.shape, 0) + 1
+        counted.count_idle(owner, counts, first_of(owner))
+    assert set(counted.tallies) == set(one_by_one.tallies)
+    for owner, tally in one_by_one.tallies.items():
+        other = counted.tallies[owner]
+        assert (other.idle, other.waiting, other.shapes) == (tally.idle, tally.waiting, tally.shapes)
+        assert {s: other.first(s) for s in other.shapes} == {s: tally.first(s) for s in tally.shapes}
+    assert not any(j.state is JobState.IDLE for j in counted.jobs.values())
+    settings = PolicySettings(ShareTable(dict.fromkeys(FLAT, 1.0)), max_vacates=5)
+    plan, same = decide(one_by_one.snapshot(NOW), settings), decide(counted.snapshot(NOW), settings)
+    assert plan.vacates and (plan.vacates, plan.claims, plan.holds, plan.owners) == (
+        same.vacates, same.claims, same.holds, same.owners)
+    # An owner whose counts fall to nothing, with nothing running, is no longer counted at all.
+    counted.count_idle("c", {}, first_of("c"))
+    assert "c" not in counted.tallies
+    stamp = counted.stamp
+    counted.count_idle("c", {}, first_of("c"))  # nothing to say: no change
+    assert counted.stamp == stamp and "c" not in counted.tallies
+    # An owner whose idle jobs were told one by one cannot have them counted as well.
+    with pytest.raises(AssertionError):
+        one_by_one.count_idle("a", {(1, 0, 0, 0): 1}, first_of("a"))
+
+
 def test_the_free_static_slots_cores_are_counted_as_they_are_with_slots_of_other_than_one_core(
 ) -> None:
     view = PoolView()

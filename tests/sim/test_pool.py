@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from osep.core.model import JobId, JobState
 from osep.core.resources import fits
 from osep.core.view import PoolView
+from osep.errors import PoolError
 from osep.sim.pool import IdleQueue, SimulatedPool
 from osep.sim.specs import Checkpointing, JobSpec, PoolSettings, SlotSpec
 
@@ -71,14 +73,17 @@ def _read(view: PoolView) -> dict[str, Any]:
                    {s: t.first(s) for s in t.shapes}, list(t.victims(True)),
                    list(t.victims(False)), dict(t.victim_shapes))
                for o, t in view.tallies.items()}
-    return {"jobs": dict(view.jobs), "slots": view.slots, "tallies": tallies,
+    # (The simulated pool counts its idle jobs for the view instead of telling them one by one:
+    # the tallies say what they are, and the view lists the others.)
+    jobs = {i: j for i, j in view.jobs.items() if j.state is not JobState.IDLE}
+    return {"jobs": jobs, "slots": view.slots, "tallies": tallies,
             "busy": dict(view.busy), "leaving": dict(view.leaving), "free": view.free_static,
             "rooms": view.rooms, "on_place": view.on_place, "wholes": dict(view.wholes)}
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(["arrive", "arrive", "start", "start", "vacate",
-                                           "release", "finish", "snapshot"]),
+@given(st.lists(st.tuples(st.sampled_from(["arrive", "arrive", "arrive later", "enqueue", "start",
+                                           "start", "vacate", "release", "finish", "snapshot"]),
                           st.integers(0, 3), st.sampled_from([0.0, 0.0, 7.0, 40.0])), max_size=80),
        st.booleans())
 def test_the_view_a_snapshot_reads_is_the_view_of_the_pool_then(ops, periodic):
@@ -92,11 +97,15 @@ def test_the_view_a_snapshot_reads_is_the_view_of_the_pool_then(ops, periodic):
     for op, k, step in ops:
         pool.now += step
         jobs = list(pool.jobs.values())
-        if op == "arrive":
+        if op in ("arrive", "arrive later"):  # later: idle, but queued only when enqueued
             owner = "ab"[k % 2]
-            pool.arrive(JobSpec(JobId(owner, 0, arrived), owner, pool.now, 500.0, cpus=1 + k % 2,
-                                memory=k % 3))
+            pool.arrive(JobSpec(JobId(owner, 0, 100 - arrived), owner, pool.now, 500.0,
+                                cpus=1 + k % 2, memory=k % 3), queued=op == "arrive")
             arrived += 1
+        elif op == "enqueue":
+            held = [j for j in jobs if j.state is JobState.IDLE and j.spec.id in pool.unqueued]
+            if held:
+                pool.enqueue(held[k % len(held)].spec.id)
         elif op == "start":  # the first job, of either owner, that fits somewhere starts there
             owners = ["ab"[k % 2], "ab"[(k + 1) % 2]]
             found = next(((o, s) for o in owners for s in pool.free_slots()
@@ -130,3 +139,20 @@ def test_the_view_a_snapshot_reads_is_the_view_of_the_pool_then(ops, periodic):
             shown = [pool.job(i) for i in pool.jobs]
             built = PoolView.of(snapshot.view.slots.values(), [j for j in shown if j is not None])
             assert _read(snapshot.view) == _read(built)
+            # Idle jobs are counted, not told one by one.
+            assert all(j.state is not JobState.IDLE for j in snapshot.view.jobs.values())
+
+
+def test_the_view_asks_which_idle_job_is_first_only_of_the_pool_it_was_told_about():
+    pool = SimulatedPool([SlotSpec("s0")], PoolSettings())
+    for n, cpus in enumerate([1, 2, 1]):
+        pool.arrive(JobSpec(JobId("a", 0, 9 - n), "a", 0.0, 500.0, cpus=cpus))
+    view = pool.snapshot().view
+    assert view is not None
+    tally = view.tallies["a"]
+    assert {s: tally.first(s) for s in tally.shapes} == {(1, 0, 0, 0): JobId("a", 0, 7),
+                                                        (2, 0, 0, 0): JobId("a", 0, 8)}
+    pool.arrive(JobSpec(JobId("a", 0, 1), "a", 0.0, 500.0))
+    with pytest.raises(PoolError, match="idle jobs changed since"):
+        tally.first((1, 0, 0, 0))
+    assert pool.snapshot().view.tallies["a"].first((1, 0, 0, 0)) == JobId("a", 0, 1)
