@@ -165,7 +165,8 @@ class IdleCounts:
 
     __slots__ = ("counts", "moves", "queues", "recount", "told", "unqueued")
 
-    def __init__(self, queues: Mapping[str, IdleQueue], unqueued: Mapping[JobId, SimJob]) -> None:
+    def __init__(self, queues: Mapping[str, IdleQueue],
+                 unqueued: Mapping[str, Mapping[JobId, SimJob]]) -> None:
         self.queues = queues
         self.unqueued = unqueued
         self.counts: dict[str, dict[Shape, int]] = {}
@@ -213,7 +214,7 @@ class IdleCounts:
             raise PoolError("the simulated pool's idle jobs changed since its view was told them")
         queue = self.queues.get(owner)
         heap = queue.shapes().get(shape, ()) if queue is not None else ()
-        held = (i for i, j in self.unqueued.items() if j.spec.owner == owner and j.shape == shape)
+        held = (i for i, j in self.unqueued.get(owner, {}).items() if j.shape == shape)
         return min(chain((entry[2] for entry in heap), held))
 
 
@@ -386,7 +387,8 @@ class SimulatedPool:
         # is told each one's change since then, so that a job that comes and goes between two
         # snapshots costs it nothing, and one that arrives and starts costs it one change.
         self._changed: dict[JobId, SimJob] = {}
-        self.unqueued: dict[JobId, SimJob] = {}  # idle jobs not in a queue yet (see enqueue)
+        # Idle jobs not in a queue yet (see enqueue), by owner.
+        self.unqueued: dict[str, dict[JobId, SimJob]] = {}
         # The idle jobs, counted for the view as they come and go (once it is kept).
         self.counted = IdleCounts(self.idle, self.unqueued)
         self._checkpoints: list[tuple[float, JobId, int]] = []
@@ -570,11 +572,17 @@ class SimulatedPool:
         if queued:
             self._queue(job, spec.submit)
         else:
-            self.unqueued[spec.id] = job
+            self.unqueued.setdefault(spec.owner, {})[spec.id] = job
 
     def enqueue(self, job_id: JobId) -> None:
         """A job submitted earlier joins the queue now, behind the jobs already in it."""
-        self._queue(self.unqueued.pop(job_id), self.now)
+        job = self.jobs[job_id]
+        owner = job.spec.owner
+        held = self.unqueued[owner]
+        del held[job_id]
+        if not held:
+            del self.unqueued[owner]
+        self._queue(job, self.now)
 
     def _queue(self, job: SimJob, since: float) -> None:
         spec = job.spec

@@ -103,7 +103,7 @@ def test_the_view_a_snapshot_reads_is_the_view_of_the_pool_then(ops, periodic):
                                 cpus=1 + k % 2, memory=k % 3), queued=op == "arrive")
             arrived += 1
         elif op == "enqueue":
-            held = [j for j in jobs if j.state is JobState.IDLE and j.spec.id in pool.unqueued]
+            held = [j for j in jobs if j.state is JobState.IDLE and j.spec.id in pool.unqueued.get(j.spec.owner, {})]
             if held:
                 pool.enqueue(held[k % len(held)].spec.id)
         elif op == "start":  # the first job, of either owner, that fits somewhere starts there
