@@ -214,6 +214,9 @@ class Snapshot:
     ``jobs`` and ``kept`` would be. A snapshot taken from a kept view (:meth:`of_view`) makes its
     tuples of slots and jobs only when they are read, or when the view is about to change (the
     view tells it): a decision reads the view, and a pool of a million jobs is not copied per cycle.
+    A view whose idle jobs a pool gave it as counts (the live pool's idle groups, the simulated
+    pool's counts per owner and shape) lists no job for them: such a snapshot's jobs are those the
+    view has one by one, and its idle jobs are counted in the view it carries.
     """
 
     __slots__ = ("__weakref__", "_jobs", "_slots", "kept", "stamp", "time", "view")

@@ -9,7 +9,9 @@ it each change: :meth:`PoolView.put_job` (a job added or changed), :meth:`PoolVi
 job of an owner with idle jobs of several shapes; a victim order is sorted when read). A pool can tell a
 job's change field by field instead (:meth:`PoolView.change`), or many jobs' changes at once as rows
 (:meth:`PoolView.tell`, what the simulated pool does at each snapshot): the view keeps the fields, and
-makes the :class:`Job` only when something reads it (:class:`JobTable`). A snapshot
+makes the :class:`Job` only when something reads it (:class:`JobTable`). A pool can also give an
+owner's idle jobs as counts per shape, with no entry per job (:meth:`PoolView.count_idle`, what the
+simulated pool does; a live pool's idle groups: :meth:`PoolView.put_idle`). A snapshot
 carries the view it was taken from (:attr:`osep.core.model.Snapshot.view`); a snapshot without one
 gets one built from its jobs and slots in one pass (:func:`view_of`), which is what a live cycle does
 after its queries.
@@ -435,13 +437,13 @@ class PoolView:
         idle, running = _IDLE, _RUNNING
         told = 0
         for job_id, row in changes:
-            old = entries.get(job_id)
             if row is None:  # gone
+                old = entries.pop(job_id, None)
                 if old is not None:
-                    del entries[job_id]
                     self._job_out(job_id, old if isinstance(old, tuple) else _row(old))
                     told += 1
                 continue
+            old = entries.get(job_id)
             if old is not None:
                 if not isinstance(old, tuple):
                     old = _row(old)
