@@ -169,9 +169,7 @@ SKIPPED = KNOWN_EVENT_TYPES - set(EVENT_KINDS) - {AD_INFORMATION}
 # The same, by the three digits COMMON reads (no int() or enum hashing per event).
 _FAST_KINDS = {b"%03d" % n: (kind, RANK[kind]) for n, kind in EVENT_KINDS.items()}
 _FAST_SKIPPED = frozenset(b"%03d" % n for n in SKIPPED if n < 1000)
-# The block path's tables: a header-like line found by counting (digits made "#"), the seconds.
-_DIGITS = bytes.maketrans(b"0123456789", b"#" * 10)
-_HEADER_LINE = b"\n### ("
+# The block path's table of the seconds.
 _SECONDS = {b"%02d" % n: n for n in range(60)}
 _EXECUTE, _EVICT = (next(b"%03d" % n for n, k in EVENT_KINDS.items() if k is kind)
                     for kind in (EventKind.EXECUTE, EventKind.EVICT))
@@ -356,7 +354,7 @@ def _common_block(region: bytes, span: int, parts: list[bytes], index: int, posi
         return None
     found = list(map(WHOLE.match, parts))
     # Each event's first line is a header: any other line that could be taken for one is in a body.
-    if None in found or region.translate(_DIGITS).count(_HEADER_LINE, 0, span) != len(parts):
+    if None in found or len(HEADER_LINE.findall(region, 0, span)) != len(parts):
         return None
     matches = cast(list[re.Match[bytes]], found)
     numbers, clusters, procs, minute_texts, seconds = zip(*map(re.Match.groups, matches),
