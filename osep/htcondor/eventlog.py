@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import accumulate, compress, repeat
-from operator import add, and_, eq, itemgetter, lt
+from operator import add, and_, eq, itemgetter, lshift, lt, or_
 from pathlib import Path
 from typing import BinaryIO, cast
 
@@ -37,7 +37,7 @@ from osep.replay.damage import (
     name_ok,
     regular_file,
 )
-from osep.replay.events import RANK, EventKind, JobKey, LogEvent, Row, key_of
+from osep.replay.events import JOB_BITS, RANK, EventKind, JobKey, LogEvent, Row, job_of, key_of
 
 # ULogEventNumber -> the project's event kinds. Every other known type (image size, file transfer,
 # disconnect, ...) says nothing about slots or demand and is skipped silently.
@@ -100,8 +100,7 @@ def read_event_log(path: Path, warn: Callable[[str], None], *, block: int = BLOC
     name = str(path)
     for rows in read_event_rows(path, warn, block=block, limit=limit):
         for t, _, _, position, kind, key, slot, checkpointed, owner, account in rows:
-            _, cluster, proc, _ = cast(JobKey, key)  # what the reader makes
-            yield LogEvent(kind, JobId("", cluster, proc), t, name, position, slot, checkpointed,
+            yield LogEvent(kind, job_of(cast(JobKey, key)), t, name, position, slot, checkpointed,
                            owner, account)
 
 
@@ -170,9 +169,7 @@ SKIPPED = KNOWN_EVENT_TYPES - set(EVENT_KINDS) - {AD_INFORMATION}
 # The same, by the three digits COMMON reads (no int() or enum hashing per event).
 _FAST_KINDS = {b"%03d" % n: (kind, RANK[kind]) for n, kind in EVENT_KINDS.items()}
 _FAST_SKIPPED = frozenset(b"%03d" % n for n in SKIPPED if n < 1000)
-# The block path's tables: a header-like line found by counting (digits made "#"), the seconds.
-_DIGITS = bytes.maketrans(b"0123456789", b"#" * 10)
-_HEADER_LINE = b"\n### ("
+# The block path's table of the seconds.
 _SECONDS = {b"%02d" % n: n for n in range(60)}
 _EXECUTE, _EVICT = (next(b"%03d" % n for n, k in EVENT_KINDS.items() if k is kind)
                     for kind in (EventKind.EXECUTE, EventKind.EVICT))
@@ -272,7 +269,7 @@ def _events(handle: BinaryIO, name: str, damage: Damage, count: _Count,
                     job = None
                     c, p = int(cluster), int(proc)
                     if c <= MAX_JOB_NUMBER and p <= MAX_JOB_NUMBER:
-                        job = ("", c, p, "")
+                        job = c << JOB_BITS | p  # key_of(JobId("", c, p))
                     slot: str | None = None
                     checkpointed = False
                     if kind is execute:
@@ -357,7 +354,7 @@ def _common_block(region: bytes, span: int, parts: list[bytes], index: int, posi
         return None
     found = list(map(WHOLE.match, parts))
     # Each event's first line is a header: any other line that could be taken for one is in a body.
-    if None in found or region.translate(_DIGITS).count(_HEADER_LINE, 0, span) != len(parts):
+    if None in found or len(HEADER_LINE.findall(region, 0, span)) != len(parts):
         return None
     matches = cast(list[re.Match[bytes]], found)
     numbers, clusters, procs, minute_texts, seconds = zip(*map(re.Match.groups, matches),
@@ -403,7 +400,7 @@ def _common_block(region: bytes, span: int, parts: list[bytes], index: int, posi
         cut = part.find(b"\n", matches[at].end())
         flag = CHECKPOINT.match(part, cut + 1) if cut >= 0 else None
         checkpointed[at] = flag is not None and int(flag[1]) != 0
-    jobs = list(zip(repeat(""), cluster_numbers, proc_numbers, repeat(""), strict=False))
+    jobs = list(map(or_, map(lshift, cluster_numbers, repeat(JOB_BITS)), proc_numbers))  # key_of
     positions: Iterable[int] = range(position + 1, position + len(parts) + 1)
     slot_column: Iterable[str | None] = found_slots
     flags: Iterable[bool] = checkpointed

@@ -53,9 +53,12 @@ class LogEvent(NamedTuple):
 RANK = {kind: 0 if kind in (EventKind.EVICT, EventKind.TERMINATE, EventKind.ABORT, EventKind.HOLD,
                             EventKind.RUN_FAILED) else 1 for kind in EventKind}
 
-# A job as replay keys it: a job id as a plain tuple (schedd, cluster, proc, pool), which is made
-# and hashed in C.
-JobKey: TypeAlias = tuple[str, int, int, str]
+# A job as replay keys it: an id with no schedd and no pool (what an event log names) as one
+# integer, ``cluster << 31 | proc`` (a job number is at most 2**31 - 1, see osep.replay.damage), made,
+# hashed and compared in C, one object where a tuple would be three; any other id as a plain tuple
+# (schedd, cluster, proc, pool).
+JOB_BITS = 31
+JobKey: TypeAlias = int | tuple[str, int, int, str]
 
 # An event as replay reads it, a plain tuple: (time, rank, the index of its file among those
 # merged, position, kind, job, slot, checkpointed, owner, account). Its first four fields order
@@ -69,4 +72,15 @@ Row: TypeAlias = tuple[float, int, int, int, EventKind, Hashable, str | None, bo
 
 
 def key_of(job: JobId) -> JobKey:
-    return job.schedd, job.cluster, job.proc, job.pool
+    """The key of a job id (:data:`JobKey`)."""
+    cluster, proc = job.cluster, job.proc
+    if not job.schedd and not job.pool and 0 <= cluster < 1 << JOB_BITS and 0 <= proc < 1 << JOB_BITS:
+        return cluster << JOB_BITS | proc
+    return job.schedd, cluster, proc, job.pool
+
+
+def job_of(key: JobKey) -> JobId:
+    """The job id a key stands for."""
+    if isinstance(key, int):
+        return JobId("", key >> JOB_BITS, key & ((1 << JOB_BITS) - 1))
+    return JobId(*key)

@@ -29,7 +29,7 @@ from osep.core.tree import ShareTree
 from osep.measure.meter import Meter, Metrics, Series
 from osep.measure.trees import group_shares, top_group, tree_ideal
 from osep.replay.damage import Damage
-from osep.replay.events import RANK, EventKind, LogEvent, Row, key_of
+from osep.replay.events import RANK, EventKind, LogEvent, Row, job_of, key_of
 
 UNKNOWN_OWNER = "(unknown)"
 
@@ -437,15 +437,15 @@ def _forget(pending: dict[Hashable, list[float]], job: Hashable, t: float) -> No
 
 
 def _key(job: Hashable) -> Hashable:
-    """The job as the meter knows it: a job id as a plain tuple (:data:`osep.replay.events.JobKey`),
-    which is made and hashed in C."""
+    """The job as the meter knows it: a job id as its key (:data:`osep.replay.events.JobKey`, made,
+    hashed and compared in C); anything else as it is (hand-made events in tests)."""
     return key_of(job) if isinstance(job, JobId) else job
 
 
 def _job_id(key: Hashable) -> JobId:
     """The job id a key stands for (anything else as it is: hand-made events in tests)."""
-    if isinstance(key, tuple) and len(key) == 4:
-        return JobId(*key)
+    if isinstance(key, int) or (isinstance(key, tuple) and len(key) == 4):
+        return job_of(key)
     return key  # type: ignore[return-value]
 
 

@@ -34,6 +34,9 @@ if TYPE_CHECKING:  # the simulator is imported for what-if runs only
 
 RECORDED = "recorded"
 MAX_WHAT_IF_CYCLES = 1_000_000  # negotiation and enforcement cycles of one what-if run
+# The vacates sent that the first reading of a decision log keeps (24 bytes each), so that it
+# need not be read a second time; a log with more is streamed a second time.
+KEPT_VACATES = 1 << 16
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,10 +103,12 @@ def study(
     the recorded workload (the enforcing ones over the negotiator ``excess`` names). With an owner
     tree in ``policy``, jobs are placed in it by their accounting names and its top-level groups
     are measured too."""
-    # The decision log is read twice, holding a line at a time: first for the pool's size, its
-    # damage and whether its vacates are in time order, then as a stream of the vacates sent,
-    # taken as the replay reaches their times (read whole only when they are not in order).
-    log = read_decisions(decisions, warn, actions=False) if decisions is not None else None
+    # The decision log is read first for the pool's size, its damage and whether its vacates are in
+    # time order, holding a line at a time and keeping the vacates sent (up to KEPT_VACATES of
+    # them, in arrays), which are then taken as the replay reaches their times. With more, it is
+    # read a second time, as a stream of them; read whole only when they are not in order.
+    log = (read_decisions(decisions, warn, actions=False, keep=KEPT_VACATES)
+           if decisions is not None else None)
     capacity = slots if slots is not None else (log.capacity if log is not None else None)
     if capacity is None or capacity <= 0:
         if log is not None:
@@ -117,7 +122,7 @@ def study(
     vacates: Iterator[tuple[float, JobId]] | None = None
     if decisions is not None and log is not None and log.vacates:
         if log.vacates_ordered:
-            vacates = vacates_in_order(decisions)
+            vacates = log.kept_in_order() or vacates_in_order(decisions)
         else:
             signals = read_decisions(decisions, lambda _: None).vacates_sent()
     streams = [read_log(s.path, warn, index) for index, s in enumerate(sources)]

@@ -628,6 +628,29 @@ def test_damaged_and_hostile_decision_logs(tmp_path):
     report(run_cases("decision logs", decision_case, tmp_path))
 
 
+def test_the_vacates_kept_by_the_first_reading_of_a_damaged_decision_log_are_those_streamed(tmp_path):
+    """What replay takes from the decision log's first reading, when it keeps the vacates sent, is
+    what a second reading streams, damage or not."""
+    from osep.enforce.decisionlog import read_decisions, vacates_in_order
+    from osep.errors import OsepError
+
+    kept_some = 0
+    for index in range(len(DECISION_MUTATIONS) * 4):
+        rng = random.Random(f"{SEED}:kept:{index}")
+        path = tmp_path / f"kept{index}.jsonl"
+        write_case(rng, path, index % len(DECISION_MUTATIONS), DECISION_MUTATIONS, [DECISIONS])
+        try:
+            log = read_decisions(path, lambda _: None, actions=False, keep=1 << 16)
+        except OsepError:  # not a decision log at all
+            continue
+        kept = log.kept_in_order()
+        assert kept is not None
+        got = list(kept)
+        assert got == list(vacates_in_order(path)), index
+        kept_some += bool(got)
+    assert kept_some
+
+
 # -- memory: one enormous line ---------------------------------------------------------------------
 
 # Runs osep in a child and then reports the child's peak resident memory on stderr: VmHWM, of its

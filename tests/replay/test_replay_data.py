@@ -499,6 +499,11 @@ def test_the_decision_log_read_for_replay_holds_no_actions_and_streams_its_vacat
     for when, job in vacates_in_order(path):
         streamed.setdefault(job, []).append(when)
     assert streamed == whole.vacates_sent() and counted.vacates == 2
+    # Kept by the first reading, they are what the stream gives; one too many, and none are kept.
+    kept = read_decisions(path, pytest.fail, actions=False, keep=2).kept_in_order()
+    assert kept is not None and list(kept) == list(vacates_in_order(path))
+    assert read_decisions(path, pytest.fail, actions=False, keep=1).kept_in_order() is None
+    assert counted.kept_in_order() is None
     # Out of order (a clock set back): replay then reads the log whole.
     shuffled = tmp_path / "shuffled.jsonl"
     shuffled.write_text("".join(
@@ -535,6 +540,8 @@ def test_the_vacates_streamed_are_those_read_whole_when_lines_are_passed_over_un
     for when, job in vacates_in_order(path):
         streamed.setdefault(job, []).append(when)
     assert streamed == whole.vacates_sent() == {JobId("", 1, 0): [100.0], JobId("", 2, 0): [160.0]}
+    kept = read_decisions(path, lambda _: None, actions=False, keep=10).kept_in_order()
+    assert kept is not None and list(kept) == list(vacates_in_order(path))
     # A log whose only objects are lines the stream passes over, with damage it parses, still
     # streams (read_decisions, which runs first, is the one that refuses a file that is not a log).
     quiet = tmp_path / "quiet.jsonl"
