@@ -424,16 +424,17 @@ class _Search:
                 continue  # never a victim in this plan: dropped from the heap for good
             if (owner, shape, miss_key) not in misses:
                 queue = queues.get(owner) or self.queue(owner)
+                read = queue.jobs  # the order read so far (queue.get reads on past its end)
                 index = cursor.get(owner, 0)
                 head = True  # the taken head of the queue is skipped once, not at every search
-                while (job := queue.get(index)) is not None:
+                while (job := read[index] if index < len(read) else queue.get(index)) is not None:
                     index += 1
                     if id(job) in taken:
                         if head:
                             cursor[owner] = index
                         continue
-                    head = False
                     if not may_lose(owner, holds[shape_of(job)]):
+                        head = False
                         continue
                     # What its place has free and what it gives back (place_of, room, freed).
                     slot = slots[job.slot]  # type: ignore[index]  # a victim candidate has a slot
@@ -441,7 +442,10 @@ class _Search:
                     left = free.get(place)
                     if fits(shape, slot.room if left is None else add_room(left, slot.room)):
                         found = [job]
+                        if head:  # the plan takes it (vacated): the next search starts after it
+                            cursor[owner] = index
                         break
+                    head = False
                 if found is not None:
                     break
                 # Owners only lose jobs while a plan is made, so this stays a miss (room an earlier
