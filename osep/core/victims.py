@@ -564,8 +564,9 @@ def plan_vacates(
     beneficiaries = _beneficiaries(wants, ledger)
     search = _Search(pool, free, order, now, above)
     search.gainers = {c.beneficiary for c in claims}
-    holds = search.holds
+    holds, somewhere = search.holds, search.somewhere
     partitionable = bool(pool.rooms)
+    flat = ledger.groups is None
     rule = (
         f"vacate for the owner furthest below its {target.value} target, from the owner "
         f"furthest above its own, lowest {order.value} first"
@@ -580,12 +581,12 @@ def plan_vacates(
         found: tuple[Shape, list[Job]] | None = None
         wanted = wants[ben]
         for shape in list(wanted.shapes):
-            if not search.fits_anywhere(shape):
+            if shape not in somewhere and not search.fits_anywhere(shape):
                 notes.append(f"{ben}: {wanted.shapes[shape]} idle job(s) asking for "
                              f"{_show(shape)} fit no place in the pool: never vacated for")
                 del wanted.shapes[shape]
                 continue
-            left = search.left_over(shape)
+            left = search.left_over(shape) if search.leftover else None
             if left is not None:
                 found = (shape, [])
                 claims.append(Claim(left[0], ben, _reason("room left over by vacates this cycle",
@@ -609,15 +610,26 @@ def plan_vacates(
             beneficiaries = _next(beneficiaries, ben, wants, ledger, passed)
             continue
         place = search.vacated(victims, shape, group)
+        # What _reason gives: the beneficiary's figures stay as they are until it is given the room.
+        ben_target, ben_active = views[ben].target, ledger.active(ben)
         for job in victims:
-            vacates.append(vacate(job.id, job.owner, job.slot or "", ben, job.start_time,
+            owner = job.owner
+            vacates.append(vacate(job.id, owner, job.slot or "", ben, job.start_time,
                                   job.run_time(now), job.lost_work(now),
-                                  _reason(rule, ledger, views, ben, job.owner), place, shape, group))
-            ledger.take(job.owner, holds[shape_of(job)])
+                                  reason(rule, ben_target, ben_active, views[owner].target,
+                                         ledger.active(owner)), place, shape, group))
+            ledger.take(owner, holds[shape_of(job)])
         ledger.give(ben, holds[shape])
         search.gainers.add(ben)
         group += 1
-        beneficiaries = _next(beneficiaries, ben, wants, ledger, passed)
+        if flat:  # _next, flat: only the beneficiary's rank moved
+            gap = ledger.gap(ben)
+            if gap > EPS and wanted:
+                heapq.heapreplace(beneficiaries, (-gap, ben))  # Ledger.owed's figure, flat
+            else:
+                heapq.heappop(beneficiaries)
+        else:
+            beneficiaries = _next(beneficiaries, ben, wants, ledger, passed)
     return vacates
 
 
