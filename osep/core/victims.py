@@ -40,7 +40,17 @@ from typing import NamedTuple
 
 from osep.core.counting import Ledger
 from osep.core.model import Job, JobId
-from osep.core.plan import Claim, OwnerView, Reason, Target, Vacate, VictimOrder, reason, vacate
+from osep.core.plan import (
+    Claim,
+    OwnerView,
+    Reason,
+    Target,
+    Vacate,
+    VictimOrder,
+    claim,
+    reason,
+    vacate,
+)
 from osep.core.resources import (
     EPS,
     NO_ROOM,
@@ -196,7 +206,7 @@ def claim_free_room(free: Iterable[tuple[str, Room]], wants: WantsBook, ledger: 
                 passed.append((rank, owner))
                 continue
             wanted.consume(shape)
-            claims.append(Claim(place, owner, _reason(rule, ledger, views, owner), shape))
+            claims.append(claim(place, owner, _reason(rule, ledger, views, owner), shape, None))
             ledger.give(owner, holds[shape])
             gap = ledger.gap(owner)
             if gap > EPS and wanted:  # back where it ranks now (as _beneficiaries ranks it)
