@@ -140,6 +140,15 @@ class WantsBook:
     def values(self) -> Iterator[Wants]:
         return (self[o] for o in self.owners)
 
+    def smallest(self) -> Shape:
+        """What no idle job of these owners asks for less of, in any resource: of each resource,
+        the least any of their idle jobs' shapes asks for (those kept room will take included, so
+        it may be less than what they still want). Reads the tallies: no :class:`Wants` is made."""
+        tallies = self._tallies
+        cpus, memory, gpus, disk = map(min, zip(*(s for o in self.owners for s in tallies[o].shapes),
+                                                 strict=True))
+        return (cpus, memory, gpus, disk)
+
 
 def _reason(rule: str, ledger: Ledger, views: dict[str, OwnerView], ben: str,
             victim: str | None = None) -> Reason:
@@ -183,11 +192,7 @@ def claim_free_room(free: Iterable[tuple[str, Room]], wants: WantsBook, ledger: 
     rule = "free room to the owner furthest below target"
     # No job asks for less than this in any resource: room below it is no use to anyone, and is
     # passed over without asking every owner (a pool has many nearly full machines).
-    shapes = [shape for w in wants.values() for shape in w.shapes]
-    if not shapes:
-        return claims
-    smallest: Shape = (min(s[0] for s in shapes), min(s[1] for s in shapes), min(s[2] for s in shapes),
-                       min(s[3] for s in shapes))
+    smallest = wants.smallest()
     tree = ledger.groups is not None
     holds = _Holds()
     for place, offered in free:
