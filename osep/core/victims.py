@@ -377,7 +377,9 @@ class _Search:
         the view leaves both out)."""
         queue = self._queues.get(owner)
         if queue is None:
-            tally = self.pool.tallies.get(owner) or Tally()  # (none: an owner with no job)
+            tally = self.pool.tallies.get(owner)
+            if tally is None:  # an owner with no job: no candidate
+                tally = Tally()
             wallclock = self.order is VictimOrder.WALLCLOCK
             queue = self._queues[owner] = _Queue(tally.victims(wallclock), tally, self.pool.jobs,
                                                  self.now, wallclock)
