@@ -26,7 +26,6 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import cast
 
 from osep.core.model import Kept, Slot
 from osep.core.resources import ONE_CORE, Room, Shape, fits
@@ -57,8 +56,7 @@ class _Places:
 class _Entry:
     """A reservation as the book keeps it: the owner's running count it ends at moves with
     handovers, in place (a :class:`Reservation` is made only when one is handed out). It has a
-    Reservation's slots, so that a new one made the plain way can become a Reservation
-    (:func:`_reservation`)."""
+    Reservation's slots, so that a new entry can become a Reservation (:meth:`frozen`)."""
 
     __slots__ = Reservation.__slots__
 
@@ -71,19 +69,14 @@ class _Entry:
         self.shape = shape
 
     def frozen(self) -> Reservation:
-        return _reservation(self.owner, self.slot, self.expires, self.until_running, self.shape)
-
-
-def _reservation(owner: str, slot: str, expires: float, until_running: int,
-                 shape: Shape) -> Reservation:
-    """``Reservation(...)`` with every field given, at a fraction of the cost (as
-    :class:`osep.core.plan.OwnerView`'s draft is made): an entry's slots set the plain way, then the
-    object becomes the frozen class (CPython allows that between classes whose instances have one
-    layout). A frozen dataclass sets each field through ``object.__setattr__``; the book makes one
-    each time it hands a reservation out (to the negotiator at every handover)."""
-    made = _Entry(owner, slot, expires, until_running, shape)
-    made.__class__ = Reservation  # type: ignore[assignment]
-    return cast(Reservation, made)
+        """This reservation as it stands, made the fast way (as :class:`osep.core.plan.OwnerView`'s
+        draft is): a new entry, its slots set the plain way, becomes the frozen class (CPython
+        allows that between classes whose instances have one layout). A frozen dataclass sets each
+        field through ``object.__setattr__``; the book makes one each time it hands a reservation
+        out (to the negotiator at every handover)."""
+        made = _Entry(self.owner, self.slot, self.expires, self.until_running, self.shape)
+        made.__class__ = Reservation  # type: ignore[assignment]
+        return made  # type: ignore[return-value]
 
 
 class ReservationBook:
