@@ -244,6 +244,9 @@ class Resolved:
     resolved: dict[str, dict[str, float]]
     owners: list[str]
     entitled: dict[str, float]
+    # With a single-resource unit, the view of each owner with no job as last made (count_view's,
+    # kept here as they are the same for the same shares and capacity).
+    quiet: dict[str, OwnerView] = field(default_factory=dict)
 
 
 # Shares resolve the same for the same capacity (and unit).
@@ -428,7 +431,18 @@ def count_view(pool: PoolView, kept: Sequence[Kept], shares: ShareTable | ShareT
     # owners above target with running jobs (the victims' owners).
     below: list[str] = []
     above: list[str] = []
+    # An owner with no job (and so no room kept) has the same view at every decision on the same
+    # shares and capacity, while its targets stay: made once (a pool's owners are mostly idle).
+    quiet = known.quiet if index is not None else None
     for o in owners:
+        if quiet is not None and o not in tallies:
+            aim, fe, wants = targets[o], fes[o], demand[o]
+            view = quiet.get(o)
+            if view is None or view.target != aim or view.feasible != fe or view.demand != wants:
+                view = quiet[o] = owner_view(o, entitled[o], 0, 0, 0, 0, wants, fe, aim, 0.0, 0.0,
+                                             0, 0, ZERO, resolved.get(o, no_share))
+            views[o] = view
+            continue  # neither below target with idle jobs nor above it with running ones
         t = tallies.get(o, nobody)
         running = holding[o]
         kept_here = with_kept.get(o)

@@ -224,6 +224,26 @@ class Claim:
     after: int | None = None
 
 
+class _ClaimDraft:
+    """A :class:`Claim` made the fast way (see :class:`_Draft`): a simulated week claims free room
+    some 200,000 times."""
+
+    __slots__ = Claim.__slots__
+
+    def __init__(self, slot: str, beneficiary: str, reason: Reason, shape: Shape,
+                 after: int | None) -> None:
+        self.slot = slot
+        self.beneficiary = beneficiary
+        self.reason = reason
+        self.shape = shape
+        self.after = after
+        self.__class__ = Claim  # type: ignore[assignment]
+
+
+# ``Claim(...)`` with every field given, positionally, at a fraction of the cost.
+claim = cast(Callable[[str, str, Reason, Shape, int | None], Claim], _ClaimDraft)
+
+
 @dataclass(frozen=True, slots=True)
 class Plan:
     """The outcome of one decision: what to do and the figures it was decided on.

@@ -24,9 +24,8 @@ live pool's snapshot time).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import cast
 
 from osep.core.model import Kept, Slot
 from osep.core.resources import ONE_CORE, Room, Shape, fits
@@ -39,28 +38,6 @@ class Reservation:
     expires: float
     until_running: int  # fulfilled once the owner runs at least this many jobs
     shape: Shape = ONE_CORE
-
-
-class _Draft:
-    """A :class:`Reservation` made the fast way (as :class:`osep.core.plan.OwnerView`'s draft is):
-    the same slots set the plain way, then the object becomes the frozen class. A frozen dataclass
-    sets each field through ``object.__setattr__``; the book makes one each time it hands a
-    reservation out (to the negotiator at every handover)."""
-
-    __slots__ = Reservation.__slots__
-
-    def __init__(self, owner: str, slot: str, expires: float, until_running: int,
-                 shape: Shape) -> None:
-        self.owner = owner
-        self.slot = slot
-        self.expires = expires
-        self.until_running = until_running
-        self.shape = shape
-        self.__class__ = Reservation  # type: ignore[assignment]
-
-
-# ``Reservation(...)`` with every field given, positionally, at a fraction of the cost.
-_reservation = cast(Callable[[str, str, float, int, Shape], Reservation], _Draft)
 
 
 class _Places:
@@ -78,9 +55,10 @@ class _Places:
 
 class _Entry:
     """A reservation as the book keeps it: the owner's running count it ends at moves with
-    handovers, in place (a :class:`Reservation` is made only when one is handed out)."""
+    handovers, in place (a :class:`Reservation` is made only when one is handed out). It has a
+    Reservation's slots, so that a new entry can become a Reservation (:meth:`frozen`)."""
 
-    __slots__ = ("expires", "owner", "shape", "slot", "until_running")
+    __slots__ = Reservation.__slots__
 
     def __init__(self, owner: str, slot: str, expires: float, until_running: int,
                  shape: Shape) -> None:
@@ -91,7 +69,14 @@ class _Entry:
         self.shape = shape
 
     def frozen(self) -> Reservation:
-        return _reservation(self.owner, self.slot, self.expires, self.until_running, self.shape)
+        """This reservation as it stands, made the fast way (as :class:`osep.core.plan.OwnerView`'s
+        draft is): a new entry, its slots set the plain way, becomes the frozen class (CPython
+        allows that between classes whose instances have one layout). A frozen dataclass sets each
+        field through ``object.__setattr__``; the book makes one each time it hands a reservation
+        out (to the negotiator at every handover)."""
+        made = _Entry(self.owner, self.slot, self.expires, self.until_running, self.shape)
+        made.__class__ = Reservation  # type: ignore[assignment]
+        return made  # type: ignore[return-value]
 
 
 class ReservationBook:

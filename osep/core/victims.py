@@ -35,11 +35,22 @@ from __future__ import annotations
 import heapq
 import math
 from collections.abc import Callable, Container, Iterable, Iterator, Mapping, MutableMapping
-from operator import attrgetter, itemgetter
+from operator import itemgetter
+from typing import NamedTuple
 
 from osep.core.counting import Ledger
 from osep.core.model import Job, JobId
-from osep.core.plan import Claim, OwnerView, Reason, Target, Vacate, VictimOrder, reason, vacate
+from osep.core.plan import (
+    Claim,
+    OwnerView,
+    Reason,
+    Target,
+    Vacate,
+    VictimOrder,
+    claim,
+    reason,
+    vacate,
+)
 from osep.core.resources import (
     EPS,
     NO_ROOM,
@@ -53,7 +64,7 @@ from osep.core.resources import (
     less,
     plus,
 )
-from osep.core.view import PoolView, Tally
+from osep.core.view import JobTable, PoolView, Tally
 
 
 class Wants:
@@ -129,6 +140,15 @@ class WantsBook:
     def values(self) -> Iterator[Wants]:
         return (self[o] for o in self.owners)
 
+    def smallest(self) -> Shape:
+        """What no idle job of these owners asks for less of, in any resource: of each resource,
+        the least any of their idle jobs' shapes asks for (those kept room will take included, so
+        it may be less than what they still want). Reads the tallies: no :class:`Wants` is made."""
+        tallies = self._tallies
+        cpus, memory, gpus, disk = map(min, zip(*(s for o in self.owners for s in tallies[o].shapes),
+                                                 strict=True))
+        return (cpus, memory, gpus, disk)
+
 
 def _reason(rule: str, ledger: Ledger, views: dict[str, OwnerView], ben: str,
             victim: str | None = None) -> Reason:
@@ -172,11 +192,7 @@ def claim_free_room(free: Iterable[tuple[str, Room]], wants: WantsBook, ledger: 
     rule = "free room to the owner furthest below target"
     # No job asks for less than this in any resource: room below it is no use to anyone, and is
     # passed over without asking every owner (a pool has many nearly full machines).
-    shapes = [shape for w in wants.values() for shape in w.shapes]
-    if not shapes:
-        return claims
-    smallest: Shape = (min(s[0] for s in shapes), min(s[1] for s in shapes), min(s[2] for s in shapes),
-                       min(s[3] for s in shapes))
+    smallest = wants.smallest()
     tree = ledger.groups is not None
     holds = _Holds()
     for place, offered in free:
@@ -195,7 +211,7 @@ def claim_free_room(free: Iterable[tuple[str, Room]], wants: WantsBook, ledger: 
                 passed.append((rank, owner))
                 continue
             wanted.consume(shape)
-            claims.append(Claim(place, owner, _reason(rule, ledger, views, owner), shape))
+            claims.append(claim(place, owner, _reason(rule, ledger, views, owner), shape, None))
             ledger.give(owner, holds[shape])
             gap = ledger.gap(owner)
             if gap > EPS and wanted:  # back where it ranks now (as _beneficiaries ranks it)
@@ -214,30 +230,60 @@ def claim_free_room(free: Iterable[tuple[str, Room]], wants: WantsBook, ledger: 
     return claims
 
 
+class Victim(NamedTuple):
+    """A running job as a plan vacates it, its figures at the decision's time: what a
+    :class:`osep.core.plan.Vacate` records of it, and what a victim search weighs."""
+
+    id: JobId
+    owner: str
+    slot: str
+    start_time: float | None
+    run_time: float  # Job.run_time at the decision's time
+    lost_work: float  # Job.lost_work
+    shape: Shape
+
+    @staticmethod
+    def of(job: Job, now: float) -> Victim:
+        return Victim(job.id, job.owner, job.slot or "", job.start_time, job.run_time(now),
+                      job.lost_work(now), job.shape)
+
+
 class _Queue:
     """One owner's victim candidates in the exact order of :func:`_victim_key`, read from the
     view's kept order only as far as a search goes. The kept order is independent of the time;
     candidates whose key's first figure is equal at the snapshot's time (a start in the future, or
-    times rounded together) are neighbours in it, and are put in exact order as they are read."""
+    times rounded together) are neighbours in it, and are put in exact order as they are read.
 
-    __slots__ = ("_ids", "_jobs", "_key", "_next", "jobs")
+    Each is read as a :class:`Victim` from what the view keeps (the tally's start and saved work,
+    the job's row): no :class:`Job` is made for it (a simulated week vacates 250,000 jobs)."""
 
-    def __init__(self, ids: Iterator[JobId], jobs: Mapping[JobId, Job],
-                 key: Callable[[Job], VictimKey]) -> None:
+    __slots__ = ("_candidates", "_ids", "_next", "_now", "_rows", "_wallclock", "jobs")
+
+    def __init__(self, ids: Iterator[JobId], tally: Tally, jobs: JobTable, now: float,
+                 wallclock: bool) -> None:
         self._ids = ids
-        self._jobs = jobs
-        self._key = key
-        self.jobs: list[Job] = []  # the order read so far
+        self._candidates = tally.candidates
+        self._rows = jobs.row
+        self._now = now
+        self._wallclock = wallclock
+        self.jobs: list[Victim] = []  # the order read so far
         self._next = self._pull()  # the next candidate not in it yet, with its key
 
-    def _pull(self) -> tuple[VictimKey, Job] | None:
+    def _pull(self) -> tuple[VictimKey, Victim] | None:
         job_id = next(self._ids, None)
         if job_id is None:
             return None
-        job = self._jobs[job_id]
-        return self._key(job), job
+        _, start, since = self._candidates[job_id]  # its start and saved_since, as its row has them
+        row = self._rows(job_id)
+        assert row is not None  # a candidate is one of the view's jobs
+        # Job.run_time and Job.lost_work of a job whose start is known, and _victim_key
+        now = self._now
+        ran = max(0.0, now - start)
+        lost = max(0.0, now - since)
+        victim = Victim(job_id, row[0], row[3] or "", row[4], ran, lost, row[6])
+        return ((ran, 0.0, job_id) if self._wallclock else (lost, ran, job_id)), victim
 
-    def get(self, index: int) -> Job | None:
+    def get(self, index: int) -> Victim | None:
         """The candidate at ``index`` in the order; None past the last."""
         jobs = self.jobs
         if index < len(jobs):
@@ -268,7 +314,6 @@ class _Holds(dict[Shape, Vec]):
         return amount
 
 
-shape_of: Callable[[Job], Shape] = attrgetter("cpus", "memory", "gpus", "disk")  # Job.shape, in C
 
 
 def _victim_key(order: VictimOrder, now: float) -> Callable[[Job], VictimKey]:
@@ -297,9 +342,8 @@ class _Search:
         self.free = free  # unclaimed room per partitionable slot, as claims and vacates leave it
         self.now = now
         self.order = order
-        # The jobs this plan vacates, by identity: a decision reads one Job object per job (the
-        # view's), and id() is cheaper than hashing a JobId, a dataclass of four fields.
-        self.taken: set[int] = set()
+        # The jobs this plan vacates.
+        self.taken: set[JobId] = set()
         # Owners given room in this plan are never its victims: what one cycle gives, it does not
         # take back.
         self.gainers: set[str] = set()
@@ -322,8 +366,9 @@ class _Search:
         self.nowhere: set[Shape] = set()
         self.somewhere: set[Shape] = set()
         self.holds = _Holds()  # what a job of a shape holds (resources.held), per shape met
-        # A plain function, not a method: the queues keep it, and a bound method would make a
-        # cycle (search -> queues -> search) that only the cyclic collector frees.
+        # How several() ranks the jobs on a partitionable slot (the queues make the same keys from
+        # what the view keeps). The queues keep nothing of the search: a reference back would make
+        # a cycle (search -> queues -> search) that only the cyclic collector frees.
         self.key = _victim_key(order, now)
 
     def queue(self, owner: str) -> _Queue:
@@ -333,8 +378,11 @@ class _Search:
         queue = self._queues.get(owner)
         if queue is None:
             tally = self.pool.tallies.get(owner)
-            ids = tally.victims(self.order is VictimOrder.WALLCLOCK) if tally is not None else iter(())
-            queue = self._queues[owner] = _Queue(ids, self.pool.jobs, self.key)
+            if tally is None:  # an owner with no job: no candidate
+                tally = Tally()
+            wallclock = self.order is VictimOrder.WALLCLOCK
+            queue = self._queues[owner] = _Queue(tally.victims(wallclock), tally, self.pool.jobs,
+                                                 self.now, wallclock)
         return queue
 
     def lightest(self, owner: str) -> Vec:
@@ -350,10 +398,10 @@ class _Search:
                 if shapes else (math.inf,) * 5)
         return light
 
-    def place_of(self, job: Job) -> str:
+    def place_of(self, job: Job | Victim) -> str:
         return self.slots[job.slot].place if job.slot is not None else ""
 
-    def freed(self, job: Job) -> Room:
+    def freed(self, job: Job | Victim) -> Room:
         """What a job gives back to its place when it leaves: its slot's resources."""
         return self.slots[job.slot].room if job.slot is not None else NO_ROOM
 
@@ -372,7 +420,7 @@ class _Search:
         (self.somewhere if found else self.nowhere).add(shape)
         return found
 
-    def single(self, shape: Shape, ledger: Ledger, ben: str) -> list[Job] | None:
+    def single(self, shape: Shape, ledger: Ledger, ben: str) -> list[Victim] | None:
         """One victim for ``ben``, from the owner furthest above target (with an owner tree: in the
         group furthest above its target, top-down) that has one that will do."""
         tree = ledger.groups is not None
@@ -390,7 +438,7 @@ class _Search:
                               if g < -EPS and o not in dropped]
             heapq.heapify(self._over)
         heap, seen = self._over, []
-        found: list[Job] | None = None
+        found: list[Victim] | None = None
         miss_key = ben if tree else ""
         taken, slots, free, misses, gainers = self.taken, self.slots, self.free, self.misses, self.gainers
         queues, cursor, lightest, holds = self._queues, self._cursor, self._lightest, self.holds
@@ -424,24 +472,28 @@ class _Search:
                 continue  # never a victim in this plan: dropped from the heap for good
             if (owner, shape, miss_key) not in misses:
                 queue = queues.get(owner) or self.queue(owner)
+                read = queue.jobs  # the order read so far (queue.get reads on past its end)
                 index = cursor.get(owner, 0)
                 head = True  # the taken head of the queue is skipped once, not at every search
-                while (job := queue.get(index)) is not None:
+                while (job := read[index] if index < len(read) else queue.get(index)) is not None:
                     index += 1
-                    if id(job) in taken:
+                    if job.id in taken:
                         if head:
                             cursor[owner] = index
                         continue
-                    head = False
-                    if not may_lose(owner, holds[shape_of(job)]):
+                    if not may_lose(owner, holds[job.shape]):
+                        head = False
                         continue
                     # What its place has free and what it gives back (place_of, room, freed).
-                    slot = slots[job.slot]  # type: ignore[index]  # a victim candidate has a slot
+                    slot = slots[job.slot]  # a victim candidate has a slot
                     place = slot.parent if slot.parent is not None else slot.name
                     left = free.get(place)
                     if fits(shape, slot.room if left is None else add_room(left, slot.room)):
                         found = [job]
+                        if head:  # the plan takes it (vacated): the next search starts after it
+                            cursor[owner] = index
                         break
+                    head = False
                 if found is not None:
                     break
                 # Owners only lose jobs while a plan is made, so this stays a miss (room an earlier
@@ -452,7 +504,7 @@ class _Search:
             heapq.heappush(heap, back)
         return found
 
-    def several(self, shape: Shape, ledger: Ledger, budget: int, ben: str) -> list[Job] | None:
+    def several(self, shape: Shape, ledger: Ledger, budget: int, ben: str) -> list[Victim] | None:
         """The fewest victims on one partitionable slot that make room for ``shape``."""
         miss_key = (shape, ben if ledger.groups is not None else "")
         if miss_key in self.several_misses:
@@ -464,7 +516,7 @@ class _Search:
         best: tuple[int, float, str, list[Job]] | None = None
         ranks = {o: rank for o in self._above if (rank := ledger.over(o))[-1] < -EPS}
         for name in sorted(self._jobs):
-            candidates = [j for j in self._jobs[name] if id(j) not in self.taken
+            candidates = [j for j in self._jobs[name] if j.id not in self.taken
                           and j.owner not in self.gainers and j.owner in ranks]
             if len(candidates) < 2:
                 continue
@@ -481,7 +533,7 @@ class _Search:
         if best is None:
             self.several_misses.add(miss_key)
             return None
-        return best[3]
+        return [Victim.of(job, self.now) for job in best[3]]
 
     def _fill(self, place: str, order: list[Job], shape: Shape, ledger: Ledger,
               ben: str) -> list[Job] | None:
@@ -513,11 +565,11 @@ class _Search:
                 chosen = rest
         return chosen
 
-    def vacated(self, jobs: list[Job], shape: Shape, group: int) -> str:
+    def vacated(self, jobs: list[Victim], shape: Shape, group: int) -> str:
         """The jobs leave and the room they make goes to a job of ``shape``; returns the place."""
         name = self.place_of(jobs[0])
         for job in jobs:
-            self.taken.add(id(job))
+            self.taken.add(job.id)
         slot = self.slots.get(name)
         if slot is not None and slot.partitionable:  # what the job does not need stays free there
             room = self.room(name)
@@ -560,8 +612,9 @@ def plan_vacates(
     beneficiaries = _beneficiaries(wants, ledger)
     search = _Search(pool, free, order, now, above)
     search.gainers = {c.beneficiary for c in claims}
-    holds = search.holds
+    holds, somewhere = search.holds, search.somewhere
     partitionable = bool(pool.rooms)
+    flat = ledger.groups is None
     rule = (
         f"vacate for the owner furthest below its {target.value} target, from the owner "
         f"furthest above its own, lowest {order.value} first"
@@ -573,15 +626,15 @@ def plan_vacates(
     # back where it ranks now in one sift (or taken out), passed over, taken out.
     while beneficiaries and len(vacates) < budget:
         ben = beneficiaries[0][1]
-        found: tuple[Shape, list[Job]] | None = None
+        found: tuple[Shape, list[Victim]] | None = None
         wanted = wants[ben]
         for shape in list(wanted.shapes):
-            if not search.fits_anywhere(shape):
+            if shape not in somewhere and not search.fits_anywhere(shape):
                 notes.append(f"{ben}: {wanted.shapes[shape]} idle job(s) asking for "
                              f"{_show(shape)} fit no place in the pool: never vacated for")
                 del wanted.shapes[shape]
                 continue
-            left = search.left_over(shape)
+            left = search.left_over(shape) if search.leftover else None
             if left is not None:
                 found = (shape, [])
                 claims.append(Claim(left[0], ben, _reason("room left over by vacates this cycle",
@@ -605,15 +658,26 @@ def plan_vacates(
             beneficiaries = _next(beneficiaries, ben, wants, ledger, passed)
             continue
         place = search.vacated(victims, shape, group)
+        # What _reason gives: the beneficiary's figures stay as they are until it is given the room.
+        ben_target, ben_active = views[ben].target, ledger.active(ben)
         for job in victims:
-            vacates.append(vacate(job.id, job.owner, job.slot or "", ben, job.start_time,
-                                  job.run_time(now), job.lost_work(now),
-                                  _reason(rule, ledger, views, ben, job.owner), place, shape, group))
-            ledger.take(job.owner, holds[shape_of(job)])
+            owner = job.owner
+            vacates.append(vacate(job.id, owner, job.slot, ben, job.start_time,
+                                  job.run_time, job.lost_work,
+                                  reason(rule, ben_target, ben_active, views[owner].target,
+                                         ledger.active(owner)), place, shape, group))
+            ledger.take(owner, holds[job.shape])
         ledger.give(ben, holds[shape])
         search.gainers.add(ben)
         group += 1
-        beneficiaries = _next(beneficiaries, ben, wants, ledger, passed)
+        if flat:  # _next, flat: only the beneficiary's rank moved
+            gap = ledger.gap(ben)
+            if gap > EPS and wanted:
+                heapq.heapreplace(beneficiaries, (-gap, ben))  # Ledger.owed's figure, flat
+            else:
+                heapq.heappop(beneficiaries)
+        else:
+            beneficiaries = _next(beneficiaries, ben, wants, ledger, passed)
     return vacates
 
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import logging
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import cast
 
@@ -110,22 +110,31 @@ class Actuator:
             cap = min(cap, self.limits.max_vacates_per_cycle)
         sent = 0
         made: dict[int, Vacate] = {}  # group -> a vacate of it that went through
-        groups: dict[int, list[Vacate]] = {}
-        for vacate in plan.vacates:
-            groups.setdefault(vacate.group, []).append(vacate)
-        looked = self._look(plan.vacates, record)
+        vacates = plan.vacates
+        groups: Iterable[Sequence[Vacate]]
+        if len({v.group for v in vacates}) < len(vacates):
+            several: dict[int, list[Vacate]] = {}
+            for vacate in vacates:
+                several.setdefault(vacate.group, []).append(vacate)
+            groups = several.values()
+        else:  # a group of one vacate each (every room on a static slot): each alone, made in C
+            groups = zip(vacates)
+        looked = self._look(vacates, record)
+        check, send = self._check, self._send
         # The vacates of a group make one room together: all of them go, or none does.
-        for group in groups.values():
+        for group in groups:
+            outcomes: Iterable[tuple[Vacate, ActionResult]]
             if len(group) == 1:  # most groups: what _group does, for one vacate
                 vacate = group[0]
                 if sent >= cap:
-                    outcomes = [_result(vacate, _RATE_LIMITED, f"cycle cap of {cap} reached", False)]
+                    result = _result(vacate, _RATE_LIMITED, f"cycle cap of {cap} reached", False)
                 else:
-                    refused = self._check(vacate, now, looked)
-                    outcomes = [refused if refused is not None else self._send(vacate, now)]
+                    refused = check(vacate, now, looked)
+                    result = refused if refused is not None else send(vacate, now)
+                outcomes = ((vacate, result),)
             else:
-                outcomes = self._group(group, now, cap, sent, looked)
-            for vacate, result in zip(group, outcomes, strict=True):
+                outcomes = zip(group, self._group(group, now, cap, sent, looked), strict=True)
+            for vacate, result in outcomes:
                 outcome = result.outcome
                 if outcome is _DONE or result.possibly_done:
                     sent += 1
@@ -186,7 +195,7 @@ class Actuator:
             record.log.error("recheck_failed", jobs=len(vacates), problem=problem)
             return problem
 
-    def _group(self, group: list[Vacate], now: float, cap: int, sent: int,
+    def _group(self, group: Sequence[Vacate], now: float, cap: int, sent: int,
                looked: Look | str) -> list[ActionResult]:
         """Outcomes for the vacates of one group: each is re-checked first, and if any of them may
         not go (or the group does not fit in what is left of the cycle's cap), none is sent."""
