@@ -101,7 +101,8 @@ class JobTable(Mapping[JobId, Job]):
     """The view's jobs by id, in the order they were added. A job put as a :class:`Job` is that
     object; a job a pool told field by field (:meth:`PoolView.change`, :meth:`PoolView.tell`) is
     kept as a :data:`Row` and made a :class:`Job` when first read, that same object then read until
-    the job changes (the decision tells jobs apart by identity)."""
+    the job changes. A decision reads a victim candidate's :meth:`row` (no :class:`Job` made) unless
+    it weighs several on one partitionable slot."""
 
     __slots__ = ("entries",)
 
@@ -364,6 +365,9 @@ class PoolView:
         self.running_on: dict[str, set[JobId]] = {}  # slot name -> running jobs naming it
         self.unplaced = 0  # running jobs on no slot the view has
         self.free_static: set[str] = set()  # static slots with no running or vacating job
+        # The most free static slots seen at a snapshot since the set was last made afresh: a set
+        # keeps the table of its largest size, and a decision lists it at every cycle.
+        self._free_peak = 0
         # Static slots with other than one core (none: the free static slots' cores are as many as
         # they are, not summed slot by slot every decision).
         self.odd_static = 0
@@ -951,6 +955,12 @@ class PoolView:
         """A snapshot of the pool as the view has it now, carrying the view. Its slots and jobs
         are copied out of the view only if they are read, or before the view next changes."""
         self._settle()
+        free = len(self.free_static)
+        if free > self._free_peak:
+            self._free_peak = free
+        elif free * 4 < self._free_peak:  # far fewer than it had: listed faster made afresh
+            self.free_static = set(self.free_static)
+            self._free_peak = free
         taken = Snapshot.of_view(self, time, kept)
         self._taken = weakref.ref(taken)
         return taken
