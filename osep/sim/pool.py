@@ -464,6 +464,16 @@ class SimulatedPool:
             if len(changed) > len(self.jobs) + 4096:  # no snapshot for long: told now
                 self._tell_view()
 
+    def _off_slot(self, job: SimJob) -> None:
+        """``job`` left its slot for good (finished, or back in the queue, where it is counted): the
+        view is told at the next snapshot if it has the job; one that started since the view was
+        last told need not know of it."""
+        job_id = job.spec.id
+        if job_id in self.view.jobs.entries:
+            self._shown(job)
+        else:
+            self._changed.pop(job_id, None)
+
     def _tell_view(self) -> None:
         """Bring the view up to date: each job changed since it last was is told as it is now (the
         fields :meth:`_view` gives, as a row: no :class:`Job` made), or as gone if it finished or is
@@ -654,10 +664,7 @@ class SimulatedPool:
         self.completed += 1
         del self.jobs[job_id]
         if self.keeps_view:
-            if job_id in self.view.jobs.entries:
-                self._shown(job)
-            else:  # it came and went since the view was last told: the view need not know
-                self._changed.pop(job_id, None)
+            self._off_slot(job)
 
     def release(self, job_id: JobId, run_id: int) -> None:
         job = self.jobs.get(job_id)
@@ -672,10 +679,7 @@ class SimulatedPool:
         self.vacates += 1
         if self.keeps_view:
             self.counted.add(job.spec.owner, job.shape)
-            if job_id in self.view.jobs.entries:
-                self._shown(job)
-            else:  # it started and was vacated since the view was last told: the view need not know
-                self._changed.pop(job_id, None)
+            self._off_slot(job)
 
     def start_on(self, job: SimJob, machine: SimMachine) -> None:
         """Start ``job`` in a dynamic slot carved for it from ``machine``."""
