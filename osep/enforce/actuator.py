@@ -167,7 +167,7 @@ class Actuator:
             except Exception as exc:  # noqa: BLE001 - contained to the holds
                 record.hold(plan.holds, Outcome.FAILED, _problem(exc))
             else:
-                if plan.holds or self._held:
+                if told and (plan.holds or self._held):
                     record.hold(plan.holds, Outcome.DONE)
                 self._held = bool(plan.holds)
         return results

@@ -33,13 +33,6 @@ class TimedPool(Protocol):
     def timed_snapshot(self, phases: Phases) -> Snapshot: ...
 
 
-def _zero() -> float:
-    return 0.0
-
-
-UNTIMED = Clocks(_zero, _zero)  # the clocks of a cycle that is not timed
-
-
 @dataclass(frozen=True, slots=True)
 class CycleReport:
     cycle: int
@@ -82,42 +75,53 @@ class Enforcer:
         self.settings = settings
         self.actuator.limits = limits
 
+    def _act(self, plan: Plan, record: Recorder) -> tuple[ActionResult, ...]:
+        """Log the plan's decisions (as far as the log keeps them) and carry out its actions."""
+        if logs(record, logging.DEBUG):
+            for view in plan.owners:
+                if (view.gap > 0 and view.idle > view.reserved) or view.gap <= -1:
+                    record.owner(view)
+        if logs(record, logging.INFO):
+            planned: tuple[Vacate | Claim, ...] = (*plan.vacates, *plan.claims)
+            for action in planned:
+                record.decision(action)
+        return tuple(self.actuator.apply(plan, record))
+
     def run_cycle(self, pool: Pool, phases: Phases | None = None) -> CycleReport:
         """One cycle. ``phases``: where the caller's part of the cycle went already (the daemon's
         lease and state file); a timed cycle makes its own if none is given."""
         self.cycles += 1
         timed = phases is not None or self.clocks is not None
-        if phases is None:
-            phases = Phases(self.clocks if self.clocks is not None else UNTIMED)
-        if timed and isinstance(pool, TimedPool):
-            snapshot = pool.timed_snapshot(phases)
+        if not timed:  # (the simulator's cycles: the same steps, without timing each)
+            plan = decide(pool.snapshot(), self.settings)
+            record = self.record.bind(cycle=self.cycles, time=plan.time)
+            results = self._act(plan, record)
         else:
-            with phases.timing(SNAPSHOT):
-                snapshot = pool.snapshot()
-        with phases.timing(DECIDE):
-            plan = decide(snapshot, self.settings)
-        # Nothing after the decision reads the snapshot. One taken from a kept pool view (the
-        # simulator's) would otherwise copy every job out of the view at the view's next change.
-        del snapshot
-        record = self.record.bind(cycle=self.cycles, time=plan.time)
-        with phases.timing(ACT):
-            if logs(record, logging.DEBUG):
-                for view in plan.owners:
-                    if (view.gap > 0 and view.idle > view.reserved) or view.gap <= -1:
-                        record.owner(view)
-            if logs(record, logging.INFO):
-                planned: tuple[Vacate | Claim, ...] = (*plan.vacates, *plan.claims)
-                for action in planned:
-                    record.decision(action)
-            results = tuple(self.actuator.apply(plan, record))
+            if phases is None:
+                phases = Phases(self.clocks)
+            if isinstance(pool, TimedPool):
+                snapshot = pool.timed_snapshot(phases)
+            else:
+                with phases.timing(SNAPSHOT):
+                    snapshot = pool.snapshot()
+            with phases.timing(DECIDE):
+                plan = decide(snapshot, self.settings)
+            # Nothing after the decision reads the snapshot. One taken from a kept pool view (the
+            # simulator's) would otherwise copy every job out of the view at the view's next
+            # change.
+            del snapshot
+            record = self.record.bind(cycle=self.cycles, time=plan.time)
+            with phases.timing(ACT):
+                results = self._act(plan, record)
         # What CycleReport.sent and .skipped say, worked out once (a cycle may have a thousand).
         done = Outcome.DONE
         sent = [r.action for r in results if r.outcome is done and isinstance(r.action, Vacate)]
         skipped = sum(1 for r in results if r.outcome is not done)
         self.metrics.add(plan, sent)
-        timing = phases.fields() if timed else {}
+        timing = phases.fields() if phases is not None else {}
         report = CycleReport(cycle=self.cycles, plan=plan, results=results,
                              seconds=timing.get("seconds", {}))
-        (record.bind(**timing) if timing else record).cycle(plan, len(sent), skipped,
-                                                            self.metrics.fields())
+        if logs(record, logging.INFO):
+            (record.bind(**timing) if timing else record).cycle(plan, len(sent), skipped,
+                                                                self.metrics.fields())
         return report

@@ -38,8 +38,22 @@ def negotiate(pool: SimulatedPool, ordering: Ordering) -> None:
     """One negotiation cycle at ``pool.now``."""
     now = pool.now
     book = pool.book
-    # Holds only fall within a cycle: with none, every owner may be given anything.
-    held = book.holding()
+    # Holds only fall within a cycle: with none, every owner may be given anything. The cycle
+    # counts down its own copy of the allowances (what the book's ``allowance`` and ``matched``
+    # would read and count, without a call for each slot) and leaves the book with what is left.
+    if book.holding():
+        allowances = book.holds
+        try:
+            _negotiate(pool, ordering, now, book, allowances)
+        finally:
+            book.hold(allowances)
+    else:
+        _negotiate(pool, ordering, now, book, None)
+
+
+def _negotiate(pool: SimulatedPool, ordering: Ordering, now: float, book: ReservationBook,
+               allowances: dict[str, int] | None) -> None:
+    """:func:`negotiate`, given the cycle's allowances of the owners held (None: nobody is)."""
     kept_at = book.kept_places() if book.pending() else _NONE_KEPT
     # The owners that might still be given something, in rank order, and (for an ordering that
     # ranks by queue heads) their heads (see _first).
@@ -93,14 +107,14 @@ def negotiate(pool: SimulatedPool, ordering: Ordering) -> None:
             continue
         wanted -= 1
         # A static slot is charged whole, as SlotWeight (its cores) charges it.
-        job = _first(pool, book, held, ranked, heads, ordering, room, slot.spec.cpus)
+        job = _first(pool, allowances, ranked, heads, ordering, room, slot.spec.cpus)
         if job is None:
             unwanted.add(room)
             wanted -= rooms_ahead[room]
         else:
             pool.start(job, slot)
-            if held:
-                book.matched(job.spec.owner, slot.spec.cpus)
+            if allowances is not None:
+                _matched(allowances, job.spec.owner, slot.spec.cpus)
     unwanted.clear()  # a machine's room is offered within each owner's allowance, not charged whole
     rooms_ahead = pool.open_rooms()
     wanted = sum(rooms_ahead.values())
@@ -122,14 +136,14 @@ def negotiate(pool: SimulatedPool, ordering: Ordering) -> None:
                     pool.start_on(job, machine)
                     book.handed_over(kept)
         while machine.free[0] > 0 and machine.free not in unwanted:
-            job = _first(pool, book, held, ranked, heads, ordering, machine.free, None)
+            job = _first(pool, allowances, ranked, heads, ordering, machine.free, None)
             if job is None:
                 unwanted.add(machine.free)
                 wanted -= rooms_ahead.get(machine.free, 0)
                 break
             pool.start_on(job, machine)
-            if held:
-                book.matched(job.spec.owner, job.spec.cpus)
+            if allowances is not None:
+                _matched(allowances, job.spec.owner, job.spec.cpus)
 
 
 def _kept_from(pool: SimulatedPool, kept_at: Counter[str], at: int) -> list[SimSlot]:
@@ -141,12 +155,21 @@ def _kept_from(pool: SimulatedPool, kept_at: Counter[str], at: int) -> list[SimS
                   key=lambda s: s.index)
 
 
-def _first(pool: SimulatedPool, book: ReservationBook, held: bool, ranked: list[str],
+def _matched(allowances: dict[str, int], owner: str, cpus: int) -> None:
+    """``owner`` was given ``cpus`` more cores: that much less of its allowance, if it is held
+    (:meth:`osep.core.reservations.ReservationBook.matched`, on the cycle's copy)."""
+    allowed = allowances.get(owner)
+    if allowed is not None:
+        allowances[owner] = allowed - cpus
+
+
+def _first(pool: SimulatedPool, allowances: dict[str, int] | None, ranked: list[str],
            heads: list[Head] | None, ordering: Ordering, room: Room, charge: int | None
            ) -> SimJob | None:
     """The oldest job that fits ``room`` of the first owner in ``ranked`` that has one and may be
     given it (``charge``: the cores a static slot charges; None: the job's own, within the
-    owner's allowance; ``held``: whether any owner is held), taken off its queue. Owners that can
+    owner's allowance; ``allowances``: the cycle's allowances of the owners held, None if nobody
+    is), taken off its queue. Owners that can
     be given nothing more this cycle (no job queued, or no allowance left: within a cycle queues
     only shrink and allowances only fall) are dropped from ``ranked`` (and ``heads``); the owner
     given a job is put back in its place if the ordering ranks by queue heads (``heads``)."""
@@ -155,8 +178,8 @@ def _first(pool: SimulatedPool, book: ReservationBook, held: bool, ranked: list[
     allowance: int | None = None  # the owner's, if any is held (None: not held)
     while k < len(ranked):
         owner = ranked[k]
-        if held:
-            allowance = book.allowance(owner)
+        if allowances is not None:
+            allowance = allowances.get(owner)
         if owner not in idle or (allowance is not None and allowance < 1):
             del ranked[k]
             if heads is not None:
