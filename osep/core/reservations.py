@@ -24,7 +24,7 @@ live pool's snapshot time).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from osep.core.model import Kept, Slot
@@ -269,6 +269,14 @@ class ReservationBook:
     def may_match(self, owner: str, cpus: int = 1) -> bool:
         allowed = self._holds.get(owner)
         return allowed is None or allowed >= cpus
+
+    def may_match_any(self, owners: Collection[str]) -> bool:
+        """Whether any of ``owners`` may be given a core (``may_match`` of each, at most one call
+        per owner held: more owners than are held means one of them is not held)."""
+        holds = self._holds
+        if len(owners) > len(holds):
+            return True
+        return any(holds.get(owner, 1) >= 1 for owner in owners)
 
     def allowance(self, owner: str) -> int | None:
         """How many more cores ``owner`` may be given (None: it is not held)."""

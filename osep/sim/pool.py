@@ -732,7 +732,7 @@ class SimulatedPool:
         if not self._free and not self._open:
             return False
         book = self.book
-        return book.pending() or any(book.may_match(owner) for owner in self.idle)
+        return book.pending() or book.may_match_any(self.idle)
 
     def running_jobs(self) -> list[SimJob]:
         """The jobs on a slot (running or vacating), in the order they arrived."""

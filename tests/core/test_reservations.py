@@ -76,6 +76,17 @@ def test_holds_cap_new_matches_until_replaced():
     assert book.may_match("a") and book.may_match("c")
 
 
+OWNERS = ["a", "b", "c", "d"]
+
+
+@given(st.dictionaries(st.sampled_from(OWNERS), st.integers(-2, 2)),
+       st.sets(st.sampled_from(OWNERS)))
+def test_whether_any_owner_may_match_is_may_match_of_each(holds, owners):
+    book = ReservationBook(lifetime=100)
+    book.hold(holds)
+    assert book.may_match_any(owners) == any(book.may_match(o) for o in owners)
+
+
 def test_clear_forgets_everything():
     book = ReservationBook(lifetime=100)
     book.reserve("s1", "b", now=0, running=0)
