@@ -123,7 +123,7 @@ def _decide(snapshot: Snapshot, settings: PolicySettings) -> Plan:
     # speed, as a plan may have a thousand vacates.
     places = filter(None, map(pool.slots.get, map(attrgetter("slot"), vacates)))
     freed = sum(map(attrgetter("cpus"), places))
-    held = holds(views, set(map(attrgetter("owner"), vacates)), free_cpus, freed,
+    held = holds(census.busy, set(map(attrgetter("owner"), vacates)), free_cpus, freed,
                  by_cores=settings.unit in (Unit.SLOTS, Unit.CPUS))
     if pool.unplaced:
         notes.append(f"{pool.unplaced} running job(s) on slots missing from the snapshot: "
