@@ -302,6 +302,8 @@ def resolved_shares(shares: ShareTable | ShareTree, capacity: Vec, unit: Unit) -
 
 
 _CPUS = attrgetter("cpus")
+# Per unit: the resource it counts (Unit.index), and which requested resources it weighs.
+_WEIGHS = {u: (u.index, tuple(u is Unit.DOMINANT or u.value == r for r in REQUESTED)) for u in Unit}
 _NOBODY = Tally()  # an owner with no job (read, never changed)
 
 
@@ -327,12 +329,11 @@ def count_view(pool: PoolView, kept: Sequence[Kept], shares: ShareTable | ShareT
     it."""
     slots = pool.slots
     tallies = pool.tallies
-    index = unit.index
     # What each owner's running jobs add up to, per resource the unit weighs; and its demand, what
     # its running, vacating and idle jobs add up to, weighed in the unit (with one resource: only
     # that resource's sum is needed; dominant: every resource's, idle jobs' cores always).
     # (A pool has 10,000 owners: this loop is written out for speed; it is _total's sums.)
-    wc, wm, wg, wd = (unit is Unit.DOMINANT or unit.value == r for r in REQUESTED)
+    index, (wc, wm, wg, wd) = _WEIGHS[unit]
     ran: dict[str, Vec] = {}  # running jobs only
     wanted: dict[str, float] = {}  # one resource: the demand
     wanting: dict[str, Vec] = {}  # dominant: what the demand is weighed from

@@ -112,7 +112,7 @@ class WantsBook:
     for (a pool has thousands of owners below target; a cycle serves a few). One not made yet
     wants something: its idle jobs outnumber the rooms kept for it."""
 
-    __slots__ = ("_reserved", "_tallies", "made", "owners")
+    __slots__ = ("_reserved", "_tallies", "made", "owners", "ranked")
 
     def __init__(self, owners: list[str], tallies: Mapping[str, Tally],
                  views: Mapping[str, OwnerView]) -> None:
@@ -120,6 +120,9 @@ class WantsBook:
         self._tallies = tallies
         self._reserved = views
         self.made: dict[str, Wants] = {}
+        # With flat shares, the beneficiaries as the claims of free room left them, in a heap by
+        # rank (what _beneficiaries gives then); None until claims are made.
+        self.ranked: list[tuple[Rank, str]] | None = None
 
     def __getitem__(self, owner: str) -> Wants:
         wants = self.made.get(owner)
@@ -190,10 +193,11 @@ def claim_free_room(free: Iterable[tuple[str, Room]], wants: WantsBook, ledger: 
     if not wants:
         return claims
     heap = _beneficiaries(wants, ledger)
+    if ledger.groups is None and ledger.index is not None:
+        wants.ranked = heap  # (kept up to date by _claim_flat)
+        return _claim_flat(free, heap, wants, ledger, partitionable, left) if heap else claims
     if not heap:
         return claims
-    if ledger.groups is None and ledger.index is not None:
-        return _claim_flat(free, heap, wants, ledger, partitionable, left)
     passed: list[tuple[Rank, str]] = []
     rule = _FREE_ROOM
     # No job asks for less than this in any resource: room below it is no use to anyone, and is
@@ -663,7 +667,8 @@ def plan_vacates(
     to ``notes`` the jobs no room can be made for, and to ``claims`` (the claims made so far, whose
     owners are never victims) room that earlier vacates left over. ``above``: the owners above
     target with running jobs, as counted before the claims (:attr:`Census.above`)."""
-    beneficiaries = _beneficiaries(wants, ledger)
+    # Flat, the owners still below target with idle jobs are those the claims left in their heap.
+    beneficiaries = wants.ranked if wants.ranked is not None else _beneficiaries(wants, ledger)
     if not beneficiaries:  # the claims served everyone below target (most cycles of a busy pool)
         return []
     search = _Search(pool, free, order, now, above)
