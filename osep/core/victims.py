@@ -260,11 +260,24 @@ def _claim_flat(free: Iterable[tuple[str, Room]], heap: list[tuple[Rank, str]], 
         while heap and fits(smallest, room):
             rank, owner = pop(heap)
             wanted = made.get(owner) or wants[owner]
-            shape = wanted.fitting(room)
-            if shape is None:
-                passed.append((rank, owner))
-                continue
-            wanted.consume(shape)
+            shapes = wanted.shapes
+            if len(shapes) == 1:  # Wants.fitting, for the one shape most owners' idle jobs have
+                shape = next(iter(shapes))
+                if not fits(shape, room):
+                    passed.append((rank, owner))
+                    continue
+            else:
+                found = wanted.fitting(room)
+                if found is None:
+                    passed.append((rank, owner))
+                    continue
+                shape = found
+            # Wants.consume
+            count = shapes[shape] - 1
+            if count:
+                shapes[shape] = count
+            else:
+                del shapes[shape]
             # _reason's figures (an owner's view has its target), then Ledger.give and Ledger.gap
             a = holding.get(owner, ZERO)
             aim = targets[owner]
@@ -272,7 +285,7 @@ def _claim_flat(free: Iterable[tuple[str, Room]], heap: list[tuple[Rank, str]], 
             b = holds[shape]
             holding[owner] = now = (a[0] + b[0], a[1] + b[1], a[2] + b[2], a[3] + b[3], a[4] + b[4])
             gap = aim - now[index]
-            if gap > EPS and wanted:  # back where it ranks now (as _beneficiaries ranks it)
+            if gap > EPS and shapes:  # back where it ranks now (as _beneficiaries ranks it)
                 push(heap, (-gap, owner))
             if place not in partitionable:
                 room = NO_ROOM
@@ -280,9 +293,10 @@ def _claim_flat(free: Iterable[tuple[str, Room]], heap: list[tuple[Rank, str]], 
             room = less(room, shape)
         if left is not None and place in partitionable:
             left[place] = room
-        for entry in passed:
-            push(heap, entry)
-        passed.clear()
+        if passed:
+            for entry in passed:
+                push(heap, entry)
+            passed.clear()
         if not heap:
             break
     return claims
