@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import heapq
 from collections import ChainMap, defaultdict
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import filterfalse, repeat
 from operator import attrgetter, itemgetter, sub
@@ -521,20 +521,31 @@ def _count_flat(pool: PoolView, known: Resolved, target: Target, index: int, ran
     tallies = pool.tallies
     entitled = known.entitled
     # The water-filling among the owners with jobs (those with none take nothing: see above).
-    fes = feasible_shares({o: entitled[o] for o in wanted}, wanted, capacity[index])
+    fes = feasible_shares(entitled if len(wanted) == len(entitled) else
+                          {o: entitled[o] for o in wanted}, wanted, capacity[index])
     if target is Target.FEASIBLE:
         targets = dict(known.resting)
         targets.update(fes)
     else:
         targets = entitled  # read, never changed
-    views = dict(known.idle_views(target))  # each owner with jobs replaces its own, in place
-    busy: dict[str, OwnerView] = {}  # the views of the owners with jobs, by name
+    idle = known.idle_views(target)
+    views: dict[str, OwnerView]
+    busy: dict[str, OwnerView]  # the views of the owners with jobs, by name
+    order: Iterable[str]
+    if 2 * len(tallies) < len(idle):  # most owners have no job: theirs copied, the others sorted
+        views, busy, order = dict(idle), {}, sorted(tallies)
+    else:  # (a pool of 10,000 owners, all with jobs: none sorted, no view copied)
+        views, order = {}, known.owners
+        busy = views  # (those with no job are never held: holds may look at them too)
     resolved = known.resolved
     no_share: dict[str, float] = {}
     below: list[str] = []
     above: list[str] = []
-    for o in sorted(tallies):
-        t = tallies[o]
+    for o in order:
+        t = tallies.get(o)
+        if t is None:
+            views[o] = idle[o]
+            continue
         running = ran[o]
         kept_here = with_kept.get(o)
         aim = targets[o]
