@@ -9,13 +9,14 @@ waiting (counting only running jobs, not kept room).
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from operator import itemgetter
 
 from osep.core.model import EPS
 from osep.core.plan import OwnerView
 
 
-def holds(views: dict[str, OwnerView], losing: set[str], free: int, vacated: int,
+def holds(views: Mapping[str, OwnerView], losing: set[str], free: int, vacated: int,
           by_cores: bool = True) -> dict[str, int]:
     """Owners to hold, each with the number of new cores it may still be given (owners in name
     order). Owners that lose a job in this plan are among them: the vacated job is idle again within

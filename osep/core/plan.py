@@ -267,3 +267,33 @@ class Plan:
     unit: Unit = Unit.SLOTS
     totals: Vec | None = None  # the pool's capacity in every resource
     groups: tuple[GroupView, ...] = ()  # an owner tree's groups (none for flat shares)
+
+
+class _PlanDraft:
+    """A :class:`Plan` made the fast way (see :class:`_Draft`): a simulated pool decides every few
+    minutes of its time, some thousands of times a run."""
+
+    __slots__ = Plan.__slots__
+
+    def __init__(self, time: float, capacity: int, max_vacates: int, owners: tuple[OwnerView, ...],
+                 vacates: tuple[Vacate, ...], claims: tuple[Claim, ...], holds: Mapping[str, int],
+                 notes: tuple[str, ...], unit: Unit, totals: Vec | None,
+                 groups: tuple[GroupView, ...]) -> None:
+        self.time = time
+        self.capacity = capacity
+        self.max_vacates = max_vacates
+        self.owners = owners
+        self.vacates = vacates
+        self.claims = claims
+        self.holds = holds
+        self.notes = notes
+        self.unit = unit
+        self.totals = totals
+        self.groups = groups
+        self.__class__ = Plan  # type: ignore[assignment]
+
+
+# ``Plan(...)`` with every field given, positionally.
+plan = cast(Callable[[float, int, int, tuple[OwnerView, ...], tuple[Vacate, ...], tuple[Claim, ...],
+                      Mapping[str, int], tuple[str, ...], Unit, Vec | None, tuple[GroupView, ...]], Plan],
+            _PlanDraft)

@@ -20,7 +20,7 @@ from operator import attrgetter
 from osep.core.counting import count_view
 from osep.core.holds import holds
 from osep.core.model import Snapshot
-from osep.core.plan import Plan, Target, Vacate, VictimOrder
+from osep.core.plan import Plan, Target, Vacate, VictimOrder, plan
 from osep.core.recent import Recent
 from osep.core.resources import EPS, RESOURCES, SLOTS, Room, Unit, Vec
 from osep.core.shares import ShareTable
@@ -123,7 +123,7 @@ def _decide(snapshot: Snapshot, settings: PolicySettings) -> Plan:
     # speed, as a plan may have a thousand vacates.
     places = filter(None, map(pool.slots.get, map(attrgetter("slot"), vacates)))
     freed = sum(map(attrgetter("cpus"), places))
-    held = holds(views, set(map(attrgetter("owner"), vacates)), free_cpus, freed,
+    held = holds(census.busy, set(map(attrgetter("owner"), vacates)), free_cpus, freed,
                  by_cores=settings.unit in (Unit.SLOTS, Unit.CPUS))
     if pool.unplaced:
         notes.append(f"{pool.unplaced} running job(s) on slots missing from the snapshot: "
@@ -131,16 +131,5 @@ def _decide(snapshot: Snapshot, settings: PolicySettings) -> Plan:
     if pool.duplicates:
         notes.append(f"{pool.duplicates} job(s) or slot(s) listed twice in the snapshot: the last "
                      "one counted")
-    return Plan(
-        time=snapshot.time,
-        capacity=pool.capacity,
-        max_vacates=budget,
-        owners=tuple(views.values()),
-        vacates=tuple(vacates),
-        claims=tuple(claims),
-        holds=held,
-        notes=tuple(notes),
-        unit=settings.unit,
-        totals=census.capacity,
-        groups=census.groups,
-    )
+    return plan(snapshot.time, pool.capacity, budget, tuple(views.values()), tuple(vacates),
+                tuple(claims), held, tuple(notes), settings.unit, census.capacity, census.groups)

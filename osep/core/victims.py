@@ -112,19 +112,22 @@ class WantsBook:
     for (a pool has thousands of owners below target; a cycle serves a few). One not made yet
     wants something: its idle jobs outnumber the rooms kept for it."""
 
-    __slots__ = ("_made", "_reserved", "_tallies", "owners")
+    __slots__ = ("_reserved", "_tallies", "made", "owners", "ranked")
 
     def __init__(self, owners: list[str], tallies: Mapping[str, Tally],
                  views: Mapping[str, OwnerView]) -> None:
         self.owners = owners
         self._tallies = tallies
         self._reserved = views
-        self._made: dict[str, Wants] = {}
+        self.made: dict[str, Wants] = {}
+        # With flat shares, the beneficiaries as the claims of free room left them, in a heap by
+        # rank (what _beneficiaries gives then); None until claims are made.
+        self.ranked: list[tuple[Rank, str]] | None = None
 
     def __getitem__(self, owner: str) -> Wants:
-        wants = self._made.get(owner)
+        wants = self.made.get(owner)
         if wants is None:
-            wants = self._made[owner] = Wants(self._tallies[owner], self._reserved[owner].reserved)
+            wants = self.made[owner] = Wants(self._tallies[owner], self._reserved[owner].reserved)
         return wants
 
     def __bool__(self) -> bool:
@@ -132,7 +135,7 @@ class WantsBook:
 
     def wanting(self) -> list[str]:
         """The owners that still want something, in name order."""
-        made = self._made
+        made = self.made
         if not made:
             return self.owners
         return [o for o in self.owners if o not in made or made[o]]
@@ -157,6 +160,8 @@ def _reason(rule: str, ledger: Ledger, views: dict[str, OwnerView], ben: str,
     return reason(rule, views[ben].target, ledger.active(ben), views[victim].target,
                   ledger.active(victim))
 
+
+_FREE_ROOM = "free room to the owner furthest below target"
 
 VictimKey = tuple[float, float, JobId]  # how a victim candidate ranks: ascending comes first
 # How an owner ranks, ascending first: Ledger.owed (beneficiaries) or Ledger.over (victims); in a
@@ -188,8 +193,13 @@ def claim_free_room(free: Iterable[tuple[str, Room]], wants: WantsBook, ledger: 
     if not wants:
         return claims
     heap = _beneficiaries(wants, ledger)
+    if ledger.groups is None and ledger.index is not None:
+        wants.ranked = heap  # (kept up to date by _claim_flat)
+        return _claim_flat(free, heap, wants, ledger, partitionable, left) if heap else claims
+    if not heap:
+        return claims
     passed: list[tuple[Rank, str]] = []
-    rule = "free room to the owner furthest below target"
+    rule = _FREE_ROOM
     # No job asks for less than this in any resource: room below it is no use to anyone, and is
     # passed over without asking every owner (a pool has many nearly full machines).
     smallest = wants.smallest()
@@ -225,6 +235,68 @@ def claim_free_room(free: Iterable[tuple[str, Room]], wants: WantsBook, ledger: 
         for entry in passed:
             heapq.heappush(heap, entry)
         passed.clear()
+        if not heap:
+            break
+    return claims
+
+
+def _claim_flat(free: Iterable[tuple[str, Room]], heap: list[tuple[Rank, str]], wants: WantsBook,
+                ledger: Ledger, partitionable: Container[str], left: dict[str, Room] | None
+                ) -> list[Claim]:
+    """:func:`claim_free_room` with flat shares in one resource: the same steps, with what the
+    ledger's and the book's methods do written out (a simulated pool claims free room at nearly
+    every cycle, a few places each time)."""
+    claims: list[Claim] = []
+    passed: list[tuple[Rank, str]] = []
+    rule = _FREE_ROOM
+    smallest = wants.smallest()
+    holds = _Holds()
+    holding, targets, index = ledger.holding, ledger.targets, ledger.index
+    assert index is not None
+    made = wants.made
+    pop, push = heapq.heappop, heapq.heappush
+    for place, offered in free:
+        room = offered
+        while heap and fits(smallest, room):
+            rank, owner = pop(heap)
+            wanted = made.get(owner) or wants[owner]
+            shapes = wanted.shapes
+            if len(shapes) == 1:  # Wants.fitting, for the one shape most owners' idle jobs have
+                shape = next(iter(shapes))
+                if not fits(shape, room):
+                    passed.append((rank, owner))
+                    continue
+            else:
+                found = wanted.fitting(room)
+                if found is None:
+                    passed.append((rank, owner))
+                    continue
+                shape = found
+            # Wants.consume
+            count = shapes[shape] - 1
+            if count:
+                shapes[shape] = count
+            else:
+                del shapes[shape]
+            # _reason's figures (an owner's view has its target), then Ledger.give and Ledger.gap
+            a = holding.get(owner, ZERO)
+            aim = targets[owner]
+            claims.append(claim(place, owner, reason(rule, aim, a[index], None, None), shape, None))
+            b = holds[shape]
+            holding[owner] = now = (a[0] + b[0], a[1] + b[1], a[2] + b[2], a[3] + b[3], a[4] + b[4])
+            gap = aim - now[index]
+            if gap > EPS and shapes:  # back where it ranks now (as _beneficiaries ranks it)
+                push(heap, (-gap, owner))
+            if place not in partitionable:
+                room = NO_ROOM
+                break
+            room = less(room, shape)
+        if left is not None and place in partitionable:
+            left[place] = room
+        if passed:
+            for entry in passed:
+                push(heap, entry)
+            passed.clear()
         if not heap:
             break
     return claims
@@ -609,7 +681,10 @@ def plan_vacates(
     to ``notes`` the jobs no room can be made for, and to ``claims`` (the claims made so far, whose
     owners are never victims) room that earlier vacates left over. ``above``: the owners above
     target with running jobs, as counted before the claims (:attr:`Census.above`)."""
-    beneficiaries = _beneficiaries(wants, ledger)
+    # Flat, the owners still below target with idle jobs are those the claims left in their heap.
+    beneficiaries = wants.ranked if wants.ranked is not None else _beneficiaries(wants, ledger)
+    if not beneficiaries:  # the claims served everyone below target (most cycles of a busy pool)
+        return []
     search = _Search(pool, free, order, now, above)
     search.gainers = {c.beneficiary for c in claims}
     holds, somewhere = search.holds, search.somewhere

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections import Counter
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from osep.core import counting
 from osep.core.model import EPS, Job, JobId, JobState, Kept, Slot, Snapshot
 from osep.core.plan import Target, VictimOrder
 from osep.core.policy import PolicySettings, decide
@@ -131,3 +134,24 @@ def test_feasible_shares_use_exactly_the_usable_capacity(case):
     assert abs(sum(v.feasible for v in plan.owners) - min(snapshot.capacity, demand)) < 1e-6
     for v in plan.owners:
         assert -EPS <= v.feasible <= v.demand + EPS
+
+
+@settings(max_examples=200, deadline=None)
+@given(pools())
+def test_flat_shares_count_only_the_owners_with_jobs_and_count_the_same(case):
+    """Flat shares in one resource are counted over the owners with jobs only (the others' views
+    made once per shares and capacity): the same views, figures and owners below and above target
+    as the general count over every owner."""
+    snapshot, policy = case
+    pool = counting.view_of(snapshot)
+    known = counting.resolved_shares(policy.shares, pool.totals(), policy.unit)
+    fast = counting.count_view(pool, snapshot.kept, policy.shares, policy.target, policy.unit)
+    with pytest.MonkeyPatch.context() as patch:  # the same shares, counted the general way
+        patch.setattr(counting, "resolved_shares", lambda *_: dataclasses.replace(known, plain=False))
+        plain = counting.count_view(pool, snapshot.kept, policy.shares, policy.target, policy.unit)
+    assert list(fast.views.items()) == list(plain.views.items())
+    assert (fast.below, fast.above) == (plain.below, plain.above)
+    for owner in plain.views:
+        assert repr(fast.ledger.gap(owner)) == repr(plain.ledger.gap(owner))
+    # The views a hold may be for: every owner with jobs (an owner without any is never held).
+    assert all(fast.busy.get(o) == v for o, v in plain.views.items() if o in pool.tallies)

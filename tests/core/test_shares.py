@@ -4,6 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from osep.core import shares as shares_module
 from osep.core.counting import resolved_shares
 from osep.core.resources import Unit
 from osep.core.shares import ShareTable, feasible_shares
@@ -90,10 +91,14 @@ amounts = st.one_of(st.integers(0, 9), st.floats(0, 20, allow_nan=False), st.jus
        st.dictionaries(st.sampled_from("abcdefghij"), amounts),
        st.one_of(st.integers(0, 60), st.floats(0, 100, allow_nan=False)))
 def test_feasible_shares_are_the_plain_water_filling_to_the_bit(shares, demand, capacity):
-    got = feasible_shares(shares, demand, capacity)
     expected = _water_fill(shares, demand, capacity)
-    assert list(got) == list(expected)
-    assert [repr(v) for v in got.values()] == [repr(v) for v in expected.values()]
+    # Both ways feasible_shares goes: a plain loop for a few owners, passes at C speed for many.
+    for few in (shares_module._FEW, -1):
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(shares_module, "_FEW", few)
+            got = feasible_shares(shares, demand, capacity)
+        assert list(got) == list(expected)
+        assert [repr(v) for v in got.values()] == [repr(v) for v in expected.values()]
 
 
 def test_resolved_shares_are_kept_per_table_capacity_and_unit():
