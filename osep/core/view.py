@@ -365,6 +365,7 @@ class PoolView:
         self.running_on: dict[str, set[JobId]] = {}  # slot name -> running jobs naming it
         self.unplaced = 0  # running jobs on no slot the view has
         self.free_static: set[str] = set()  # static slots with no running or vacating job
+        self.static: set[str] = set()  # the static slots present
         # The most free static slots seen at a snapshot since the set was last made afresh: a set
         # keeps the table of its largest size, and a decision lists it at every cycle.
         self._free_peak = 0
@@ -436,16 +437,60 @@ class PoolView:
         done here without a call each."""
         if self._taken is not None:
             self._settle()
-        entries, tallies, slots = self._entries, self.tallies, self.slots
-        busy, running_on, free_static = self.busy, self.running_on, self.free_static
+        entries, tallies, static = self._entries, self.tallies, self.static
+        busy, running_on, free_static, leaving = self.busy, self.running_on, self.free_static, \
+            self.leaving
         idle, running = _IDLE, _RUNNING
         told = 0
         for job_id, row in changes:
             if row is None:  # gone
                 old = entries.pop(job_id, None)
-                if old is not None:
-                    self._job_out(job_id, old if isinstance(old, tuple) else _row(old))
-                    told += 1
+                if old is None:
+                    continue
+                told += 1
+                if not isinstance(old, tuple):
+                    old = _row(old)
+                owner, state, _, name, start, _, shape, vacatable = old
+                if state is not running or name not in static:
+                    self._job_out(job_id, old)
+                    continue
+                # A job gone from a static slot the view has (_job_out, written out: the most
+                # common end).
+                mine = tallies[owner]
+                mine.running -= 1
+                mine._ran = None
+                run_shapes = mine.run_shapes
+                left = run_shapes[shape] - 1
+                if left:
+                    run_shapes[shape] = left
+                else:
+                    del run_shapes[shape]
+                there = running_on[name]
+                if len(there) > 1:
+                    there.discard(job_id)
+                else:
+                    del running_on[name]
+                left = busy[name] - 1
+                if left:
+                    busy[name] = left
+                else:
+                    busy.pop(name)  # (Counter's del is a Python call)
+                    if name not in leaving:
+                        free_static.add(name)
+                if start is not None and vacatable:
+                    orders = mine._orders
+                    if orders[0] is None and orders[1] is None:
+                        del mine.candidates[job_id]
+                    else:
+                        mine.drop_victim(job_id)
+                    vshapes = mine.victim_shapes
+                    left = vshapes[shape] - 1
+                    if left:
+                        vshapes[shape] = left
+                    else:
+                        vshapes.pop(shape)
+                if not (mine.running or mine.idle or mine.vacating):
+                    del tallies[owner]
                 continue
             old = entries.get(job_id)
             if old is not None:
@@ -476,8 +521,7 @@ class PoolView:
                         continue
                 tally._add_idle(job_id, shape)
                 continue
-            if (state is not running or name is None or (slot := slots.get(name)) is None
-                    or slot.partitionable or slot.parent is not None
+            if (state is not running or name not in static
                     or (old is not None and (old[1] is not idle or old[0] != owner
                                              or old[6] != shape))):
                 if old is not None:
@@ -780,8 +824,10 @@ class PoolView:
         self._capacity += slot.slots
         for k, amount in enumerate(slot.amount):
             self._totals[k] += int(amount)
-        if slot.cpus != 1 and not slot.partitionable and slot.parent is None:
-            self.odd_static += 1
+        if not slot.partitionable and slot.parent is None:
+            self.static.add(name)
+            if slot.cpus != 1:
+                self.odd_static += 1
         for job_id in self.running_on.get(name, ()):
             row = self.jobs.row(job_id)
             assert row is not None
@@ -803,8 +849,10 @@ class PoolView:
         self._capacity -= slot.slots
         for k, amount in enumerate(slot.amount):
             self._totals[k] -= int(amount)
-        if slot.cpus != 1 and not slot.partitionable and slot.parent is None:
-            self.odd_static -= 1
+        if not slot.partitionable and slot.parent is None:
+            self.static.discard(name)
+            if slot.cpus != 1:
+                self.odd_static -= 1
         for job_id in self.running_on.get(name, ()):
             row = self.jobs.row(job_id)
             assert row is not None
@@ -862,6 +910,7 @@ class PoolView:
         view._totals = [view._capacity, sum(s.cpus for s in listing),
                         sum(s.memory for s in listing if s.memory is not None),
                         sum(s.gpus for s in listing), sum(s.disk for s in listing if s.disk is not None)]
+        view.static = {s.name for s in listing if not s.partitionable and s.parent is None}
         view.odd_static = sum(1 for s in listing
                               if s.cpus != 1 and not s.partitionable and s.parent is None)
         for slot in listing:

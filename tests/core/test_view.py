@@ -161,7 +161,7 @@ def contents(view: PoolView) -> dict[str, Any]:
         "leaving": dict(view.leaving), "unplaced": view.unplaced, "free": view.free_static,
         "rooms": view.rooms, "open": view.open_rooms, "on_place": view.on_place,
         "whole": view.whole, "wholes": dict(view.wholes), "totals": view.totals(),
-        "capacity": view.capacity, "odd static": view.odd_static,
+        "capacity": view.capacity, "odd static": view.odd_static, "static": view.static,
     }
 
 
