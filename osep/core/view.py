@@ -6,7 +6,8 @@ these from a snapshot's jobs costs a pass over every job; a pool adapter that se
 (the simulator, or a live adapter following its schedds) keeps a :class:`PoolView` instead and tells
 it each change: :meth:`PoolView.put_job` (a job added or changed), :meth:`PoolView.drop_job` (gone),
 :meth:`PoolView.put_slot` and :meth:`PoolView.drop_slot`. Each costs O(1) (a heap push for an idle
-job of an owner with idle jobs of several shapes; a victim order is sorted when read). A pool can tell a
+job of an owner with idle jobs of several shapes; a victim order is sorted when read), but for
+dropping or changing a static slot with jobs on it, a pass over the jobs. A pool can tell a
 job's change field by field instead (:meth:`PoolView.change`), or many jobs' changes at once as rows
 (:meth:`PoolView.tell`, what the simulated pool does at each snapshot): the view keeps the fields, and
 makes the :class:`Job` only when something reads it (:class:`JobTable`). A pool can also give an
@@ -35,7 +36,10 @@ and slots, and the orders are the ones the decision uses:
   after it, as the jobs a pool starts do in the wall-clock order), and the entries of candidates that
   left are passed over (and dropped once they outnumber the rest). A job's start and finish cost
   O(1) here; a decision reads the orders of the few owners above target;
-- per slot name, the running and vacating jobs naming it; the static slots that are free; every
+- per slot the view has, how many running jobs are on it; per slot name, the vacating jobs naming
+  it, and the running jobs naming it but for a static slot the view has (those are found by a pass
+  over the jobs should the slot leave the view or change, as a pool's static slots seldom do: a
+  static slot's job costs no entry of its own); the static slots, and those that are free; every
   partitionable slot's unclaimed room; every place's whole room (what it has were it empty); the
   pool's totals per resource;
 - per place with a partitionable slot or dynamic slots (what the decision carves room from), the
@@ -362,7 +366,9 @@ class PoolView:
         self.tallies: dict[str, Tally] = {}  # owners with a running, idle or vacating job
         self.busy: Counter[str] = Counter()  # slot present -> running jobs on it
         self.leaving: Counter[str] = Counter()  # slot name -> vacating jobs naming it
-        self.running_on: dict[str, set[JobId]] = {}  # slot name -> running jobs naming it
+        # Slot name -> the running jobs naming it, but for a static slot the view has (its jobs
+        # are counted in ``busy``, and found by a pass over the jobs should it leave the view).
+        self.running_on: dict[str, set[JobId]] = {}
         self.unplaced = 0  # running jobs on no slot the view has
         self.free_static: set[str] = set()  # static slots with no running or vacating job
         self.static: set[str] = set()  # the static slots present
@@ -438,8 +444,7 @@ class PoolView:
         if self._taken is not None:
             self._settle()
         entries, tallies, static = self._entries, self.tallies, self.static
-        busy, running_on, free_static, leaving = self.busy, self.running_on, self.free_static, \
-            self.leaving
+        busy, free_static, leaving = self.busy, self.free_static, self.leaving
         idle, running = _IDLE, _RUNNING
         told = 0
         for job_id, row in changes:
@@ -465,11 +470,6 @@ class PoolView:
                     run_shapes[shape] = left
                 else:
                     del run_shapes[shape]
-                there = running_on[name]
-                if len(there) > 1:
-                    there.discard(job_id)
-                else:
-                    del running_on[name]
                 left = busy[name] - 1
                 if left:
                     busy[name] = left
@@ -542,11 +542,6 @@ class PoolView:
             tally._ran = None
             run_shapes = tally.run_shapes
             run_shapes[shape] = run_shapes.get(shape, 0) + 1
-            on = running_on.get(name)
-            if on is None:
-                running_on[name] = {job_id}
-            else:
-                on.add(job_id)
             busy[name] = busy.get(name, 0) + 1
             free_static.discard(name)
             if start is not None and vacatable:  # a victim candidate
@@ -685,11 +680,12 @@ class PoolView:
             if name is None:
                 self.unplaced -= 1
             else:
-                on = self.running_on[name]
-                if len(on) > 1:
-                    on.discard(job_id)
-                else:
-                    del self.running_on[name]
+                if name not in self.static:
+                    on = self.running_on[name]
+                    if len(on) > 1:
+                        on.discard(job_id)
+                    else:
+                        del self.running_on[name]
                 slot = self.slots.get(name)
                 if slot is None:
                     self.unplaced -= 1
@@ -746,11 +742,12 @@ class PoolView:
         if name is None:
             self.unplaced += 1
             return
-        on = self.running_on.get(name)
-        if on is None:
-            self.running_on[name] = {job_id}
-        else:
-            on.add(job_id)
+        if name not in self.static:
+            on = self.running_on.get(name)
+            if on is None:
+                self.running_on[name] = {job_id}
+            else:
+                on.add(job_id)
         slot = self.slots.get(name)
         if slot is not None:
             self._placed(job_id, row, tally, slot)
@@ -828,7 +825,9 @@ class PoolView:
             self.static.add(name)
             if slot.cpus != 1:
                 self.odd_static += 1
-        for job_id in self.running_on.get(name, ()):
+        # The jobs naming it are placed on it (a static slot's are no longer listed by name).
+        for job_id in self.running_on.pop(name, ()) if name in self.static else \
+                self.running_on.get(name, ()):
             row = self.jobs.row(job_id)
             assert row is not None
             self.unplaced -= 1
@@ -853,7 +852,14 @@ class PoolView:
             self.static.discard(name)
             if slot.cpus != 1:
                 self.odd_static -= 1
-        for job_id in self.running_on.get(name, ()):
+            # The jobs on a static slot are not listed by name (a pass over the jobs finds them):
+            # they are from now on.
+            on: Iterable[JobId] = self._running_on_static(name) if name in self.busy else ()
+            if on:
+                self.running_on[name] = set(on)
+        else:
+            on = self.running_on.get(name, ())
+        for job_id in on:
             row = self.jobs.row(job_id)
             assert row is not None
             self._unplaced(job_id, row, self.tallies[row[0]], slot)
@@ -871,6 +877,17 @@ class PoolView:
             if not kids:
                 del self.children[slot.parent]
             self._rewhole(slot.parent, leaving=name)
+
+    def _running_on_static(self, name: str) -> list[JobId]:
+        """The running jobs on the static slot ``name`` (a pass over the view's jobs)."""
+        on = []
+        for job_id, entry in self._entries.items():
+            if isinstance(entry, tuple):
+                if entry[1] is _RUNNING and entry[3] == name:
+                    on.append(job_id)
+            elif entry.state is _RUNNING and entry.slot == name:
+                on.append(job_id)
+        return on
 
     def _unwhole(self, room: Room) -> None:
         self.wholes[room] -= 1
@@ -962,11 +979,12 @@ class PoolView:
                 if name is None:
                     view.unplaced += 1
                     continue
-                on = view.running_on.get(name)
-                if on is None:
-                    view.running_on[name] = {job.id}
-                else:
-                    on.add(job.id)
+                if name not in view.static:
+                    on = view.running_on.get(name)
+                    if on is None:
+                        view.running_on[name] = {job.id}
+                    else:
+                        on.add(job.id)
                 if name not in present:
                     view.unplaced += 1
                     continue
