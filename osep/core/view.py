@@ -492,13 +492,15 @@ class PoolView:
                 if not (mine.running or mine.idle or mine.vacating):
                     del tallies[owner]
                 continue
-            old = entries.get(job_id)
-            if old is not None:
+            old = entries.setdefault(job_id, row)
+            if old is row:  # new to the view
+                old = None
+            else:
                 if not isinstance(old, tuple):
                     old = _row(old)
                 if old == row:
                     continue
-            entries[job_id] = row
+                entries[job_id] = row
             told += 1
             owner, state, _, name, start, since, shape, vacatable = row
             if old is None and state is idle:

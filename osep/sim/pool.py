@@ -500,10 +500,7 @@ class SimulatedPool:
         tell = rows.append
         for job_id, job in changed.items():
             state = job.state
-            if state is completed:
-                tell((job_id, None))
-                continue
-            if state is idle:  # back in the queue (counted)
+            if state is completed or state is idle:  # finished, or back in the queue (counted)
                 tell((job_id, None))
                 continue
             spec = job.spec
