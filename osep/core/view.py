@@ -492,15 +492,13 @@ class PoolView:
                 if not (mine.running or mine.idle or mine.vacating):
                     del tallies[owner]
                 continue
-            old = entries.setdefault(job_id, row)
-            if old is row:  # new to the view
-                old = None
-            else:
+            old = entries.get(job_id)
+            if old is not None:
                 if not isinstance(old, tuple):
                     old = _row(old)
                 if old == row:
                     continue
-                entries[job_id] = row
+            entries[job_id] = row
             told += 1
             owner, state, _, name, start, since, shape, vacatable = row
             if old is None and state is idle:
