@@ -6,7 +6,8 @@ these from a snapshot's jobs costs a pass over every job; a pool adapter that se
 (the simulator, or a live adapter following its schedds) keeps a :class:`PoolView` instead and tells
 it each change: :meth:`PoolView.put_job` (a job added or changed), :meth:`PoolView.drop_job` (gone),
 :meth:`PoolView.put_slot` and :meth:`PoolView.drop_slot`. Each costs O(1) (a heap push for an idle
-job of an owner with idle jobs of several shapes; a victim order is sorted when read). A pool can tell a
+job of an owner with idle jobs of several shapes; a victim order is sorted when read), but for
+dropping or changing a static slot with jobs on it, a pass over the jobs. A pool can tell a
 job's change field by field instead (:meth:`PoolView.change`), or many jobs' changes at once as rows
 (:meth:`PoolView.tell`, what the simulated pool does at each snapshot): the view keeps the fields, and
 makes the :class:`Job` only when something reads it (:class:`JobTable`). A pool can also give an
@@ -35,7 +36,10 @@ and slots, and the orders are the ones the decision uses:
   after it, as the jobs a pool starts do in the wall-clock order), and the entries of candidates that
   left are passed over (and dropped once they outnumber the rest). A job's start and finish cost
   O(1) here; a decision reads the orders of the few owners above target;
-- per slot name, the running and vacating jobs naming it; the static slots that are free; every
+- per slot the view has, how many running jobs are on it; per slot name, the vacating jobs naming
+  it, and the running jobs naming it but for a static slot the view has (those are found by a pass
+  over the jobs should the slot leave the view or change, as a pool's static slots seldom do: a
+  static slot's job costs no entry of its own); the static slots, and those that are free; every
   partitionable slot's unclaimed room; every place's whole room (what it has were it empty); the
   pool's totals per resource;
 - per place with a partitionable slot or dynamic slots (what the decision carves room from), the
@@ -362,9 +366,12 @@ class PoolView:
         self.tallies: dict[str, Tally] = {}  # owners with a running, idle or vacating job
         self.busy: Counter[str] = Counter()  # slot present -> running jobs on it
         self.leaving: Counter[str] = Counter()  # slot name -> vacating jobs naming it
-        self.running_on: dict[str, set[JobId]] = {}  # slot name -> running jobs naming it
+        # Slot name -> the running jobs naming it, but for a static slot the view has (its jobs
+        # are counted in ``busy``, and found by a pass over the jobs should it leave the view).
+        self.running_on: dict[str, set[JobId]] = {}
         self.unplaced = 0  # running jobs on no slot the view has
         self.free_static: set[str] = set()  # static slots with no running or vacating job
+        self.static: set[str] = set()  # the static slots present
         # The most free static slots seen at a snapshot since the set was last made afresh: a set
         # keeps the table of its largest size, and a decision lists it at every cycle.
         self._free_peak = 0
@@ -436,16 +443,54 @@ class PoolView:
         done here without a call each."""
         if self._taken is not None:
             self._settle()
-        entries, tallies, slots = self._entries, self.tallies, self.slots
-        busy, running_on, free_static = self.busy, self.running_on, self.free_static
+        entries, tallies, static = self._entries, self.tallies, self.static
+        busy, free_static, leaving = self.busy, self.free_static, self.leaving
         idle, running = _IDLE, _RUNNING
         told = 0
         for job_id, row in changes:
             if row is None:  # gone
                 old = entries.pop(job_id, None)
-                if old is not None:
-                    self._job_out(job_id, old if isinstance(old, tuple) else _row(old))
-                    told += 1
+                if old is None:
+                    continue
+                told += 1
+                if not isinstance(old, tuple):
+                    old = _row(old)
+                owner, state, _, name, start, _, shape, vacatable = old
+                if state is not running or name not in static:
+                    self._job_out(job_id, old)
+                    continue
+                # A job gone from a static slot the view has (_job_out, written out: the most
+                # common end).
+                mine = tallies[owner]
+                mine.running -= 1
+                mine._ran = None
+                run_shapes = mine.run_shapes
+                left = run_shapes[shape] - 1
+                if left:
+                    run_shapes[shape] = left
+                else:
+                    del run_shapes[shape]
+                left = busy[name] - 1
+                if left:
+                    busy[name] = left
+                else:
+                    busy.pop(name)  # (Counter's del is a Python call)
+                    if name not in leaving:
+                        free_static.add(name)
+                if start is not None and vacatable:
+                    orders = mine._orders
+                    if orders[0] is None and orders[1] is None:
+                        del mine.candidates[job_id]
+                    else:
+                        mine.drop_victim(job_id)
+                    vshapes = mine.victim_shapes
+                    left = vshapes[shape] - 1
+                    if left:
+                        vshapes[shape] = left
+                    else:
+                        vshapes.pop(shape)
+                if not (mine.running or mine.idle or mine.vacating):
+                    del tallies[owner]
                 continue
             old = entries.get(job_id)
             if old is not None:
@@ -476,8 +521,7 @@ class PoolView:
                         continue
                 tally._add_idle(job_id, shape)
                 continue
-            if (state is not running or name is None or (slot := slots.get(name)) is None
-                    or slot.partitionable or slot.parent is not None
+            if (state is not running or name not in static
                     or (old is not None and (old[1] is not idle or old[0] != owner
                                              or old[6] != shape))):
                 if old is not None:
@@ -498,11 +542,6 @@ class PoolView:
             tally._ran = None
             run_shapes = tally.run_shapes
             run_shapes[shape] = run_shapes.get(shape, 0) + 1
-            on = running_on.get(name)
-            if on is None:
-                running_on[name] = {job_id}
-            else:
-                on.add(job_id)
             busy[name] = busy.get(name, 0) + 1
             free_static.discard(name)
             if start is not None and vacatable:  # a victim candidate
@@ -641,11 +680,12 @@ class PoolView:
             if name is None:
                 self.unplaced -= 1
             else:
-                on = self.running_on[name]
-                if len(on) > 1:
-                    on.discard(job_id)
-                else:
-                    del self.running_on[name]
+                if name not in self.static:
+                    on = self.running_on[name]
+                    if len(on) > 1:
+                        on.discard(job_id)
+                    else:
+                        del self.running_on[name]
                 slot = self.slots.get(name)
                 if slot is None:
                     self.unplaced -= 1
@@ -702,11 +742,12 @@ class PoolView:
         if name is None:
             self.unplaced += 1
             return
-        on = self.running_on.get(name)
-        if on is None:
-            self.running_on[name] = {job_id}
-        else:
-            on.add(job_id)
+        if name not in self.static:
+            on = self.running_on.get(name)
+            if on is None:
+                self.running_on[name] = {job_id}
+            else:
+                on.add(job_id)
         slot = self.slots.get(name)
         if slot is not None:
             self._placed(job_id, row, tally, slot)
@@ -780,9 +821,13 @@ class PoolView:
         self._capacity += slot.slots
         for k, amount in enumerate(slot.amount):
             self._totals[k] += int(amount)
-        if slot.cpus != 1 and not slot.partitionable and slot.parent is None:
-            self.odd_static += 1
-        for job_id in self.running_on.get(name, ()):
+        if not slot.partitionable and slot.parent is None:
+            self.static.add(name)
+            if slot.cpus != 1:
+                self.odd_static += 1
+        # The jobs naming it are placed on it (a static slot's are no longer listed by name).
+        for job_id in self.running_on.pop(name, ()) if name in self.static else \
+                self.running_on.get(name, ()):
             row = self.jobs.row(job_id)
             assert row is not None
             self.unplaced -= 1
@@ -803,9 +848,18 @@ class PoolView:
         self._capacity -= slot.slots
         for k, amount in enumerate(slot.amount):
             self._totals[k] -= int(amount)
-        if slot.cpus != 1 and not slot.partitionable and slot.parent is None:
-            self.odd_static -= 1
-        for job_id in self.running_on.get(name, ()):
+        if not slot.partitionable and slot.parent is None:
+            self.static.discard(name)
+            if slot.cpus != 1:
+                self.odd_static -= 1
+            # The jobs on a static slot are not listed by name (a pass over the jobs finds them):
+            # they are from now on.
+            on: Iterable[JobId] = self._running_on_static(name) if name in self.busy else ()
+            if on:
+                self.running_on[name] = set(on)
+        else:
+            on = self.running_on.get(name, ())
+        for job_id in on:
             row = self.jobs.row(job_id)
             assert row is not None
             self._unplaced(job_id, row, self.tallies[row[0]], slot)
@@ -823,6 +877,17 @@ class PoolView:
             if not kids:
                 del self.children[slot.parent]
             self._rewhole(slot.parent, leaving=name)
+
+    def _running_on_static(self, name: str) -> list[JobId]:
+        """The running jobs on the static slot ``name`` (a pass over the view's jobs)."""
+        on = []
+        for job_id, entry in self._entries.items():
+            if isinstance(entry, tuple):
+                if entry[1] is _RUNNING and entry[3] == name:
+                    on.append(job_id)
+            elif entry.state is _RUNNING and entry.slot == name:
+                on.append(job_id)
+        return on
 
     def _unwhole(self, room: Room) -> None:
         self.wholes[room] -= 1
@@ -862,6 +927,7 @@ class PoolView:
         view._totals = [view._capacity, sum(s.cpus for s in listing),
                         sum(s.memory for s in listing if s.memory is not None),
                         sum(s.gpus for s in listing), sum(s.disk for s in listing if s.disk is not None)]
+        view.static = {s.name for s in listing if not s.partitionable and s.parent is None}
         view.odd_static = sum(1 for s in listing
                               if s.cpus != 1 and not s.partitionable and s.parent is None)
         for slot in listing:
@@ -913,11 +979,12 @@ class PoolView:
                 if name is None:
                     view.unplaced += 1
                     continue
-                on = view.running_on.get(name)
-                if on is None:
-                    view.running_on[name] = {job.id}
-                else:
-                    on.add(job.id)
+                if name not in view.static:
+                    on = view.running_on.get(name)
+                    if on is None:
+                        view.running_on[name] = {job.id}
+                    else:
+                        on.add(job.id)
                 if name not in present:
                     view.unplaced += 1
                     continue

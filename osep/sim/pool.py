@@ -155,62 +155,65 @@ class IdleQueue:
 
 
 class IdleCounts:
-    """A pool's idle jobs counted per owner and shape for its view, as they come and go, and the
-    owners whose counts changed since the view was last told (:meth:`tell`): the view is told
-    their counts, not each idle job (:meth:`osep.core.view.PoolView.count_idle`), and asks
-    :meth:`first` for the first idle job of a shape when a decision needs it. ``moves`` counts the
-    changes (``told``: as many as when the view was last told), so that the view asks that only of
-    the pool it was told about. It reads the pool's queues and its idle jobs not queued yet, and
-    keeps no reference to the pool (the view keeps one to it)."""
+    """A pool's idle jobs counted per owner and shape for its view: the view is told the counts of
+    the owners whose idle jobs changed since it was last told (:meth:`tell`), not each idle job
+    (:meth:`osep.core.view.PoolView.count_idle`), and asks :meth:`first` for the first idle job of a
+    shape when a decision needs it. An owner's idle jobs are its queue's (a heap per shape: their
+    counts are the heaps' lengths) and its jobs not queued yet (``held``, counted per shape as
+    they come and go); an event only notes its owner in ``recount``, and the counts are read at the
+    next :meth:`tell`. The view asks :meth:`first` only of the pool it was told about (no owner
+    noted since). It reads the pool's queues and its idle jobs not queued yet, and keeps no
+    reference to the pool (the view keeps one to it)."""
 
-    __slots__ = ("counts", "moves", "queues", "recount", "told", "unqueued")
+    __slots__ = ("held", "queues", "recount", "unqueued")
 
     def __init__(self, queues: Mapping[str, IdleQueue],
                  unqueued: Mapping[str, Mapping[JobId, SimJob]]) -> None:
         self.queues = queues
         self.unqueued = unqueued
-        self.counts: dict[str, dict[Shape, int]] = {}
+        self.held: dict[str, dict[Shape, int]] = {}
         self.recount: set[str] = set()
-        self.moves = self.told = 0
 
-    def add(self, owner: str, shape: Shape) -> None:
-        """An idle job of ``owner``'s asking for ``shape`` more."""
-        self.moves += 1
-        self.recount.add(owner)
-        counts = self.counts.get(owner)
+    def hold(self, owner: str, shape: Shape) -> None:
+        """An idle job of ``owner``'s asking for ``shape`` is not queued yet."""
+        counts = self.held.get(owner)
         if counts is None:
-            self.counts[owner] = {shape: 1}
+            self.held[owner] = {shape: 1}
         else:
             counts[shape] = counts.get(shape, 0) + 1
 
-    def drop(self, owner: str, shape: Shape) -> None:
-        """One idle job of ``owner``'s asking for ``shape`` fewer."""
-        self.moves += 1
-        self.recount.add(owner)
-        counts = self.counts[owner]
+    def unhold(self, owner: str, shape: Shape) -> None:
+        """One of ``owner``'s idle jobs not queued yet, asking for ``shape``, joined its queue."""
+        counts = self.held[owner]
         left = counts[shape] - 1
         if left:
             counts[shape] = left
         elif len(counts) > 1:
             del counts[shape]
         else:
-            del self.counts[owner]
+            del self.held[owner]
 
     def tell(self, view: PoolView) -> None:
-        """Tell ``view`` the counts of the owners whose counts changed since it was last told."""
+        """Tell ``view`` the counts of the owners whose idle jobs changed since it was last told."""
         recount = self.recount
-        if recount:
-            counts, first = self.counts, self.first
-            for owner in recount:
-                mine = counts.get(owner)
-                view.count_idle(owner, {} if mine is None else dict(mine), partial(first, owner))
-            recount.clear()
-        self.told = self.moves
+        if not recount:
+            return
+        queues, held, first = self.queues, self.held, self.first
+        for owner in recount:
+            queue = queues.get(owner)
+            counts = {shape: len(heap) for shape, heap in queue.shapes().items()} \
+                if queue is not None else {}
+            waiting = held.get(owner)
+            if waiting is not None:
+                for shape, n in waiting.items():
+                    counts[shape] = counts.get(shape, 0) + n
+            view.count_idle(owner, counts, partial(first, owner))
+        recount.clear()
 
     def first(self, owner: str, shape: Shape) -> JobId:
         """The first in queue order (the smallest id) of ``owner``'s idle jobs asking for
         ``shape``: from its queue of that shape and its jobs not queued yet."""
-        if self.told != self.moves:
+        if self.recount:
             raise PoolError("the simulated pool's idle jobs changed since its view was told them")
         queue = self.queues.get(owner)
         heap = queue.shapes().get(shape, ()) if queue is not None else ()
@@ -387,10 +390,12 @@ class SimulatedPool:
         # is told each one's change since then, so that a job that comes and goes between two
         # snapshots costs it nothing, and one that arrives and starts costs it one change.
         self._changed: dict[JobId, SimJob] = {}
+        self._told = self.view.jobs.entries  # the jobs the view has (reached straight)
         # Idle jobs not in a queue yet (see enqueue), by owner.
         self.unqueued: dict[str, dict[JobId, SimJob]] = {}
         # The idle jobs, counted for the view as they come and go (once it is kept).
         self.counted = IdleCounts(self.idle, self.unqueued)
+        self._recount = self.counted.recount  # (reached straight at every event)
         self._checkpoints: list[tuple[float, JobId, int]] = []
         self._periodic = (settings.checkpointing is _PERIODIC
                           and settings.checkpoint_interval > 0)
@@ -408,9 +413,13 @@ class SimulatedPool:
         for slot in self.slots.values():
             if slot.parent is not None:  # a dynamic slot
                 view.put_slot(slot.spec.as_slot(slot.parent.spec.name))
+        self.counted.recount.update(self.idle)
+        for owner, held in self.unqueued.items():
+            self.counted.recount.add(owner)
+            for job in held.values():
+                self.counted.hold(owner, job.shape)
         for job in self.jobs.values():
             if job.state is _IDLE:
-                self.counted.add(job.spec.owner, job.shape)
                 continue
             self._changed[job.spec.id] = job
             if self._periodic and job.slot is not None:
@@ -469,10 +478,13 @@ class SimulatedPool:
         view is told at the next snapshot if it has the job; one that started since the view was
         last told need not know of it."""
         job_id = job.spec.id
-        if job_id in self.view.jobs.entries:
-            self._shown(job)
+        changed = self._changed
+        if job_id in self._told:
+            changed[job_id] = job  # (what _shown does, written out: a call less per job)
+            if len(changed) > len(self.jobs) + 4096:  # no snapshot for long: told now
+                self._tell_view()
         else:
-            self._changed.pop(job_id, None)
+            changed.pop(job_id, None)
 
     def _tell_view(self) -> None:
         """Bring the view up to date: each job changed since it last was is told as it is now (the
@@ -488,10 +500,7 @@ class SimulatedPool:
         tell = rows.append
         for job_id, job in changed.items():
             state = job.state
-            if state is completed:
-                tell((job_id, None))
-                continue
-            if state is idle:  # back in the queue (counted)
+            if state is completed or state is idle:  # finished, or back in the queue (counted)
                 tell((job_id, None))
                 continue
             spec = job.spec
@@ -575,14 +584,16 @@ class SimulatedPool:
         job = SimJob(spec, self._arrived, self._shapes.setdefault(shape, shape))
         self._arrived += 1
         self.jobs[spec.id] = job
-        if self.keeps_view:
-            self.counted.add(spec.owner, job.shape)
         self.waiting += 1
         self.watch.submit(self.now, spec)
         if queued:
             self._queue(job, spec.submit)
         else:
             self.unqueued.setdefault(spec.owner, {})[spec.id] = job
+            if self.keeps_view:
+                self.counted.hold(spec.owner, job.shape)
+        if self.keeps_view:
+            self._recount.add(spec.owner)
 
     def enqueue(self, job_id: JobId) -> None:
         """A job submitted earlier joins the queue now, behind the jobs already in it."""
@@ -592,6 +603,8 @@ class SimulatedPool:
         del held[job_id]
         if not held:
             del self.unqueued[owner]
+        if self.keeps_view:
+            self.counted.unhold(owner, job.shape)
         self._queue(job, self.now)
 
     def _queue(self, job: SimJob, since: float) -> None:
@@ -618,7 +631,7 @@ class SimulatedPool:
         self.running[owner] += 1
         self.later.append((now + spec.runtime - job.saved, "finish", (spec.id, run)))
         if self.keeps_view:
-            self.counted.drop(owner, job.shape)
+            self._recount.add(owner)
             self._changed[spec.id] = job
             if self._periodic:
                 self._next_checkpoint(job, self.settings.checkpoint_interval)
@@ -678,7 +691,7 @@ class SimulatedPool:
         self._queue(job, job.spec.submit)
         self.vacates += 1
         if self.keeps_view:
-            self.counted.add(job.spec.owner, job.shape)
+            self._recount.add(job.spec.owner)
             self._off_slot(job)
 
     def start_on(self, job: SimJob, machine: SimMachine) -> None:

@@ -161,7 +161,8 @@ def contents(view: PoolView) -> dict[str, Any]:
         "leaving": dict(view.leaving), "unplaced": view.unplaced, "free": view.free_static,
         "rooms": view.rooms, "open": view.open_rooms, "on_place": view.on_place,
         "whole": view.whole, "wholes": dict(view.wholes), "totals": view.totals(),
-        "capacity": view.capacity, "odd static": view.odd_static,
+        "capacity": view.capacity, "odd static": view.odd_static, "static": view.static,
+        "running on": view.running_on,
     }
 
 
@@ -299,6 +300,40 @@ def test_rows_told_at_once_change_only_what_changed_and_keep_a_job_read() -> Non
     view.tell([(job_id, None), (JobId("a", 2, 0), None)])  # gone, and one it never had
     assert job_id not in view.jobs and not view.tallies and view.free_static == {"s0"}
     assert view.stamp > stamp
+
+
+@pytest.mark.parametrize("told", ["row", "job"])
+def test_a_static_slot_leaving_with_jobs_on_it_and_coming_back_places_them_again(told: str) -> None:
+    """A static slot's running jobs are not listed by name: the view finds them when the slot
+    leaves (or changes), and places them again when it is back, as a static slot or not."""
+    view = PoolView()
+    view.put_slot(Slot("s0"))
+    view.put_slot(Slot("s1"))
+    jobs = [Job(JobId("a", 1, n), "a", JobState.RUNNING, 0.0, "s0", 5.0 + n) for n in range(2)]
+    jobs.append(Job(JobId("b", 1, 0), "b", JobState.RUNNING, 0.0, "s1", 4.0))
+    for job in jobs:
+        if told == "row":
+            view.tell([(job.id, _row(job))])
+        else:
+            view.put_job(job)
+
+    def same() -> None:
+        assert contents(view) == contents(PoolView.of(view.slots.values(), view.jobs.values()))
+
+    same()
+    view.drop_slot("s0")  # its two jobs are unplaced, s1's job stays
+    assert (view.unplaced, dict(view.busy), list(view.tallies["a"].victims(True))) == (2, {"s1": 1}, [])
+    same()
+    view.put_slot(Slot("s0", cpus=2))  # back, changed
+    assert (view.unplaced, view.busy["s0"], view.free_static) == (0, 2, set())
+    same()
+    view.put_slot(Slot("s0", cpus=2, partitionable=True))  # no longer static
+    same()
+    view.put_slot(Slot("s0"))  # static again
+    view.tell([(jobs[0].id, None)])
+    view.drop_job(jobs[1].id)
+    assert (view.unplaced, dict(view.busy), view.free_static) == (0, {"s1": 1}, {"s0"})
+    same()
 
 
 def test_a_new_idle_job_told_as_a_row_is_an_idle_job_as_change_tells_it() -> None:

@@ -78,7 +78,8 @@ def _read(view: PoolView) -> dict[str, Any]:
     jobs = {i: j for i, j in view.jobs.items() if j.state is not JobState.IDLE}
     return {"jobs": jobs, "slots": view.slots, "tallies": tallies,
             "busy": dict(view.busy), "leaving": dict(view.leaving), "free": view.free_static,
-            "rooms": view.rooms, "on_place": view.on_place, "wholes": dict(view.wholes)}
+            "rooms": view.rooms, "on_place": view.on_place, "wholes": dict(view.wholes),
+            "static": view.static}
 
 
 @settings(max_examples=150, deadline=None)
