@@ -498,15 +498,22 @@ def count_view(pool: PoolView, kept: Sequence[Kept], shares: ShareTable | ShareT
             views[o] = owner_view(o, entitled[o], t.running, t.idle, t.vacating, r, demand[o], fes[o],
                                   aim, m, active, t.waiting[0], kept_cpus[o], kept_here,
                                   resolved.get(o, no_share))
-        gap = aim - active
-        if gap > EPS:
-            if t.idle > reserved.get(o, 0):
-                below.append(o)
-        elif gap < -EPS and t.running:
-            above.append(o)
+        _side(o, aim - active, t, reserved, below, above)
     ledger = Ledger(holding, measures, targets, groups, index)
     return Census(views, ledger, pool, free_static, free_open, free_cpus, rooms, capacity,
                   tuple(tree), below, above, views)
+
+
+def _side(owner: str, gap: float, tally: Tally, reserved: Mapping[str, int], below: list[str],
+          above: list[str]) -> None:
+    """Put ``owner`` (``gap`` below its target, its jobs ``tally``, its slots ``reserved``) in
+    ``below`` if it is below target with idle jobs that no room kept for it provides for (a
+    beneficiary), or in ``above`` if it is above target with running jobs (a victims' owner)."""
+    if gap > EPS:
+        if tally.idle > reserved.get(owner, 0):
+            below.append(owner)
+    elif gap < -EPS and tally.running:
+        above.append(owner)
 
 
 def _count_flat(pool: PoolView, known: Resolved, target: Target, index: int, ran: dict[str, Vec],
@@ -560,12 +567,7 @@ def _count_flat(pool: PoolView, known: Resolved, target: Target, index: int, ran
                               fes[o], aim, m, active, t.waiting[0], kept_cpus[o], kept_here,
                               resolved.get(o, no_share))
         views[o] = busy[o] = view
-        gap = aim - active
-        if gap > EPS:
-            if t.idle > reserved.get(o, 0):
-                below.append(o)
-        elif gap < -EPS and t.running:
-            above.append(o)
+        _side(o, aim - active, t, reserved, below, above)
     holding = dict(ran)
     holding.update(with_kept)
     assert known.measures is not None
