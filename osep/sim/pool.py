@@ -478,13 +478,10 @@ class SimulatedPool:
         view is told at the next snapshot if it has the job; one that started since the view was
         last told need not know of it."""
         job_id = job.spec.id
-        changed = self._changed
         if job_id in self._told:
-            changed[job_id] = job  # (what _shown does, written out: a call less per job)
-            if len(changed) > len(self.jobs) + 4096:  # no snapshot for long: told now
-                self._tell_view()
+            self._shown(job)
         else:
-            changed.pop(job_id, None)
+            self._changed.pop(job_id, None)
 
     def _tell_view(self) -> None:
         """Bring the view up to date: each job changed since it last was is told as it is now (the
