@@ -144,7 +144,7 @@ class Tally:
 
     __slots__ = ("_dead", "_new", "_orders", "_ran", "_serial", "_waiting", "candidates", "firsts",
                  "idle", "ids", "leaving", "listed", "run_shapes", "running", "shapes", "source",
-                 "vacating", "victim_shapes")
+                 "vacating")
 
     def __init__(self) -> None:
         self.running = 0
@@ -173,9 +173,8 @@ class Tally:
         # kept, and the first of a shape asked of the pool when read.
         self.source: Callable[[Shape], JobId] | None = None
         # Victim candidates: id -> (serial, start, since), the serial telling this entry from an
-        # earlier one of the same job; and how many there are of each shape.
+        # earlier one of the same job.
         self.candidates: dict[JobId, tuple[int, float, float]] = {}
-        self.victim_shapes: Counter[Shape] = Counter()
         self._serial = 0
         # The two orders once read ([0]: wall clock, keys (-start, id, serial); [1]: lost work,
         # keys (-since, -start, id, serial)), each a list of keys sorted from last to first (read
@@ -483,12 +482,6 @@ class PoolView:
                         del mine.candidates[job_id]
                     else:
                         mine.drop_victim(job_id)
-                    vshapes = mine.victim_shapes
-                    left = vshapes[shape] - 1
-                    if left:
-                        vshapes[shape] = left
-                    else:
-                        vshapes.pop(shape)
                 if not (mine.running or mine.idle or mine.vacating):
                     del tallies[owner]
                 continue
@@ -552,8 +545,6 @@ class PoolView:
                     tally.candidates[job_id] = (serial, start, since)
                 else:
                     tally.add_victim(job_id, start, since)
-                vshapes = tally.victim_shapes
-                vshapes[shape] = vshapes.get(shape, 0) + 1
         self.stamp += told
 
     def drop_job(self, job_id: JobId) -> None:
@@ -703,12 +694,6 @@ class PoolView:
                             del tally.candidates[job_id]
                         else:
                             tally.drop_victim(job_id)
-                        shapes = tally.victim_shapes
-                        fewer = shapes[shape] - 1
-                        if fewer:
-                            shapes[shape] = fewer
-                        else:
-                            shapes.pop(shape)
                     if name in busy or name in self.leaving:
                         self.free_static.discard(name)
                     else:
@@ -770,9 +755,6 @@ class PoolView:
                 tally.candidates[job_id] = (serial, start, since)
             else:
                 tally.add_victim(job_id, start, since)
-            shapes = tally.victim_shapes
-            shape = row[6]
-            shapes[shape] = shapes.get(shape, 0) + 1
             if slot.parent is not None or slot.partitionable:
                 self.on_place.setdefault(slot.place, set()).add(job_id)
 
@@ -791,13 +773,6 @@ class PoolView:
                 del tally.candidates[job_id]
             else:
                 tally.drop_victim(job_id)
-            shapes = tally.victim_shapes
-            shape = row[6]
-            left = shapes[shape] - 1
-            if left:
-                shapes[shape] = left
-            else:
-                shapes.pop(shape)
             if slot.parent is not None or slot.partitionable:
                 place = slot.place
                 on = self.on_place[place]
@@ -993,7 +968,6 @@ class PoolView:
                 if start is not None and job.vacatable:
                     serial += 1
                     candidates[job.id] = (serial, start, saved_since(job))
-                    tally.victim_shapes[job.shape] += 1
                     slot = present[name]
                     if slot.parent is not None or slot.partitionable:
                         view.on_place.setdefault(slot.place, set()).add(job.id)

@@ -152,8 +152,7 @@ def contents(view: PoolView) -> dict[str, Any]:
     """Everything a decision reads of a view, in a form that compares."""
     tallies = {
         o: (t.running, t.idle, t.vacating, t.ran, t.waiting, t.leaving, dict(t.shapes),
-            {s: t.first(s) for s in t.shapes}, list(t.victims(True)), list(t.victims(False)),
-            dict(t.victim_shapes))
+            {s: t.first(s) for s in t.shapes}, list(t.victims(True)), list(t.victims(False)))
         for o, t in view.tallies.items()
     }
     return {

@@ -71,7 +71,7 @@ def _read(view: PoolView) -> dict[str, Any]:
     """What a decision reads of a view, in a form that compares."""
     tallies = {o: (t.running, t.idle, t.vacating, t.ran, t.waiting, t.leaving, dict(t.shapes),
                    {s: t.first(s) for s in t.shapes}, list(t.victims(True)),
-                   list(t.victims(False)), dict(t.victim_shapes))
+                   list(t.victims(False)))
                for o, t in view.tallies.items()}
     # (The simulated pool counts its idle jobs for the view instead of telling them one by one:
     # the tallies say what they are, and the view lists the others.)
