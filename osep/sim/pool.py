@@ -111,21 +111,21 @@ class IdleQueue:
     """One owner's queued jobs, oldest first, kept by shape: the oldest that fits a room is the
     oldest of the heads of the shapes that fit (an owner has a few shapes, and many jobs)."""
 
-    __slots__ = ("_count", "_shapes")
+    __slots__ = ("_shapes", "count")
 
     def __init__(self) -> None:
         self._shapes: dict[Shape, list[Entry]] = {}
-        self._count = 0
+        self.count = 0  # how many jobs are queued (len, read straight where it is read often)
 
     def __len__(self) -> int:
-        return self._count
+        return self.count
 
     def push(self, entry: Entry, shape: Shape) -> None:
         heap = self._shapes.get(shape)
         if heap is None:
             heap = self._shapes[shape] = []
         heapq.heappush(heap, entry)
-        self._count += 1
+        self.count += 1
 
     def shapes(self) -> Mapping[Shape, list[Entry]]:
         """The queued jobs of each shape, in a heap (read, never change)."""
@@ -154,7 +154,7 @@ class IdleQueue:
         heapq.heappop(heap)
         if not heap:
             del self._shapes[where]
-        self._count -= 1
+        self.count -= 1
         return best
 
 
@@ -441,7 +441,7 @@ class SimulatedPool:
             self._keep_view()
         self._tell_view()
         self._checkpoint()
-        idle = {o: len(q) for o, q in self.idle.items() if q}
+        idle = {o: q.count for o, q in self.idle.items()}  # (an owner's empty queue is dropped)
         running = {o: n for o, n in self.running.items() if n}
         self.book.expire(self.now, running, idle)
         view = self.view
