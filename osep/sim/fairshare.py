@@ -81,30 +81,32 @@ class Accountant:
 
     def occupy(self, now: float, owner: str, slots: int) -> None:
         """From ``now`` on, ``owner`` holds ``slots`` more slots (fewer if negative)."""
-        if now != self._at:
-            self._move_to(now)
+        if now == self._at:
+            unit = self._unit
+        else:  # the last change is now: ``c * g(now)`` worked out (here: every other call moves it)
+            power = (now - self._base) / self.half_life
+            if power > self.REBASE:
+                self._rebase(now, power)
+                power = 0.0
+            self._at = now
+            unit = self._unit = self._c * 2.0 ** power
         record = self._owners.get(owner)
         if record is None:
             record = self._owners[owner] = [0.0, 0.0, 0.0]
-        scaled = slots * self._unit
+        scaled = slots * unit
         record[0] -= scaled
         record[1] -= slots * now
         record[2] += slots
         self._scaled_total -= scaled
         self._held += slots
 
-    def _move_to(self, now: float) -> None:
-        """The last change is now: ``c * g(now)`` worked out, ``base`` moved up if ``g`` is large."""
-        power = (now - self._base) / self.half_life
-        if power > self.REBASE:
-            shrink = 2.0 ** -power  # 1 / g(now), 0 if g would overflow
-            for record in self._owners.values():
-                record[0] *= shrink
-            self._scaled_total = sum(r[0] for r in self._owners.values())
-            self._base = now
-            power = 0.0
-        self._at = now
-        self._unit = self._c * 2.0 ** power
+    def _rebase(self, now: float, power: float) -> None:
+        """``g(now)`` (``2^power``) is large: ``base`` moves up to ``now``, every ``A`` divided by it."""
+        shrink = 2.0 ** -power  # 1 / g(now), 0 if g would overflow
+        for record in self._owners.values():
+            record[0] *= shrink
+        self._scaled_total = sum(r[0] for r in self._owners.values())
+        self._base = now
 
     def _shrink(self, now: float) -> float:
         """``1 / g(now)`` (0 once ``g`` would overflow)."""

@@ -113,8 +113,6 @@ def _negotiate(pool: SimulatedPool, ordering: Ordering, now: float, book: Reserv
             wanted -= rooms_ahead[room]
         else:
             pool.start(job, slot)
-            if allowances is not None:
-                _matched(allowances, job.spec.owner, slot.spec.cpus)
     unwanted.clear()  # a machine's room is offered within each owner's allowance, not charged whole
     rooms_ahead = pool.open_rooms()
     wanted = sum(rooms_ahead.values())
@@ -142,8 +140,6 @@ def _negotiate(pool: SimulatedPool, ordering: Ordering, now: float, book: Reserv
                 wanted -= rooms_ahead.get(machine.free, 0)
                 break
             pool.start_on(job, machine)
-            if allowances is not None:
-                _matched(allowances, job.spec.owner, job.spec.cpus)
 
 
 def _kept_from(pool: SimulatedPool, kept_at: Counter[str], at: int) -> list[SimSlot]:
@@ -155,24 +151,18 @@ def _kept_from(pool: SimulatedPool, kept_at: Counter[str], at: int) -> list[SimS
                   key=lambda s: s.index)
 
 
-def _matched(allowances: dict[str, int], owner: str, cpus: int) -> None:
-    """``owner`` was given ``cpus`` more cores: that much less of its allowance, if it is held
-    (:meth:`osep.core.reservations.ReservationBook.matched`, on the cycle's copy)."""
-    allowed = allowances.get(owner)
-    if allowed is not None:
-        allowances[owner] = allowed - cpus
-
-
 def _first(pool: SimulatedPool, allowances: dict[str, int] | None, ranked: list[str],
            heads: list[Head] | None, ordering: Ordering, room: Room, charge: int | None
            ) -> SimJob | None:
     """The oldest job that fits ``room`` of the first owner in ``ranked`` that has one and may be
     given it (``charge``: the cores a static slot charges; None: the job's own, within the
     owner's allowance; ``allowances``: the cycle's allowances of the owners held, None if nobody
-    is), taken off its queue. Owners that can
-    be given nothing more this cycle (no job queued, or no allowance left: within a cycle queues
-    only shrink and allowances only fall) are dropped from ``ranked`` (and ``heads``); the owner
-    given a job is put back in its place if the ordering ranks by queue heads (``heads``)."""
+    is), taken off its queue. A held owner given a job is charged for it on the cycle's copy
+    (:meth:`osep.core.reservations.ReservationBook.matched`: ``charge``, or the job's cores), here
+    where its allowance was read. Owners that can be given nothing more this cycle (no job queued,
+    or no allowance left: within a cycle queues only shrink and allowances only fall) are dropped
+    from ``ranked`` (and ``heads``); the owner given a job is put back in its place if the ordering
+    ranks by queue heads (``heads``)."""
     idle = pool.idle
     k = 0
     allowance: int | None = None  # the owner's, if any is held (None: not held)
@@ -189,8 +179,13 @@ def _first(pool: SimulatedPool, allowances: dict[str, int] | None, ranked: list[
             job = pool.pop_fitting(owner, room)
         elif charge is None:
             job = pool.pop_fitting(owner, room, allowance)
+            if job is not None:
+                # (An allowance is read only off ``allowances``, which mypy does not follow.)
+                allowances[owner] = allowance - job.spec.cpus  # type: ignore[index]
         else:
             job = pool.pop_fitting(owner, room) if allowance >= charge else None
+            if job is not None:
+                allowances[owner] = allowance - charge  # type: ignore[index]
         if job is not None:
             if heads is not None:
                 ordering.moved(ranked, heads, k, idle)

@@ -212,12 +212,12 @@ class FairShare(Ordering):
 
     def rank(self, now: float, idle: Idle, running: Mapping[str, int],
              usage: fairshare.Accountant) -> list[str]:
-        # fairshare.factors, for the owners with jobs queued only: fairshare.factor(u, s), inline
-        # (an owner with no share gets 0, as there).
+        # fairshare.factors, for the owners with jobs queued only (every owner of ``idle`` has: no
+        # len() of each queue): fairshare.factor(u, s), inline (an owner with no share gets 0, as
+        # there).
         share = self._share
-        queued = [o for o, q in idle.items() if q]
         return _ranked([(-(2.0 ** (-u / s)) if (s := share.get(o)) else -0.0, o)
-                        for o, u in usage.fractions(now, queued).items()], -1.0)
+                        for o, u in usage.fractions(now, idle).items()], -1.0)
 
 
 def _leaf_usage(tree: Hierarchy, usage: Mapping[str, float]) -> dict[str, float]:

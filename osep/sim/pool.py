@@ -59,6 +59,10 @@ _IDLE, _RUNNING, _VACATING, _COMPLETED = (JobState.IDLE, JobState.RUNNING, JobSt
                                           JobState.COMPLETED)
 _PERIODIC, _ON_VACATE = Checkpointing.PERIODIC, Checkpointing.ON_VACATE
 
+# How many more changes than jobs the pool keeps for its view between two snapshots: past that (no
+# snapshot for long), the view is told them at once, so that what is kept stays bounded by the jobs.
+_CHANGES_OVER_JOBS = 4096
+
 
 class Watch(Protocol):
     """What a simulated pool tells as it happens, in time order (all at the pool's ``now``)."""
@@ -107,21 +111,21 @@ class IdleQueue:
     """One owner's queued jobs, oldest first, kept by shape: the oldest that fits a room is the
     oldest of the heads of the shapes that fit (an owner has a few shapes, and many jobs)."""
 
-    __slots__ = ("_count", "_shapes")
+    __slots__ = ("_shapes", "count")
 
     def __init__(self) -> None:
         self._shapes: dict[Shape, list[Entry]] = {}
-        self._count = 0
+        self.count = 0  # how many jobs are queued (len, read straight where it is read often)
 
     def __len__(self) -> int:
-        return self._count
+        return self.count
 
     def push(self, entry: Entry, shape: Shape) -> None:
         heap = self._shapes.get(shape)
         if heap is None:
             heap = self._shapes[shape] = []
         heapq.heappush(heap, entry)
-        self._count += 1
+        self.count += 1
 
     def shapes(self) -> Mapping[Shape, list[Entry]]:
         """The queued jobs of each shape, in a heap (read, never change)."""
@@ -150,7 +154,7 @@ class IdleQueue:
         heapq.heappop(heap)
         if not heap:
             del self._shapes[where]
-        self._count -= 1
+        self.count -= 1
         return best
 
 
@@ -386,10 +390,12 @@ class SimulatedPool:
         # (time, job id, run) in a heap (kept with the view).
         self.view = PoolView()
         self.keeps_view = False
-        # The jobs changed since the view was last brought up to date (at every snapshot): the view
-        # is told each one's change since then, so that a job that comes and goes between two
-        # snapshots costs it nothing, and one that arrives and starts costs it one change.
-        self._changed: dict[JobId, SimJob] = {}
+        # The jobs changed since the view was last brought up to date (at every snapshot), each
+        # with its row as the view is to be told it (None: gone), made when the job changed: the
+        # view is told each one's change since then, so that a job that comes and goes between two
+        # snapshots costs it nothing, and one that arrives and starts costs it one change. (With
+        # periodic checkpoints a row's checkpoint depends on the snapshot's time: made afresh then.)
+        self._changed: dict[JobId, Row | None] = {}
         self._told = self.view.jobs.entries  # the jobs the view has (reached straight)
         # Idle jobs not in a queue yet (see enqueue), by owner.
         self.unqueued: dict[str, dict[JobId, SimJob]] = {}
@@ -421,7 +427,7 @@ class SimulatedPool:
         for job in self.jobs.values():
             if job.state is _IDLE:
                 continue
-            self._changed[job.spec.id] = job
+            self._changed[job.spec.id] = self._row(job)
             if self._periodic and job.slot is not None:
                 done = _last_checkpoint(self.now - job.start, self.settings.checkpoint_interval)
                 self._next_checkpoint(job, done + self.settings.checkpoint_interval)
@@ -435,7 +441,7 @@ class SimulatedPool:
             self._keep_view()
         self._tell_view()
         self._checkpoint()
-        idle = {o: len(q) for o, q in self.idle.items() if q}
+        idle = {o: q.count for o, q in self.idle.items()}  # (an owner's empty queue is dropped)
         running = {o: n for o, n in self.running.items() if n}
         self.book.expire(self.now, running, idle)
         view = self.view
@@ -464,49 +470,51 @@ class SimulatedPool:
             when = math.nextafter(self.now, math.inf)
         heapq.heappush(self._checkpoints, (when, job.spec.id, job.run_id))
 
-    def _shown(self, job: SimJob) -> None:
-        """``job`` changed (it may have finished): the view is told at the next snapshot (if a
-        view is kept)."""
-        if self.keeps_view:
-            changed = self._changed
-            changed[job.spec.id] = job
-            if len(changed) > len(self.jobs) + 4096:  # no snapshot for long: told now
-                self._tell_view()
+    def _shown(self, job_id: JobId, row: Row | None) -> None:
+        """The job changed (None: it finished, or went back to the queue): the view is told ``row``
+        at the next snapshot (a view is kept)."""
+        changed = self._changed
+        changed[job_id] = row
+        if len(changed) > len(self.jobs) + _CHANGES_OVER_JOBS:  # no snapshot for long: told now
+            self._tell_view()
 
     def _off_slot(self, job: SimJob) -> None:
         """``job`` left its slot for good (finished, or back in the queue, where it is counted): the
         view is told at the next snapshot if it has the job; one that started since the view was
-        last told need not know of it."""
+        last told need not know of it. (:meth:`_shown` written out: once per job, 191,303 calls
+        fewer on the trace.)"""
         job_id = job.spec.id
+        changed = self._changed
         if job_id in self._told:
-            self._shown(job)
+            changed[job_id] = None
+            if len(changed) > len(self.jobs) + _CHANGES_OVER_JOBS:
+                self._tell_view()
         else:
-            self._changed.pop(job_id, None)
+            changed.pop(job_id, None)
+
+    def _row(self, job: SimJob) -> Row:
+        """The row the view is told of ``job``, on a slot, as it is now (the fields :meth:`_view`
+        gives: no :class:`Job` made)."""
+        spec = job.spec
+        slot = job.slot
+        return (spec.owner, job.state, spec.submit, None if slot is None else slot.spec.name,
+                job.start, self._checkpoint_of(job), job.shape, True)
 
     def _tell_view(self) -> None:
-        """Bring the view up to date: each job changed since it last was is told as it is now (the
-        fields :meth:`_view` gives, as a row: no :class:`Job` made), or as gone if it finished or is
-        idle (idle jobs are told as counts: those of each owner whose counts changed)."""
+        """Bring the view up to date: each job changed since it last was is told its row, made
+        when it changed, or as gone if it finished or is idle (idle jobs are told as counts: those
+        of each owner whose counts changed)."""
         self.counted.tell(self.view)
         changed = self._changed
         if not changed:
             return
-        idle, completed = _IDLE, _COMPLETED
-        checkpoint_of = self._checkpoint_of if self.settings.checkpointing is _PERIODIC else None
-        rows: list[tuple[JobId, Row | None]] = []
-        tell = rows.append
-        for job_id, job in changed.items():
-            state = job.state
-            if state is completed or state is idle:  # finished, or back in the queue (counted)
-                tell((job_id, None))
-                continue
-            spec = job.spec
-            slot = job.slot
-            tell((job_id, (spec.owner, state, spec.submit, None if slot is None else slot.spec.name,
-                           job.start, None if checkpoint_of is None else checkpoint_of(job),
-                           job.shape, True)))
+        if self._periodic:  # a running job's last checkpoint is the one by now: its row made now
+            jobs = self.jobs
+            self.view.tell([(job_id, None if row is None else self._row(jobs[job_id]))
+                            for job_id, row in changed.items()])
+        else:
+            self.view.tell(changed.items())
         changed.clear()
-        self.view.tell(rows)
 
     def _show(self, job: SimJob) -> None:
         """Show the view ``job`` as it is now, at once."""
@@ -546,7 +554,8 @@ class SimulatedPool:
             job.gain = 0.0
         job.state = _VACATING
         job.vacate_sent = self.now
-        self._shown(job)
+        if self.keeps_view:
+            self._shown(job_id, self._row(job))
         self.watch.signal(self.now, job.spec)
         self.later.append((self.now + self.settings.vacate_delay, "release",
                            (job.spec.id, job.run_id)))
@@ -629,7 +638,10 @@ class SimulatedPool:
         self.later.append((now + spec.runtime - job.saved, "finish", (spec.id, run)))
         if self.keeps_view:
             self._recount.add(owner)
-            self._changed[spec.id] = job
+            # The job's row (_row written out, with no checkpoint yet: once per run, 191,303 calls
+            # fewer on the trace).
+            self._changed[spec.id] = (owner, _RUNNING, spec.submit, slot.spec.name, now, None,
+                                      job.shape, True)
             if self._periodic:
                 self._next_checkpoint(job, self.settings.checkpoint_interval)
 

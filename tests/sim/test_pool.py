@@ -157,3 +157,25 @@ def test_the_view_asks_which_idle_job_is_first_only_of_the_pool_it_was_told_abou
     with pytest.raises(PoolError, match="idle jobs changed since"):
         tally.first((1, 0, 0, 0))
     assert pool.snapshot().view.tallies["a"].first((1, 0, 0, 0)) == JobId("a", 0, 1)
+
+
+@pytest.mark.parametrize("mode", list(Checkpointing))
+def test_the_row_kept_for_a_job_that_starts_is_the_row_made_of_it_then(mode):
+    """A run's start writes the job's row out (made once per run, not at each snapshot): it is
+    the row :meth:`SimulatedPool._row` makes of the job then, on a static slot and a dynamic one."""
+    pool = SimulatedPool([SlotSpec("s0"), SlotSpec("m0", cpus=2, memory=4, partitionable=True)],
+                         PoolSettings(checkpointing=mode, checkpoint_interval=30.0))
+    for n in range(2):
+        pool.arrive(JobSpec(JobId("a", 0, n), "a", 0.0, 500.0, memory=2))
+    pool.now = 5.0
+    first = pool.pop_fitting("a", pool.slots["s0"].room)
+    assert first is not None
+    pool.start(first, pool.slots["s0"])
+    second = pool.pop_fitting("a", pool.machines["m0"].free)
+    assert second is not None
+    pool.start_on(second, pool.machines["m0"])
+    for job in (first, second):
+        assert pool._changed[job.spec.id] == pool._row(job)
+    pool.now = 70.0
+    pool.vacate(first.spec.id)
+    assert pool._changed[first.spec.id] == pool._row(first)
