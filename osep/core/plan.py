@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import cast
 
+from osep.core.drafts import maker
 from osep.core.model import JobId
 from osep.core.resources import ONE_CORE, ZERO, Shape, Unit, Vec
 
@@ -69,40 +70,10 @@ class OwnerView:
         return self.target - self.active
 
 
-class _Draft:
-    """An :class:`OwnerView` made the fast way: the same slots, set the plain way, and then the
-    object becomes the frozen class (CPython allows that between classes whose instances have one
-    layout), so that calling the draft class gives an OwnerView. A frozen dataclass sets each field
-    through ``object.__setattr__`` (about 3 microseconds for these 15); a decision makes one per
-    owner, 10,000 of them in a large pool."""
-
-    __slots__ = OwnerView.__slots__
-
-    def __init__(self, owner: str, share: float, running: int, idle: int, vacating: int,
-                 reserved: int, demand: float, feasible: float, target: float, holding: float,
-                 active: float, idle_cpus: int, kept_cpus: int, using: Vec,
-                 entitled: Mapping[str, float]) -> None:
-        self.owner = owner
-        self.share = share
-        self.running = running
-        self.idle = idle
-        self.vacating = vacating
-        self.reserved = reserved
-        self.demand = demand
-        self.feasible = feasible
-        self.target = target
-        self.holding = holding
-        self.active = active
-        self.idle_cpus = idle_cpus
-        self.kept_cpus = kept_cpus
-        self.using = using
-        self.entitled = entitled
-        self.__class__ = OwnerView  # type: ignore[assignment]
-
-
-# ``OwnerView(...)`` with every field given, positionally, at a third of the cost.
+# ``OwnerView(...)`` with every field given, positionally, at a third of the cost (a decision makes
+# one per owner, 10,000 of them in a large pool).
 owner_view = cast(Callable[[str, float, int, int, int, int, float, float, float, float, float, int, int,
-                            Vec, Mapping[str, float]], OwnerView], _Draft)
+                            Vec, Mapping[str, float]], OwnerView], maker(OwnerView))
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,51 +134,14 @@ class Vacate:
     group: int = 0
 
 
-class _ReasonDraft:
-    """A :class:`Reason` made the fast way (see :class:`_Draft`): a plan of 1,000 vacates makes
-    one per vacate."""
-
-    __slots__ = Reason.__slots__
-
-    def __init__(self, rule: str, beneficiary_target: float, beneficiary_active: float,
-                 victim_target: float | None, victim_active: float | None) -> None:
-        self.rule = rule
-        self.beneficiary_target = beneficiary_target
-        self.beneficiary_active = beneficiary_active
-        self.victim_target = victim_target
-        self.victim_active = victim_active
-        self.__class__ = Reason  # type: ignore[assignment]
-
-
-# ``Reason(...)``, every field given, positionally, at a third of the cost.
-reason = cast(Callable[[str, float, float, float | None, float | None], Reason], _ReasonDraft)
-
-
-class _VacateDraft:
-    """A :class:`Vacate` made the fast way (see :class:`_Draft`)."""
-
-    __slots__ = Vacate.__slots__
-
-    def __init__(self, job: JobId, owner: str, slot: str, beneficiary: str, start_time: float | None,
-                 run_time: float, lost_work: float, reason: Reason, place: str, room: Shape,
-                 group: int) -> None:
-        self.job = job
-        self.owner = owner
-        self.slot = slot
-        self.beneficiary = beneficiary
-        self.start_time = start_time
-        self.run_time = run_time
-        self.lost_work = lost_work
-        self.reason = reason
-        self.place = place
-        self.room = room
-        self.group = group
-        self.__class__ = Vacate  # type: ignore[assignment]
+# ``Reason(...)``, every field given, positionally, at a third of the cost (a plan of 1,000 vacates
+# makes one per vacate).
+reason = cast(Callable[[str, float, float, float | None, float | None], Reason], maker(Reason))
 
 
 # ``Vacate(...)`` with every field given, positionally, at a quarter of the cost.
 vacate = cast(Callable[[JobId, str, str, str, float | None, float, float, Reason, str, Shape, int], Vacate],
-              _VacateDraft)
+              maker(Vacate))
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,24 +158,9 @@ class Claim:
     after: int | None = None
 
 
-class _ClaimDraft:
-    """A :class:`Claim` made the fast way (see :class:`_Draft`): a simulated week claims free room
-    some 200,000 times."""
-
-    __slots__ = Claim.__slots__
-
-    def __init__(self, slot: str, beneficiary: str, reason: Reason, shape: Shape,
-                 after: int | None) -> None:
-        self.slot = slot
-        self.beneficiary = beneficiary
-        self.reason = reason
-        self.shape = shape
-        self.after = after
-        self.__class__ = Claim  # type: ignore[assignment]
-
-
-# ``Claim(...)`` with every field given, positionally, at a fraction of the cost.
-claim = cast(Callable[[str, str, Reason, Shape, int | None], Claim], _ClaimDraft)
+# ``Claim(...)`` with every field given, positionally, at a fraction of the cost (a simulated week
+# claims free room some 200,000 times).
+claim = cast(Callable[[str, str, Reason, Shape, int | None], Claim], maker(Claim))
 
 
 @dataclass(frozen=True, slots=True)
@@ -269,31 +188,8 @@ class Plan:
     groups: tuple[GroupView, ...] = ()  # an owner tree's groups (none for flat shares)
 
 
-class _PlanDraft:
-    """A :class:`Plan` made the fast way (see :class:`_Draft`): a simulated pool decides every few
-    minutes of its time, some thousands of times a run."""
-
-    __slots__ = Plan.__slots__
-
-    def __init__(self, time: float, capacity: int, max_vacates: int, owners: tuple[OwnerView, ...],
-                 vacates: tuple[Vacate, ...], claims: tuple[Claim, ...], holds: Mapping[str, int],
-                 notes: tuple[str, ...], unit: Unit, totals: Vec | None,
-                 groups: tuple[GroupView, ...]) -> None:
-        self.time = time
-        self.capacity = capacity
-        self.max_vacates = max_vacates
-        self.owners = owners
-        self.vacates = vacates
-        self.claims = claims
-        self.holds = holds
-        self.notes = notes
-        self.unit = unit
-        self.totals = totals
-        self.groups = groups
-        self.__class__ = Plan  # type: ignore[assignment]
-
-
-# ``Plan(...)`` with every field given, positionally.
+# ``Plan(...)`` with every field given, positionally (a simulated pool decides every few minutes of
+# its time, some thousands of times a run).
 plan = cast(Callable[[float, int, int, tuple[OwnerView, ...], tuple[Vacate, ...], tuple[Claim, ...],
                       Mapping[str, int], tuple[str, ...], Unit, Vec | None, tuple[GroupView, ...]], Plan],
-            _PlanDraft)
+            maker(Plan))
