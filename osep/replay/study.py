@@ -23,7 +23,7 @@ from osep.errors import OsepError
 from osep.measure.documents import column, document, iso
 from osep.measure.meter import Meter, Series
 from osep.measure.records import feed
-from osep.replay.damage import MAX_SLOTS
+from osep.replay.damage import MAX_SLOTS, regular_file
 from osep.replay.events import Row
 from osep.replay.history import Replay, merge_rows, replay_rows
 from osep.sim.specs import Order
@@ -107,6 +107,8 @@ def study(
     # time order, holding a line at a time and keeping the vacates sent (up to KEPT_VACATES of
     # them, in arrays), which are then taken as the replay reaches their times. With more, it is
     # read a second time, as a stream of them; read whole only when they are not in order.
+    for source in sources:  # a log that cannot be read is named before anything else is asked
+        regular_file(source.path, "event log")
     log = (read_decisions(decisions, warn, actions=False, keep=KEPT_VACATES)
            if decisions is not None else None)
     capacity = slots if slots is not None else (log.capacity if log is not None else None)

@@ -14,7 +14,7 @@ from osep.core.tree import ShareTree
 from osep.fairshare import NAMES as FAIRSHARE_NAMES
 from osep.fairshare.cambridge import DEFAULT_CPU_LIMIT as CAMBRIDGE_ESTIMATE
 from osep.fairshare.cambridge import DEFAULT_DEMAND as CAMBRIDGE_DEMAND
-from osep.ui.shell import cli, fails_cleanly, format_option, skipped
+from osep.ui.shell import Number, cli, fails_cleanly, format_option, skipped
 
 
 @cli.command()
@@ -71,11 +71,11 @@ def validate(files: tuple[Path, ...]) -> None:
 @click.option("--pool", metavar="HOST[:PORT]", help="--from-pool: the collector to ask. [knob OSEP_POOL]")
 @click.option("--model", "models", multiple=True, type=click.Choice(FAIRSHARE_NAMES),
               help="Show only this fair-share model (repeat for more). [default: all]")
-@click.option("--dampening", type=click.FloatRange(min=0, min_open=True, max=1e6), default=1.0,
+@click.option("--dampening", type=Number(min=0, min_open=True, max=1e6), default=1.0,
               show_default=True, help="Slurm's FairShareDampeningFactor d in F = 2^(-UE/S/d).")
-@click.option("--demand", type=click.FloatRange(min=0, max=1e9), default=CAMBRIDGE_DEMAND,
+@click.option("--demand", type=Number(min=0, max=1e9), default=CAMBRIDGE_DEMAND,
               show_default=True, help="Cambridge: the predicted demand Np a job's price is worked out for.")
-@click.option("--estimate", type=click.FloatRange(min=0, max=1e9), default=CAMBRIDGE_ESTIMATE,
+@click.option("--estimate", type=Number(min=0, max=1e9), default=CAMBRIDGE_ESTIMATE,
               show_default=True, help="Cambridge: the job's estimated resource units Re (its CPU limit).")
 @format_option
 @fails_cleanly

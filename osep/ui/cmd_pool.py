@@ -9,13 +9,13 @@ from pathlib import Path
 import click
 
 from osep import log
-from osep.config.bounds import MAX_INTERVAL, MAX_VACATES, MIN_INTERVAL
+from osep.config.bounds import MAX_INTERVAL, MAX_SECONDS, MAX_VACATES, MIN_INTERVAL
 from osep.config.knobs import KNOBS, Overrides, parse_knobs
 from osep.config.policy import load_policy
 from osep.config.toml import escape
 from osep.core.tree import ShareTree
 from osep.errors import ConfigError, OsepError
-from osep.ui.shell import Warnings, cli, fails_cleanly, format_option
+from osep.ui.shell import Number, Warnings, cli, fails_cleanly, format_option
 
 
 @cli.command()
@@ -25,13 +25,13 @@ from osep.ui.shell import Warnings, cli, fails_cleanly, format_option
 @click.option("--pool", metavar="HOST[:PORT]", help="Collector to use. [knob OSEP_POOL]")
 @click.option("--policy-file", type=click.Path(path_type=Path),
               help="Policy file (owners and shares). [knob OSEP_POLICY_FILE]")
-@click.option("-t", "--interval", type=click.FloatRange(min=MIN_INTERVAL, max=MAX_INTERVAL),
+@click.option("-t", "--interval", type=Number(min=MIN_INTERVAL, max=MAX_INTERVAL),
               help="Seconds between cycles (t). [knob OSEP_INTERVAL]")
 @click.option("-p", "--max-vacates", type=click.IntRange(min=0, max=MAX_VACATES),
               help="At most this many vacates per cycle (p). [knob OSEP_MAX_VACATES]")
 @click.option("--vacate-fast/--vacate-graceful", default=None,
               help="Vacate without the job's soft-kill grace period. [knob OSEP_VACATE_FAST]")
-@click.option("--min-run-time", type=click.FloatRange(min=0),
+@click.option("--min-run-time", type=Number(min=0, max=MAX_SECONDS),
               help="Never vacate a job that has run less than this (s). [knob OSEP_MIN_RUN_TIME]")
 @click.option("--state-file", type=click.Path(path_type=Path),
               help="What a run leaves for the next: the ceilings osep set, vacates in progress, "

@@ -6,6 +6,7 @@ entry point."""
 from __future__ import annotations
 
 import functools
+import math
 import os
 import sys
 from collections.abc import Callable
@@ -23,6 +24,24 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 FORMATS = ("table", "json", "csv")
 
+
+class Number(click.FloatRange):
+    """A number within bounds, both given: click's float range, which lets ``nan`` through (it
+    compares false with both bounds), with ``nan`` refused as well (``inf`` is out of any finite
+    bound). Every number a command takes is one of these, its bounds those the files have (see
+    :mod:`osep.config.bounds`)."""
+
+    name = "number"
+
+    def __init__(self, min: float, max: float, min_open: bool = False) -> None:
+        super().__init__(min=min, max=max, min_open=min_open)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if math.isnan(number):
+            low = "<" if self.min_open else "<="
+            self.fail(f"{value!r} is not in the range {self.min:g}{low}x<={self.max:g}.", param, ctx)
+        return number
 
 
 def fail(exc: OsepError) -> NoReturn:
@@ -132,8 +151,17 @@ def progress_reporter() -> Callable[[int, float], None] | None:
 
 
 def check_plot(plot: Path | None) -> None:
-    if plot is not None and plot.suffix.lower() not in (".png", ".svg"):
+    """Refuse, before anything runs, a plot that could not be written: of another kind than PNG or
+    SVG, or in a directory that is not there (or cannot be written to)."""
+    if plot is None:
+        return
+    if plot.suffix.lower() not in (".png", ".svg"):
         raise click.BadParameter("the plot is written as .png or .svg", param_hint="--plot")
+    folder = plot.parent
+    if not folder.is_dir():
+        raise click.BadParameter(f"no directory {escape(str(folder))} to write it in", param_hint="--plot")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise click.BadParameter(f"cannot write in {escape(str(folder))}", param_hint="--plot")
 
 
 def skipped(scenario: Any) -> None:
