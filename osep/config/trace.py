@@ -58,7 +58,15 @@ def trace_scenario(options: TraceOptions, interval: float | None = None) -> Trac
     work = swf.read(path, options.owners, options.since, options.until, most, longest=B.MAX_SECONDS)
     window = f"[{options.since:g}, {'the end' if options.until is None else f'{options.until:g}'})"
     if not work.jobs:
-        raise ConfigError(path, None, f"no jobs in the log submitted in {window} s")
+        left, lines = sum(work.skipped.values()), work.records
+        if not lines:
+            why = ": it has no data lines (is it a log in the Standard Workload Format?)"
+        elif left == lines:
+            why = (f": all {lines:,} of its data lines were left out ({'; '.join(work.examples)}; is "
+                   "it a log in the Standard Workload Format?)")
+        else:
+            why = f": of its {lines:,} data lines, {left:,} were left out and the others are outside it"
+        raise ConfigError(path, None, f"no jobs in the log submitted in {window} s{why}")
     if len(work.jobs) > B.MAX_JOBS:
         raise ConfigError(path, None, f"more than {B.MAX_JOBS:,} jobs submitted in {window} s: give "
                                       "--limit, or a shorter window (--until, --days)")
@@ -150,14 +158,21 @@ def _trace_pool(options: TraceOptions, work: Workload) -> tuple[dict[str, Any], 
     if biggest > per:
         raise ConfigError(path, "--cores-per-machine", f"the log has jobs of up to {biggest:,} processors, "
                                                        f"more than a machine of {per:,} cores has")
-    machines = -(-cores // per)
+    # Whole machines of ``per`` cores, and the cores left over as one smaller machine.
+    whole, rest = divmod(cores, per)
+    machines = whole + (1 if rest else 0)
     if machines > B.MAX_SLOTS:
         raise ConfigError(path, "--cores-per-machine", f"{cores:,} cores ({origin}) make {machines:,} machines "
                                                        f"of {per:,} cores, more than {B.MAX_SLOTS:,}: give "
                                                        "more --cores-per-machine or fewer --slots")
-    return ({"cores": machines * per, "from": origin, "machines": machines, "cores_per_machine": per,
-             "partitionable": True, "unit": "cpus"},
-            [{"count": machines, "cpus": per, "partitionable": True}])
+    if not whole and biggest > rest:
+        raise ConfigError(path, "--slots", f"the log has jobs of up to {biggest:,} processors, more than the "
+                                           f"pool's {cores:,} cores ({origin})")
+    tables = [{"count": whole, "cpus": per, "partitionable": True}] if whole else []
+    if rest:
+        tables.append({"count": 1, "cpus": rest, "partitionable": True})
+    return ({"cores": cores, "from": origin, "machines": machines, "cores_per_machine": per,
+             "last_machine_cores": rest or per, "partitionable": True, "unit": "cpus"}, tables)
 
 
 def _proportional(work: Workload, naming: str, least: float) -> dict[str, Any]:

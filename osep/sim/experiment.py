@@ -229,6 +229,10 @@ def comparison(scenario: Scenario, outcomes: Mapping[str, Outcome]) -> dict[str,
         "slots": scenario.capacity,
         "jobs": len(scenario.jobs),
     }
+    machines = [s for s in scenario.slots if s.partitionable]
+    if machines:  # the slots are partly or wholly cores of partitionable machines: say how many
+        info["machines"] = len(machines)
+        info["machine_cores"] = sum(s.cpus for s in machines)
     first = next(iter(outcomes.values()), None)
     resource = first.resource if first is not None else "slots"
     dominant = first is not None and first.dominant is not None

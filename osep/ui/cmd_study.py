@@ -25,7 +25,7 @@ from osep.core.plan import Target, VictimOrder
 from osep.errors import OsepError
 from osep.sim.swf import NAMINGS
 from osep.sim.variants import NAMES as POLICY_NAMES
-from osep.ui.shell import Warnings, check_plot, cli, fails_cleanly, format_option, progress_reporter, skipped
+from osep.ui.shell import Number, Warnings, check_plot, cli, fails_cleanly, format_option, progress_reporter, skipped
 
 
 @cli.command()
@@ -42,7 +42,7 @@ from osep.ui.shell import Warnings, check_plot, cli, fails_cleanly, format_optio
               help="Also draw running slots per owner over time, ideal against real (PNG or SVG).")
 @click.option("-p", "--max-vacates", type=click.IntRange(min=0, max=MAX_VACATES),
               help="At most this many vacates per cycle (p). Default: the scenario's, else the largest share.")
-@click.option("-t", "--interval", type=click.FloatRange(min=MIN_INTERVAL, max=MAX_INTERVAL),
+@click.option("-t", "--interval", type=Number(min=MIN_INTERVAL, max=MAX_INTERVAL),
               help="Seconds between enforcement cycles (t).")
 @click.option("--target", type=click.Choice([t.value for t in Target]),
               help="Hold owners to their owner share (paper) or their feasible share.")
@@ -57,7 +57,7 @@ from osep.ui.shell import Warnings, check_plot, cli, fails_cleanly, format_optio
 @click.option("--policy-file", type=click.Path(dir_okay=False, path_type=Path),
               help="--trace: the shares ([owners]) and policy settings ([policy]) from this policy file. "
                    "Default: shares in proportion to each owner's core-seconds in the window.")
-@click.option("--least", type=click.FloatRange(min=0, max=1), default=0.01, show_default=True,
+@click.option("--least", type=Number(min=0, max=1), default=0.01, show_default=True,
               help="--trace, without --policy-file: owners (groups) with less than this fraction of the "
                    "window's core-seconds get no share.")
 @click.option("--slots", type=click.IntRange(min=1, max=MAX_SLOTS * MAX_SLOT_CPUS),
@@ -65,19 +65,19 @@ from osep.ui.shell import Warnings, check_plot, cli, fails_cleanly, format_optio
                    "MaxProcs (or MaxNodes) header, else the most cores its jobs held at once.")
 @click.option("--cores-per-machine", type=click.IntRange(min=1, max=MAX_SLOT_CPUS),
               help="--trace: the cores come as partitionable machines of this many cores each.")
-@click.option("--since", type=click.FloatRange(min=0, max=MAX_TRACE_SECONDS), default=0.0,
+@click.option("--since", type=Number(min=0, max=MAX_TRACE_SECONDS), default=0.0,
               help="--trace: jobs submitted from this second of the log on (times then count from it).")
-@click.option("--until", type=click.FloatRange(min=0, max=MAX_TRACE_SECONDS, min_open=True),
+@click.option("--until", type=Number(min=0, max=MAX_TRACE_SECONDS, min_open=True),
               help="--trace: jobs submitted before this second of the log only.")
-@click.option("--days", type=click.FloatRange(min=0, max=MAX_TRACE_SECONDS / 86400, min_open=True),
+@click.option("--days", type=Number(min=0, max=MAX_TRACE_SECONDS / 86400, min_open=True),
               help="--trace: jobs submitted in this many days from --since (instead of --until).")
 @click.option("--limit", type=click.IntRange(min=1, max=MAX_JOBS),
               help="--trace: at most this many jobs, the first submitted.")
-@click.option("--compress", type=click.FloatRange(min=MIN_COMPRESS, max=MAX_COMPRESS), default=1.0,
+@click.option("--compress", type=Number(min=MIN_COMPRESS, max=MAX_COMPRESS), default=1.0,
               help="--trace: submit times divided by this (a higher load from the same jobs).")
-@click.option("--negotiation-interval", type=click.FloatRange(min=MIN_INTERVAL, max=MAX_INTERVAL),
+@click.option("--negotiation-interval", type=Number(min=MIN_INTERVAL, max=MAX_INTERVAL),
               default=60.0, show_default=True, help="--trace: seconds between negotiation cycles.")
-@click.option("--horizon", type=click.FloatRange(min=0, max=MAX_SECONDS, min_open=True),
+@click.option("--horizon", type=Number(min=0, max=MAX_SECONDS, min_open=True),
               help="--trace: stop the simulation at this second (jobs still queued or running are reported "
                    "unfinished).")
 @fails_cleanly
@@ -178,9 +178,13 @@ def _describe(resolved: dict[str, Any]) -> None:
                + f"; of {resolved['records']:,} records, {resolved['outside_window']:,} outside the window "
                f"and {left:,} left out", err=True)
     pool = resolved["pool"]
-    machines = pool["machines"]
-    kind = (f"{machines:,} partitionable machine{'s' if machines != 1 else ''} of {pool['cores_per_machine']:,} "
-            "cores" if pool["partitionable"] else f"{pool['cores']:,} one-core slots")
+    if pool["partitionable"]:
+        machines, per, last = pool["machines"], pool["cores_per_machine"], pool["last_machine_cores"]
+        kind = f"{pool['cores']:,} cores in {machines:,} partitionable machine{'s' if machines != 1 else ''}"
+        kind += (f" of {per:,} cores" if last == per else f" of {last:,} cores" if machines == 1 else
+                 f": {machines - 1:,} of {per:,} cores and one of {last:,}")
+    else:
+        kind = f"{pool['cores']:,} one-core slots"
     click.echo(f"pool: {kind} (from {pool['from']}); negotiation every {resolved['negotiation_interval']:g} "
                f"s; simulated until {resolved['horizon']:,.0f} s at most", err=True)
     shares = resolved["shares"]
@@ -212,13 +216,13 @@ def _is_share(share: Any) -> bool:
 @click.option("--what-if", "what_if", multiple=True,
               type=click.Choice(POLICY_NAMES),
               help="Also simulate the recorded workload under this policy; repeat for several.")
-@click.option("--negotiation-interval", type=click.FloatRange(min=0, min_open=True),
+@click.option("--negotiation-interval", type=Number(min=MIN_INTERVAL, max=MAX_INTERVAL),
               default=60.0, show_default=True, help="Negotiation cycle of the what-if pool (s).")
-@click.option("--vacate-delay", type=click.FloatRange(min=0), default=10.0, show_default=True,
+@click.option("--vacate-delay", type=Number(min=0, max=MAX_INTERVAL), default=10.0, show_default=True,
               help="Seconds a vacated job holds its slot in the what-if pool.")
 @click.option("-p", "--max-vacates", type=click.IntRange(min=0),
               help="p for the what-if osep runs (default: the policy file's).")
-@click.option("-t", "--interval", type=click.FloatRange(min=0, min_open=True),
+@click.option("-t", "--interval", type=Number(min=MIN_INTERVAL, max=MAX_INTERVAL),
               help="t for the what-if osep runs (default: the policy file's).")
 @format_option
 @click.option("--plot", type=click.Path(dir_okay=False, path_type=Path),

@@ -85,13 +85,25 @@ def as_table(doc: Mapping[str, Any]) -> str:
             rows.append((f"{what} group {printable(group)} ({unit})", cells))
     first = max(len(r[0]) for r in rows)
     widths = [max(len(n), *(len(r[1][k]) for r in rows)) for k, n in enumerate(names)]
-    header = f"{printable(scenario['name'])}: {scenario['slots']} slots, {scenario['jobs']} jobs"
+    header = f"{printable(scenario['name'])}: {_pool(scenario)}, {scenario['jobs']} jobs"
     if scenario.get("span"):
         header += f", {scenario['span']}"
     lines = [header, "  ".join([" " * first] + [n.rjust(w) for n, w in zip(names, widths, strict=False)])]
     for label, cells in rows:
         lines.append("  ".join([label.ljust(first)] + [c.rjust(w) for c, w in zip(cells, widths, strict=False)]))
     return "\n".join(lines) + "\n"
+
+
+def _pool(scenario: Mapping[str, Any]) -> str:
+    """A run's pool in a few words: its slots, or the cores of its partitionable machines (which
+    count a slot each) and its static slots beside them."""
+    machines = scenario.get("machines", 0)
+    if not machines:
+        return f"{scenario['slots']} slots"
+    cores = scenario["machine_cores"]
+    text = f"{cores} cores in {machines} partitionable machine{'s' if machines != 1 else ''}"
+    static = scenario["slots"] - cores
+    return f"{static} slots and {text}" if static else text
 
 
 def as_csv(doc: Mapping[str, Any]) -> str:

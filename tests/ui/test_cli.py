@@ -32,6 +32,15 @@ def test_simulate_table(runner):
     assert "A_US owner2 (5 slots)" in rows
 
 
+def test_the_table_says_when_the_slots_are_cores_of_partitionable_machines(runner):
+    result = runner.invoke(cli, ["simulate", str(ROOT / "config" / "scenarios" / "machines.toml")])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[0] == "machines: 20 cores in 4 partitionable machines, 22 jobs"
+    doc = json.loads(runner.invoke(cli, ["simulate", str(ROOT / "config" / "scenarios" / "machines.toml"),
+                                         "--format", "json"]).stdout)
+    assert (doc["scenario"]["slots"], doc["scenario"]["machines"], doc["scenario"]["machine_cores"]) == (20, 4, 20)
+
+
 def test_simulate_json_shape(runner):
     result = runner.invoke(cli, ["simulate", JOB_SIZE, "--format", "json", "--policy", "osep",
                                  "--policy", "fairshare"])
@@ -81,6 +90,39 @@ def test_simulate_plot(runner, tmp_path, suffix, magic):
 def test_plot_needs_a_known_format(runner, tmp_path):
     result = runner.invoke(cli, ["simulate", JOB_SIZE, "--plot", str(tmp_path / "x.gif")])
     assert result.exit_code == 2 and ".png or .svg" in result.output
+
+
+def test_a_plot_that_could_not_be_written_is_refused_before_the_run(runner, tmp_path):
+    result = runner.invoke(cli, ["simulate", JOB_SIZE, "--plot", str(tmp_path / "no" / "such" / "x.png")])
+    assert result.exit_code == 2 and "no directory" in result.output and "such" in result.output
+    assert "PV" not in result.stdout  # no results printed before the error
+
+
+# Every number a command takes is bounded, and nan is refused as well as what is out of bounds (click
+# lets nan through a float range); a user's typo never runs for ever or prints a 300-digit figure.
+_NUMBERS = [
+    (["simulate", JOB_SIZE], "-t"),
+    (["simulate", "--trace", str(ROOT / "config" / "traces" / "LCG-2005.swf.gz")], "--negotiation-interval"),
+    (["simulate", "--trace", str(ROOT / "config" / "traces" / "LCG-2005.swf.gz")], "--compress"),
+    (["simulate", "--trace", str(ROOT / "config" / "traces" / "LCG-2005.swf.gz")], "--least"),
+    (["simulate", "--trace", str(ROOT / "config" / "traces" / "LCG-2005.swf.gz")], "--horizon"),
+    (["simulate", "--trace", str(ROOT / "config" / "traces" / "LCG-2005.swf.gz")], "--since"),
+    (["replay", "x.log", "--policy", "p.toml"], "--negotiation-interval"),
+    (["replay", "x.log", "--policy", "p.toml"], "--vacate-delay"),
+    (["replay", "x.log", "--policy", "p.toml"], "-t"),
+    (["run", "--once"], "--min-run-time"),
+    (["run", "--once"], "-t"),
+    (["shares", "p.toml"], "--dampening"),
+]
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "1e300"])
+@pytest.mark.parametrize("command, option", _NUMBERS)
+def test_numbers_out_of_bounds_or_not_numbers_are_refused(runner, command, option, value):
+    result = runner.invoke(cli, [*command, f"{option}={value}" if option.startswith("--") else option, *(
+        [] if option.startswith("--") else [value])])
+    assert result.exit_code == 2, result.output
+    assert "Invalid value for" in result.output and "Traceback" not in result.output
 
 
 def test_policy_name_typo(runner):
@@ -266,7 +308,8 @@ def test_replay_warns_about_damage_on_stderr_and_goes_on(runner, tmp_path):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["missing.log", "--slots", "4"], "missing.log"),
+    (["missing.log", "--slots", "4"], "missing.log: cannot read the event log"),
+    (["missing.log"], "missing.log: cannot read the event log"),  # named before the pool's size is asked
     ([str(DATA / "no-enforcement.events.log")], "--slots N"),
 ])
 def test_replay_errors_name_the_problem(runner, args, message):

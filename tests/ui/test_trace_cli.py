@@ -111,8 +111,16 @@ def test_the_pool_options(runner, tmp_path):
     doc = json.loads(ok(runner, "--trace", log, "--slots", "10", "--cores-per-machine", "4", "--format", "json",
                         "--policy", "none").stdout)
     pool = doc["scenario"]["trace"]["pool"]
-    assert (pool["machines"], pool["cores"], pool["partitionable"], pool["unit"]) == (3, 12, True, "cpus")
-    assert doc["scenario"]["slots"] == 12
+    # Exactly the cores asked for: two machines of 4 and one of what is left.
+    assert (pool["machines"], pool["cores"], pool["partitionable"], pool["unit"]) == (3, 10, True, "cpus")
+    assert (pool["cores_per_machine"], pool["last_machine_cores"]) == (4, 2)
+    assert doc["scenario"]["slots"] == 10
+    result = ok(runner, "--trace", log, "--slots", "10", "--cores-per-machine", "4", "--policy", "none")
+    assert "pool: 10 cores in 3 partitionable machines: 2 of 4 cores and one of 2 (from --slots)" in result.stderr
+    doc = json.loads(ok(runner, "--trace", log, "--slots", "12", "--cores-per-machine", "4", "--format", "json",
+                        "--policy", "none").stdout)
+    pool = doc["scenario"]["trace"]["pool"]
+    assert (pool["machines"], pool["cores"], pool["last_machine_cores"]) == (3, 12, 4)
 
 
 def test_the_window_limit_and_compress(runner, tmp_path):
@@ -167,7 +175,8 @@ def test_skipped_records_are_counted(runner, tmp_path):
     (["--trace", "{log}", "--compress", "0"], "Invalid value for '--compress'"),
     (["--trace", "{log}", "--since", "-1"], "Invalid value for '--since'"),
     (["--trace", "{log}", "--plot", "x.gif"], ".png or .svg"),
-    (["--trace", "{log}", "--since", "5000"], "no jobs in the log submitted in [5000, the end)"),
+    (["--trace", "{log}", "--since", "5000"],
+     "no jobs in the log submitted in [5000, the end) s: of its 12 data lines, 0 were left out and the others"),
     (["--trace", "{log}", "--slots", "20000"], "more one-core slots than 10,000"),
     (["--trace", "{log}", "--slots", "8", "--cores-per-machine", "1", "--horizon", "1e8"], "--horizon: must be at"),
     (["--trace", "{log}", "--policy-file", "missing.toml"], "missing.toml: no such file"),
@@ -188,7 +197,23 @@ def test_multi_core_jobs_need_machines(runner, tmp_path):
     one_line_error(run(runner, "--trace", log, "--cores-per-machine", "16"), "more than a machine of 16 cores")
     one_line_error(run(runner, "--trace", log, "--slots", "400000", "--cores-per-machine", "32"),
                    "make 12,500 machines")
+    one_line_error(run(runner, "--trace", log, "--slots", "24", "--cores-per-machine", "32"),
+                   "--slots: the log has jobs of up to 32 processors, more than the pool's 24 cores")
     ok(runner, "--trace", log, "--cores-per-machine", "32", "--policy", "none")
+    # A machine smaller than the rest, beside a whole one, is no obstacle.
+    ok(runner, "--trace", log, "--slots", "40", "--cores-per-machine", "32", "--policy", "none")
+
+
+@pytest.mark.parametrize("content, text", [
+    ("", ": it has no data lines (is it a log in the Standard Workload Format?)"),
+    ("; a comment only\n", ": it has no data lines"),
+    ("<html>\n<body>not a log</body>\n", ": all 2 of its data lines were left out (line 1: 1 fields, not 18; "
+                                          "line 2: 3 fields, not 18; is it a log in the Standard Workload Format?)"),
+])
+def test_a_file_that_is_no_workload_log_says_so(runner, tmp_path, content, text):
+    log = tmp_path / "junk.swf"
+    log.write_text(content)
+    one_line_error(run(runner, "--trace", log), f"no jobs in the log submitted in [0, the end) s{text}")
 
 
 @pytest.mark.parametrize("content", [b"\x1f\x8b\x08\x00junk", b"not gzip at all" * 10, b""])
