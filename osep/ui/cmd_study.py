@@ -23,6 +23,7 @@ from osep.config.policy import load_policy
 from osep.config.toml import escape
 from osep.core.plan import Target, VictimOrder
 from osep.errors import OsepError
+from osep.replay.damage import MAX_SLOTS as REPLAY_SLOTS
 from osep.sim.swf import NAMINGS
 from osep.sim.variants import NAMES as POLICY_NAMES
 from osep.ui.shell import Number, Warnings, check_plot, cli, fails_cleanly, format_option, progress_reporter, skipped
@@ -211,7 +212,7 @@ def _is_share(share: Any) -> bool:
 @click.option("--decisions", type=click.Path(path_type=Path),
               help="osep's JSON log for the same period: dates vacate signals, tells osep's "
                    "evictions from others', and gives the pool's size.")
-@click.option("--slots", type=click.IntRange(min=1),
+@click.option("--slots", type=click.IntRange(min=1, max=REPLAY_SLOTS),
               help="Slots in the pool (default: the largest the decision log saw).")
 @click.option("--what-if", "what_if", multiple=True,
               type=click.Choice(POLICY_NAMES),
@@ -220,7 +221,7 @@ def _is_share(share: Any) -> bool:
               default=60.0, show_default=True, help="Negotiation cycle of the what-if pool (s).")
 @click.option("--vacate-delay", type=Number(min=0, max=MAX_INTERVAL), default=10.0, show_default=True,
               help="Seconds a vacated job holds its slot in the what-if pool.")
-@click.option("-p", "--max-vacates", type=click.IntRange(min=0),
+@click.option("-p", "--max-vacates", type=click.IntRange(min=0, max=MAX_VACATES),
               help="p for the what-if osep runs (default: the policy file's).")
 @click.option("-t", "--interval", type=Number(min=MIN_INTERVAL, max=MAX_INTERVAL),
               help="t for the what-if osep runs (default: the policy file's).")

@@ -116,6 +116,12 @@ _NUMBERS = [
 ]
 
 
+@pytest.mark.parametrize("option, value", [("--slots", "1000001"), ("-p", "1000001")])
+def test_replay_counts_are_bounded(runner, option, value):
+    result = runner.invoke(cli, ["replay", *SHARE_BACK, option, value])
+    assert result.exit_code == 2 and "Invalid value for" in result.output
+
+
 @pytest.mark.parametrize("value", ["nan", "inf", "-inf", "1e300"])
 @pytest.mark.parametrize("command, option", _NUMBERS)
 def test_numbers_out_of_bounds_or_not_numbers_are_refused(runner, command, option, value):
