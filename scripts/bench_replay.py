@@ -32,6 +32,10 @@ import tempfile
 import time
 from pathlib import Path
 
+import _env  # scripts/_env.py: one line and exit 2 on a Python without the project's dependencies
+
+_env.check()
+
 HEADER = "{code:03d} ({cluster:03d}.{proc:03d}.000) {stamp} "
 SUBMIT = "Job submitted from host: <10.0.0.1:9618?addrs=10.0.0.1-9618>\n...\n"
 EXECUTE = "Job executing on host: <10.0.0.2:9618>\n\tSlotName: slot{slot}@wn{node}\n...\n"

@@ -1,3 +1,4 @@
+#!/usr/bin/env python3
 """Write the LCG 2005 scenario (config/scenarios/lcg-2005.toml and its job list, lcg-2005.csv) from the
 trace itself.
 
@@ -21,6 +22,10 @@ import math
 import sys
 from collections import defaultdict
 from pathlib import Path
+
+import _env  # scripts/_env.py: one line and exit 2 on a Python without the project's dependencies
+
+_env.check()
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))

@@ -28,12 +28,16 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from osep.config.scenario import Scenario, load_scenario
-from osep.config.trace import TraceOptions, trace_scenario
-from osep.log import configure
-from osep.sim.experiment import Outcome, run_policy
-from osep.sim.specs import Order
-from osep.ui.plot import draw_groups
+import _env  # scripts/_env.py: one line and exit 2 on a Python without the project's dependencies
+
+_env.check()
+
+from osep.config.scenario import Scenario, load_scenario  # noqa: E402
+from osep.config.trace import TraceOptions, trace_scenario  # noqa: E402
+from osep.log import configure  # noqa: E402
+from osep.sim.experiment import Outcome, run_policy  # noqa: E402
+from osep.sim.specs import Order  # noqa: E402
+from osep.ui.plot import draw_groups  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT = ("paper-general", "paper-job-size", "tree", "lcg-2005")
