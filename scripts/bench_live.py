@@ -14,7 +14,7 @@ HTCondor's queries); then the re-check of victims before acting, as one look and
 and the first schedd's queue read as osep reads it (idle jobs grouped by the schedd) and one ad per
 job, in the same run. The pool is stopped at the end, whatever happens.
 
-    sudo scripts/bench_live.py [--idle 100000] [--second 2000] [--cycles 5]
+    sudo .venv/bin/python scripts/bench_live.py [--idle 100000] [--second 2000] [--cycles 5]
 
 Needs root (the test pool is a chroot). ``decide`` is the policy as it is, on the pool view the
 cycle's snapshot carries.
@@ -31,6 +31,10 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+import _env  # scripts/_env.py: one line and exit 2 on a Python without the project's dependencies
+
+_env.check()
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))

@@ -1,3 +1,4 @@
+#!/usr/bin/env python3
 """Loading many jobs: the LCG 2005 log (188k jobs) through ``osep simulate --trace`` and as a CSV job
 list, the bundled LCG scenario (its first day) from the log and from a CSV, one TOML table per job
 (parsed only: such a file is past a scenario file's bounds), and a million jobs in a CSV.
@@ -20,6 +21,10 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+import _env  # scripts/_env.py: one line and exit 2 on a Python without the project's dependencies
+
+_env.check()
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))

@@ -30,17 +30,21 @@ import sys
 import time
 from pathlib import Path
 
+import _env  # scripts/_env.py: one line and exit 2 on a Python without the project's dependencies
+
+_env.check()
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "core"))
 
-from naive import naive_decide  # tests/core/naive.py
+from naive import naive_decide  # noqa: E402 - tests/core/naive.py
 
-from osep.core.model import Job, JobId, JobState, Slot, Snapshot
-from osep.core.plan import Plan, Target, VictimOrder
-from osep.core.policy import PolicySettings, decide
-from osep.core.resources import Unit
-from osep.core.shares import ShareTable
-from osep.core.view import PoolView
+from osep.core.model import Job, JobId, JobState, Slot, Snapshot  # noqa: E402
+from osep.core.plan import Plan, Target, VictimOrder  # noqa: E402
+from osep.core.policy import PolicySettings, decide  # noqa: E402
+from osep.core.resources import Unit  # noqa: E402
+from osep.core.shares import ShareTable  # noqa: E402
+from osep.core.view import PoolView  # noqa: E402
 
 
 def build(jobs: int, slots: int, owners: int, seed: int) -> tuple[Snapshot, ShareTable]:

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """How fast `osep replay` reads large HTCondor event logs, and how much memory it needs.
 
-    scripts/bench_replay.py [--jobs 10000 100000 1000000] [--owners 28] [--slots 2000] [--runs 3]
-                            [--keep DIR] [--code DIR ...]
+    .venv/bin/python scripts/bench_replay.py [--jobs 10000 100000 1000000] [--owners 28] [--slots 2000]
+                                             [--runs 3] [--keep DIR] [--code DIR ...]
 
 For each size it generates a synthetic but well-formed history (Poisson arrivals in daily waves over
 the owners, log-normal run times, first-come-first-served on a fixed pool, 2% of runs evicted and run
@@ -31,6 +31,10 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+import _env  # scripts/_env.py: one line and exit 2 on a Python without the project's dependencies
+
+_env.check()
 
 HEADER = "{code:03d} ({cluster:03d}.{proc:03d}.000) {stamp} "
 SUBMIT = "Job submitted from host: <10.0.0.1:9618?addrs=10.0.0.1-9618>\n...\n"

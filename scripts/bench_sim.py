@@ -38,6 +38,10 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
+import _env  # scripts/_env.py: one line and exit 2 on a Python without the project's dependencies
+
+_env.check()
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 

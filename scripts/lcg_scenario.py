@@ -1,17 +1,21 @@
+#!/usr/bin/env python3
 """Write the LCG 2005 scenario (config/scenarios/lcg-2005.toml and its job list, lcg-2005.csv) from the
 trace itself.
 
-The trace (../shared/data/traces/LCG-2005.swf.gz, or config/traces/ in a clone) records which
-virtual organisation (field 13, ``group<G>``) and user (field 12, ``user<N>``) ran each job. The
-scenario makes them an owner tree: every VO that used at least ``--least`` of the window's core
-seconds is a group whose share is what it used (it contributed in proportion to its use, as the NASA
-scenario assumes of its users), and its users are its members with equal shares. VOs below that are
-non-owners, their users too. The pool is ``--slots`` one-core slots (the grid's 170 sites as one
-pool: the trace's jobs are single-core). The window's jobs, as osep reads them from the log, go to a CSV
-job list beside the scenario (loading it is about 6 times faster than reading the whole log again;
-README "Real workload logs"); ``osep simulate --trace`` with the same window reads the same jobs.
+The trace (config/traces/LCG-2005.swf.gz, or ``--trace FILE``) records which virtual organisation
+(field 13, ``group<G>``) and user (field 12, ``user<N>``) ran each job. The scenario makes them an
+owner tree: every VO that used at least ``--least`` of the window's core seconds is a group whose
+share is what it used (it contributed in proportion to its use, as the NASA scenario assumes of its
+users), and its users are its members with equal shares. VOs below that are non-owners, their users
+too. The pool is ``--slots`` one-core slots (the grid's 170 sites as one pool: the trace's jobs are
+single-core). The window's jobs, as osep reads them from the log, go to a CSV job list beside the
+scenario (loading it is about 7 times faster than reading the whole log again; README "Real workload
+logs"); ``osep simulate --trace`` with the same window reads the same jobs.
 
-    .venv/bin/python scripts/lcg_scenario.py [--days 3] [--slots 800] [--least 0.01]
+    .venv/bin/python scripts/lcg_scenario.py [--days 1] [--slots 800] [--least 0.01] [--horizon 3]
+                                             [--out config/scenarios/lcg-2005.toml]
+
+The bundled scenario is ``--slots 600 --horizon 2.4`` (which writes it again byte for byte).
 """
 
 from __future__ import annotations
@@ -21,6 +25,10 @@ import math
 import sys
 from collections import defaultdict
 from pathlib import Path
+
+import _env  # scripts/_env.py: one line and exit 2 on a Python without the project's dependencies
+
+_env.check()
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))

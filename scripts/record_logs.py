@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """Re-record the event logs under tests/data/ from the live test pool (needs root, like the live tests).
 
-    scripts/record_logs.py [--out tests/data] [NAME ...]      # default: every scenario
+    sudo .venv/bin/python scripts/record_logs.py [--out tests/data] [NAME ...]   # default: every scenario
 
 Each scenario (tests/live/recordings.py) runs on a fresh 4-slot pool; its event log, osep's decision
 log and the policy are copied to OUT as NAME.events.log, NAME.decisions.jsonl and NAME.policy.toml.
-The replay tests (tests/test_replay_data.py) check figures worked out by hand from these very files:
-after re-recording, work them out again from the new timestamps and update the tests.
+The replay tests (tests/replay/test_replay_data.py) check figures worked out by hand from these very
+files: after re-recording, work them out again from the new timestamps and update the tests.
 """
 
 from __future__ import annotations
@@ -15,6 +15,10 @@ import argparse
 import sys
 import tempfile
 from pathlib import Path
+
+import _env  # scripts/_env.py: one line and exit 2 on a Python without the project's dependencies
+
+_env.check()
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "live"))
