@@ -129,6 +129,9 @@ class _Owner:
 
 
 Ideal = Callable[[Mapping[str, float], float], Mapping[str, float]]
+# An ideal told the demand, the owners whose demand moved since it was last asked, and the
+# capacity: the owners whose share changed since then, with their new shares (0 for one that left).
+IdealUpdate = Callable[[Mapping[str, float], Iterable[str], float], Mapping[str, float]]
 
 RESYNC = 4096  # changes of demand between exact recountings of the water-filling's running sums
 
@@ -162,6 +165,9 @@ class Meter:
         water-filling of ``shares`` (an owner tree's, :meth:`osep.core.tree.ShareTree.entitlements`)."""
         self.shares = dict(shares)
         self._ideal = ideal
+        # An ideal that can be told only the owners whose demand moved, and answers with the
+        # shares that changed (:meth:`osep.measure.trees._Filler.update`): asked so at each instant.
+        self._update: IdealUpdate | None = getattr(ideal, "update", None)
         self.dominant = dominant
         self._flat = ideal is None and dominant is None
         self.origin = origin  # makespan is measured from here; default: the first event
@@ -246,15 +252,22 @@ class Meter:
                         demand[o] = stats.demand
                     else:
                         demand.pop(o, None)
-                fes = dict(self._ideal(dict(demand), self.capacity))
-                old_fes, self._fes = self._fes, fes
                 owners = self._owners
-                for o, share in fes.items():  # only the owners' shares matter
-                    if share != old_fes.get(o, 0.0) and o in owners:
-                        dirty[o] = owners[o]
-                for o, share in old_fes.items():
-                    if o not in fes and share != 0.0 and o in owners:
-                        dirty[o] = owners[o]
+                if self._update is not None:  # told only what moved: the owners' shares that changed
+                    fes = self._fes
+                    for o, share in self._update(demand, wanting.keys(), self.capacity).items():
+                        fes[o] = share
+                        if o in owners:
+                            dirty[o] = owners[o]
+                else:
+                    fes = dict(self._ideal(dict(demand), self.capacity))
+                    old_fes, self._fes = self._fes, fes
+                    for o, share in fes.items():  # only the owners' shares matter
+                        if share != old_fes.get(o, 0.0) and o in owners:
+                            dirty[o] = owners[o]
+                    for o, share in old_fes.items():
+                        if o not in fes and share != 0.0 and o in owners:
+                            dirty[o] = owners[o]
         self._settle(dirty.values())
 
     @staticmethod

@@ -5,7 +5,7 @@ these."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from osep.core.shares import feasible_shares
@@ -41,6 +41,15 @@ class _Filler:
         self._levels: dict[tuple[frozenset[str], float], _Levels] = {}
         # Per group: the entitlement, demands and shares of its last fill, and the fill.
         self._last: dict[str, tuple[float, tuple[float, ...], dict[str, float], dict[str, float]]] = {}
+        # What :meth:`update` keeps between calls (None until its first): the levels and capacity
+        # it was for, the owners the tree does not list among those asking, each node's demand
+        # (an owner's own, a group's summed) and each node's entitlement, where not 0.
+        self._kept: tuple[_Levels, float] | None = None
+        self._extra: set[str] = set()
+        self._wanted: dict[str, float] = {}
+        self._entitled: dict[str, float] = {}
+        self._out: dict[str, float] = {}  # the last answer, where not 0
+        self._leafset = frozenset(self.leaves)
 
     def levels(self, extra: frozenset[str], capacity: float) -> _Levels:
         """Each group's members (ROOT's: the top level) and their resolved shares for ``capacity``;
@@ -110,6 +119,140 @@ class _Filler:
                 if k in members and wanted.get(k, 0.0) != 0.0:
                     pending.append((k, filled[k]))
         return {o: entitled.get(o, 0.0) for o in set(demand) | set(self.leaves)}
+
+    def update(self, demand: Mapping[str, float], moved: Iterable[str], capacity: float) -> dict[str, float]:
+        """What :meth:`__call__` of ``demand`` would give, as the owners whose value in it changed
+        since the last call (an owner missing from an answer counts as 0), with their new values:
+        the meter's question at each instant, given the owners whose demand ``moved`` since (or
+        that joined or left ``demand``). Each subtree's demand is summed again only above an owner
+        that moved, and a group is filled again only when its entitlement or a member's demand
+        moved; the sums and fills are :meth:`__call__`'s, over the same members in the same order,
+        so the values are the same, bit for bit. When the owners the tree does not list change, or
+        the capacity does, all is worked out again (their places change the groups' members)."""
+        moved = set(moved)
+        nodes = self.tree.nodes
+        extra = self._extra
+        for owner in moved:
+            if owner not in nodes:
+                if owner in demand:
+                    extra.add(owner)
+                else:
+                    extra.discard(owner)
+        levels = self.levels(frozenset(extra), capacity)
+        kept = self._kept
+        if kept is None or kept[0] is not levels or kept[1] != capacity:
+            return self._afresh(demand, capacity, levels)
+        members, up, wanted = levels.members, levels.up, self._wanted
+        # The groups above an owner whose demand moved, and their sums again (children first).
+        dirty: set[str] = {ROOT}
+        for owner in moved:
+            if owner in members:
+                continue  # a group's own name is no owner
+            amount = demand.get(owner, 0.0)
+            if amount:
+                wanted[owner] = float(amount)
+            else:
+                wanted.pop(owner, None)
+            group = up.get(owner, ROOT)
+            while group not in dirty:
+                dirty.add(group)
+                group = up.get(group, ROOT)
+        for group in levels.post:
+            if group in dirty:
+                total = sum(wanted.get(k, 0.0) for k in members[group])
+                if total:
+                    wanted[group] = total
+                else:
+                    wanted.pop(group, None)
+        # The fills, from the top, into the groups whose entitlement or members' demand moved.
+        entitled, shares = self._entitled, levels.shares
+        touched = set(moved)  # the nodes whose entitlement may have changed, and the owners that moved
+        pending = [(ROOT, float(capacity))]
+        while pending:
+            name, amount = pending.pop()
+            kids = members[name]
+            filled = self._fill(name, amount, tuple(wanted.get(k, 0.0) for k in kids), kids, shares[name])
+            for k in kids:
+                share = filled[k]
+                before = entitled.get(k, 0.0)
+                if share != before:
+                    touched.add(k)
+                    if share:
+                        entitled[k] = share
+                    else:
+                        del entitled[k]
+                if k in members:
+                    if wanted.get(k, 0.0) != 0.0:
+                        if share != before or k in dirty:
+                            pending.append((k, share))
+                    elif k in dirty:  # nothing is asked below it now: every node below it gets 0
+                        self._zero(k, members, touched)
+        # The answer's values that changed: an owner's in it is its node's entitlement.
+        out, leaves = self._out, self._leafset
+        changed: dict[str, float] = {}
+        for o in touched:
+            value = entitled.get(o, 0.0) if o in demand or o in leaves else 0.0
+            if value != out.get(o, 0.0):
+                changed[o] = value
+                if value:
+                    out[o] = value
+                else:
+                    del out[o]
+        return changed
+
+    def _fill(self, name: str, amount: float, asked: tuple[float, ...], kids: tuple[str, ...],
+              owned: dict[str, float]) -> dict[str, float]:
+        """Group ``name``'s fill of ``amount`` over ``kids`` asking ``asked`` (kept from its last
+        fill if that was on the same figures)."""
+        last = self._last.get(name)
+        if last is not None and last[2] is owned and last[0] == amount and last[1] == asked:
+            return last[3]
+        filled = feasible_shares(owned, dict(zip(kids, asked, strict=True)), amount)
+        self._last[name] = (amount, asked, owned, filled)
+        return filled
+
+    def _zero(self, group: str, members: Mapping[str, tuple[str, ...]], touched: set[str]) -> None:
+        """Every node below ``group`` is entitled to 0 now."""
+        stack = [group]
+        entitled = self._entitled
+        while stack:
+            for k in members[stack.pop()]:
+                if entitled.pop(k, 0.0) != 0.0:
+                    touched.add(k)
+                if k in members:
+                    stack.append(k)
+
+    def _afresh(self, demand: Mapping[str, float], capacity: float, levels: _Levels) -> dict[str, float]:
+        """:meth:`update` worked out from nothing: every node's demand and entitlement kept, and
+        the answer's values that changed from the last."""
+        answer = self(demand, capacity)
+        members = levels.members
+        wanted: dict[str, float] = {}
+        for owner, amount in demand.items():
+            if owner not in members and amount:
+                wanted[owner] = float(amount)
+        for group in levels.post:
+            total = sum(wanted.get(k, 0.0) for k in members[group])
+            if total:
+                wanted[group] = total
+        entitled: dict[str, float] = {}
+        pending = [(ROOT, float(capacity))]
+        while pending:
+            name, amount = pending.pop()
+            kids = members[name]
+            filled = self._fill(name, amount, tuple(wanted.get(k, 0.0) for k in kids), kids, levels.shares[name])
+            for k in kids:
+                if filled[k]:
+                    entitled[k] = filled[k]
+                if k in members and wanted.get(k, 0.0) != 0.0:
+                    pending.append((k, filled[k]))
+        self._wanted, self._entitled, self._kept = wanted, entitled, (levels, capacity)
+        self._extra = {o for o in demand if o not in self.tree.nodes}
+        before = self._out
+        changed = {o: v for o, v in answer.items() if v != before.get(o, 0.0)}
+        changed.update((o, 0.0) for o, v in before.items() if o not in answer and v != 0.0)
+        self._out = {o: v for o, v in answer.items() if v}
+        return changed
 
 
 def tree_ideal(tree: ShareTree | None) -> Ideal | None:
