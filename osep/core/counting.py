@@ -374,11 +374,11 @@ def count_view(pool: PoolView, kept: Sequence[Kept], shares: ShareTable | ShareT
     kept_static: set[str] = set()
     kept_rooms: dict[str, Room] = {}  # partitionable slots whose unclaimed room is partly kept
     with_kept: dict[str, Vec] = {}  # owners with room kept: running jobs plus that room
-    busy = pool.busy
+    runs_on = pool.runs_on
     # In a fixed order, whatever order the book listed them in (the plan must not depend on it).
     for k in sorted(kept, key=lambda k: (k.owner, k.place, k.shape)):
         slot = slots.get(k.place)
-        if slot is None or (not slot.partitionable and (slot.name in busy or slot.name in kept_static)):
+        if slot is None or (not slot.partitionable and (runs_on(slot.name) or slot.name in kept_static)):
             continue
         if not slot.partitionable:
             kept_static.add(slot.name)  # not free to anyone else, counted for its owner or not

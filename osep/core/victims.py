@@ -327,14 +327,18 @@ class _Queue:
     times rounded together) are neighbours in it, and are put in exact order as they are read.
 
     Each is read as a :class:`Victim` from what the view keeps (the tally's start and saved work,
-    the job's row): no :class:`Job` is made for it (a simulated week vacates 250,000 jobs)."""
+    the job's row; or, for running jobs a pool counts, its record of them): no :class:`Job` is
+    made for it (a simulated week vacates 250,000 jobs)."""
 
-    __slots__ = ("_candidates", "_ids", "_next", "_now", "_rows", "_wallclock", "jobs")
+    __slots__ = ("_candidates", "_ids", "_next", "_now", "_owner", "_rows", "_runs", "_wallclock",
+                 "jobs")
 
     def __init__(self, ids: Iterator[JobId], tally: Tally, jobs: JobTable, now: float,
-                 wallclock: bool) -> None:
+                 wallclock: bool, owner: str) -> None:
         self._ids = ids
         self._candidates = tally.candidates
+        self._runs = tally.runs
+        self._owner = owner
         self._rows = jobs.row
         self._now = now
         self._wallclock = wallclock
@@ -345,6 +349,12 @@ class _Queue:
         job_id = next(self._ids, None)
         if job_id is None:
             return None
+        runs = self._runs
+        if runs is not None:  # counted by the pool: its work is saved until its start
+            start, slot, shape = runs[job_id]
+            ran = max(0.0, self._now - start)
+            victim = Victim(job_id, self._owner, slot, start, ran, ran, shape)
+            return ((ran, 0.0, job_id) if self._wallclock else (ran, ran, job_id)), victim
         _, start, since = self._candidates[job_id]  # its start and saved_since, as its row has them
         row = self._rows(job_id)
         assert row is not None  # a candidate is one of the view's jobs
@@ -454,7 +464,7 @@ class _Search:
                 tally = Tally()
             wallclock = self.order is VictimOrder.WALLCLOCK
             queue = self._queues[owner] = _Queue(tally.victims(wallclock), tally, self.pool.jobs,
-                                                 self.now, wallclock)
+                                                 self.now, wallclock, owner)
         return queue
 
     def lightest(self, owner: str) -> Vec:

@@ -12,7 +12,10 @@ job's change field by field instead (:meth:`PoolView.change`), or many jobs' cha
 (:meth:`PoolView.tell`, what the simulated pool does at each snapshot): the view keeps the fields, and
 makes the :class:`Job` only when something reads it (:class:`JobTable`). A pool can also give an
 owner's idle jobs as counts per shape, with no entry per job (:meth:`PoolView.count_idle`, what the
-simulated pool does; a live pool's idle groups: :meth:`PoolView.put_idle`). A snapshot
+simulated pool does; a live pool's idle groups: :meth:`PoolView.put_idle`), and its running jobs on
+static slots the same way (:meth:`PoolView.count_running`: counts per shape, and the pool's own
+record of them in start order for the victim orders; the view then reads which static slots are
+free and which run a job from the pool, :meth:`PoolView.count_static`). A snapshot
 carries the view it was taken from (:attr:`osep.core.model.Snapshot.view`); a snapshot without one
 gets one built from its jobs and slots in one pass (:func:`view_of`), which is what a live cycle does
 after its queries.
@@ -143,8 +146,8 @@ class Tally:
     """One owner's jobs as the decision counts them (see the module's description)."""
 
     __slots__ = ("_dead", "_new", "_orders", "_ran", "_serial", "_waiting", "candidates", "firsts",
-                 "idle", "ids", "leaving", "listed", "run_shapes", "running", "shapes", "source",
-                 "vacating")
+                 "idle", "ids", "leaving", "listed", "run_check", "run_shapes", "running", "runs",
+                 "shapes", "source", "vacating")
 
     def __init__(self) -> None:
         self.running = 0
@@ -183,6 +186,11 @@ class Tally:
         self._orders: list[list[tuple[Any, ...]] | None] = [None, None]
         self._new: list[list[tuple[Any, ...]]] = [[], []]
         self._dead = [0, 0]
+        # Running jobs a pool counts instead of telling them (PoolView.count_running): its record
+        # of them, id -> (start, slot, shape), in start order (no checkpoints: the start is where
+        # a vacate's lost work begins), and what raises if the pool changed since it told them.
+        self.runs: dict[JobId, tuple[float, str, Shape]] | None = None
+        self.run_check: Callable[[], None] | None = None
 
     def __bool__(self) -> bool:
         return bool(self.running or self.idle or self.vacating)
@@ -342,7 +350,16 @@ class Tally:
         return order
 
     def victims(self, wallclock: bool) -> Iterator[JobId]:
-        """Victim candidates in the kept order (see the module's description)."""
+        """Victim candidates in the kept order (see the module's description). Running jobs a pool
+        counts come from its record, latest start first, in both orders (their work is saved
+        until their start); equal starts in the record's order, put in exact order by the reader
+        as other equal keys are."""
+        runs = self.runs
+        if runs is not None:
+            assert self.run_check is not None
+            self.run_check()
+            yield from reversed(runs)  # (dictionaries keep their insertion order)
+            return
         order = self._order(0 if wallclock else 1)
         candidates = self.candidates
         for key in reversed(order):
@@ -370,6 +387,9 @@ class PoolView:
         self.running_on: dict[str, set[JobId]] = {}
         self.unplaced = 0  # running jobs on no slot the view has
         self.free_static: set[str] = set()  # static slots with no running or vacating job
+        # The static slots running a job, for a pool that counts its running jobs (count_static);
+        # ``busy`` then has none of them.
+        self.running_static: Mapping[str, int] | None = None
         self.static: set[str] = set()  # the static slots present
         # The most free static slots seen at a snapshot since the set was last made afresh: a set
         # keeps the table of its largest size, and a decision lists it at every cycle.
@@ -619,6 +639,56 @@ class PoolView:
             del self.tallies[owner]
         self.stamp += 1
 
+    def count_running(self, owner: str, counts: dict[Shape, int],
+                      runs: dict[JobId, tuple[float, str, Shape]], check: Callable[[], None]
+                      ) -> None:
+        """``owner``'s running jobs are now ``counts`` of each shape (empty: none), each on a static
+        slot of the view's, every one a victim candidate, listed in ``runs`` (id -> start, slot,
+        shape) in the order they started: what :meth:`put_job` of each would give the decision,
+        with no entry per job. A pool that counts its running jobs so (the simulated pool, on
+        static slots only, without periodic checkpoints) tells the view the counts of the owners
+        whose running jobs changed at its next snapshot, hands ``counts`` over, and keeps ``runs``
+        up to date itself; ``check`` raises if the pool changed since it told the view. A
+        vacating job is told as a row, as before. Running jobs so counted are not in :attr:`jobs`,
+        nor in a snapshot's jobs, and an owner's running jobs are either all counted or all
+        told."""
+        if self._taken is not None:
+            self._settle()
+        tally = self.tallies.get(owner)
+        running = sum(counts.values())
+        if tally is None:
+            if not running:
+                return
+            tally = self.tallies[owner] = Tally()
+        assert self.running_static is not None, "count_static first"
+        assert tally.runs is not None or not tally.running, f"{owner}'s running jobs are told one by one"
+        tally.running = running
+        tally.run_shapes = counts
+        tally._ran = None
+        tally.runs = runs
+        tally.run_check = check
+        if not tally:
+            del self.tallies[owner]
+        self.stamp += 1
+
+    def count_static(self, free: set[str], running: Mapping[str, int]) -> None:
+        """The pool counts its running jobs (:meth:`count_running`), and has static slots only: it
+        keeps which are free (``free``: no job at all, running or vacating) and which run a job
+        (``running``: one each), as its jobs come and go, and the view reads them from now on
+        (:attr:`free_static`, :attr:`running_static`) and never changes them. Told before the
+        slots, as they are when told; the two agree with the view's jobs at each snapshot (the
+        pool tells it what changed first)."""
+        if self._taken is not None:
+            self._settle()
+        self.free_static = free
+        self.running_static = running
+        self.stamp += 1
+
+    def runs_on(self, name: str) -> bool:
+        """Whether a job runs on the slot ``name``."""
+        running = self.running_static
+        return name in self.busy or (running is not None and name in running)
+
     # -- jobs -------------------------------------------------------------------------------------
 
     def _tally(self, owner: str) -> Tally:
@@ -654,7 +724,8 @@ class PoolView:
                 leaving[k] += shape[k]
             if name is not None:
                 self.leaving[name] = self.leaving.get(name, 0) + 1
-                self.free_static.discard(name)
+                if self.running_static is None:  # (else the pool keeps the free slots)
+                    self.free_static.discard(name)
 
     def _job_out(self, job_id: JobId, row: Row) -> None:
         owner, state, _, name, _, _, shape, _ = row
@@ -784,7 +855,8 @@ class PoolView:
 
     def _refree(self, name: str) -> None:
         slot = self.slots.get(name)
-        if slot is None or slot.partitionable or slot.parent is not None:
+        if slot is None or slot.partitionable or slot.parent is not None or \
+                self.running_static is not None:  # (the pool keeps the free static slots)
             return
         if name in self.busy or name in self.leaving:
             self.free_static.discard(name)
@@ -999,7 +1071,8 @@ class PoolView:
         free = len(self.free_static)
         if free > self._free_peak:
             self._free_peak = free
-        elif free * 4 < self._free_peak:  # far fewer than it had: listed faster made afresh
+        elif free * 4 < self._free_peak and self.running_static is None:
+            # Far fewer than it had: listed faster made afresh (unless the pool keeps it).
             self.free_static = set(self.free_static)
             self._free_peak = free
         taken = Snapshot.of_view(self, time, kept)

@@ -26,8 +26,11 @@ only in a run that enforces a policy, and told at each snapshot what each job on
 since the last (field by field, no :class:`osep.core.model.Job` made) and how many idle jobs of each
 shape the owners whose idle jobs changed have (no entry per idle job: the first of a shape in queue
 order is looked up in the owner's queue when a decision asks, as it seldom does). A snapshot's jobs
-therefore list the jobs on a slot only, as a live snapshot's do; the fair-share usage is kept only
-for an order that ranks by it.
+therefore list the jobs on a slot only, as a live snapshot's do. A pool of static slots only
+without periodic checkpoints counts its running jobs the same way (:class:`JobCounts`): it keeps
+each owner's running jobs in the order they started, which is the order a decision vacates them
+in, and the names of its free static slots, and the view reads both from it; then a snapshot's
+jobs list only the vacating ones. The fair-share usage is kept only for an order that ranks by it.
 
 Not modelled: matchmaking by arbitrary Requirements, claim reuse between jobs of the same owner,
 network transfer times and schedd limits.
@@ -38,7 +41,7 @@ from __future__ import annotations
 import bisect
 import heapq
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from functools import partial
 from itertools import chain
@@ -158,25 +161,41 @@ class IdleQueue:
         return best
 
 
-class IdleCounts:
-    """A pool's idle jobs counted per owner and shape for its view: the view is told the counts of
-    the owners whose idle jobs changed since it was last told (:meth:`tell`), not each idle job
-    (:meth:`osep.core.view.PoolView.count_idle`), and asks :meth:`first` for the first idle job of a
-    shape when a decision needs it. An owner's idle jobs are its queue's (a heap per shape: their
-    counts are the heaps' lengths) and its jobs not queued yet (``held``, counted per shape as
-    they come and go); an event only notes its owner in ``recount``, and the counts are read at the
-    next :meth:`tell`. The view asks :meth:`first` only of the pool it was told about (no owner
-    noted since). It reads the pool's queues and its idle jobs not queued yet, and keeps no
-    reference to the pool (the view keeps one to it)."""
+class JobCounts:
+    """A pool's jobs counted per owner and shape for its view: the view is told the counts of the
+    owners whose jobs changed since it was last told (:meth:`tell`), not each job.
 
-    __slots__ = ("held", "queues", "recount", "unqueued")
+    Idle jobs (:meth:`osep.core.view.PoolView.count_idle`): the view asks :meth:`first` for the
+    first idle job of a shape when a decision needs it. An owner's idle jobs are its queue's (a
+    heap per shape: their counts are the heaps' lengths) and its jobs not queued yet (``held``,
+    counted per shape as they come and go).
+
+    Running jobs on static slots, in a pool of static slots only without periodic checkpoints
+    (``runs`` not None; :meth:`osep.core.view.PoolView.count_running`): per owner, its record of
+    them in the order they started (id -> start, slot, shape), kept by the pool as jobs start and
+    stop running; the view reads the record for the victim orders (latest start first), and is
+    told their counts per shape. While every job the pool has met has one shape (``met``), an
+    owner's count is its record's length; from the second shape on (:meth:`mix`), the counts per
+    shape are kept as well (``shapes``).
+
+    An event only notes its owner in ``recount``, and the counts are read at the next :meth:`tell`.
+    The view reads :meth:`first` and the records only of the pool it was told about (no owner noted
+    since: :meth:`check`). This reads the pool's queues and its idle jobs not queued yet, and keeps
+    no reference to the pool (the view keeps one to it)."""
+
+    __slots__ = ("held", "met", "mixed", "queues", "recount", "runs", "shapes", "unqueued")
 
     def __init__(self, queues: Mapping[str, IdleQueue],
-                 unqueued: Mapping[str, Mapping[JobId, SimJob]]) -> None:
+                 unqueued: Mapping[str, Mapping[JobId, SimJob]], running: bool,
+                 met: Mapping[Shape, Shape]) -> None:
         self.queues = queues
         self.unqueued = unqueued
         self.held: dict[str, dict[Shape, int]] = {}
         self.recount: set[str] = set()
+        self.runs: dict[str, dict[JobId, tuple[float, str, Shape]]] | None = {} if running else None
+        self.met = met
+        self.mixed = False
+        self.shapes: dict[str, dict[Shape, int]] = {}
 
     def hold(self, owner: str, shape: Shape) -> None:
         """An idle job of ``owner``'s asking for ``shape`` is not queued yet."""
@@ -198,11 +217,11 @@ class IdleCounts:
             del self.held[owner]
 
     def tell(self, view: PoolView) -> None:
-        """Tell ``view`` the counts of the owners whose idle jobs changed since it was last told."""
+        """Tell ``view`` the counts of the owners whose jobs changed since it was last told."""
         recount = self.recount
         if not recount:
             return
-        queues, held, first = self.queues, self.held, self.first
+        queues, held, first, runs = self.queues, self.held, self.first, self.runs
         for owner in recount:
             queue = queues.get(owner)
             counts = {shape: len(heap) for shape, heap in queue.shapes().items()} \
@@ -212,17 +231,98 @@ class IdleCounts:
                 for shape, n in waiting.items():
                     counts[shape] = counts.get(shape, 0) + n
             view.count_idle(owner, counts, partial(first, owner))
+            if runs is not None:
+                mine = runs.get(owner)
+                if mine is not None:
+                    if self.mixed:
+                        counts = dict(self.shapes[owner])
+                    else:
+                        counts = {next(iter(self.met)): len(mine)} if mine else {}
+                    view.count_running(owner, counts, mine, self.check)
         recount.clear()
+
+    def check(self) -> None:
+        """Raise unless the pool is as it was when it last told its view."""
+        if self.recount:
+            raise PoolError("the simulated pool's jobs changed since its view was told them")
+
+    def run(self, job: SimJob, name: str) -> None:
+        """``job`` runs on the static slot ``name`` from now on (``runs`` kept)."""
+        runs = self.runs
+        assert runs is not None
+        owner = job.spec.owner
+        mine = runs.get(owner)
+        if mine is None:
+            mine = runs[owner] = {}
+        mine[job.spec.id] = (job.start, name, job.shape)
+        if self.mixed:
+            self.count(owner, job.shape, 1)
+        self.recount.add(owner)
+
+    def stop(self, job: SimJob) -> None:
+        """``job`` stops running on its static slot (it leaves it, or is vacating there)."""
+        runs = self.runs
+        assert runs is not None
+        owner = job.spec.owner
+        del runs[owner][job.spec.id]
+        if self.mixed:
+            self.count(owner, job.shape, -1)
+        self.recount.add(owner)
+
+    def count(self, owner: str, shape: Shape, more: int) -> None:
+        """``owner`` runs ``more`` jobs of ``shape`` (fewer if negative), once counts are kept."""
+        shapes = self.shapes.get(owner)
+        if shapes is None:
+            shapes = self.shapes[owner] = {}
+        left = shapes.get(shape, 0) + more
+        if left:
+            shapes[shape] = left
+        else:
+            del shapes[shape]
+
+    def mix(self) -> None:
+        """The pool met a second shape of job: each owner's running jobs are counted per shape
+        from now on."""
+        if self.mixed or self.runs is None:
+            return
+        self.mixed = True
+        for owner, mine in self.runs.items():
+            self.shapes[owner] = dict(Counter(shape for _, _, shape in mine.values()))
 
     def first(self, owner: str, shape: Shape) -> JobId:
         """The first in queue order (the smallest id) of ``owner``'s idle jobs asking for
         ``shape``: from its queue of that shape and its jobs not queued yet."""
         if self.recount:
-            raise PoolError("the simulated pool's idle jobs changed since its view was told them")
+            raise PoolError("the simulated pool's jobs changed since its view was told them")
         queue = self.queues.get(owner)
         heap = queue.shapes().get(shape, ()) if queue is not None else ()
         held = (i for i, j in self.unqueued.get(owner, {}).items() if j.shape == shape)
         return min(chain((entry[2] for entry in heap), held))
+
+
+class RunningSlots(Mapping[str, int]):
+    """The static slots with a running job (one each), read from a pool's slots as they are: for
+    a view whose pool counts its running jobs (:meth:`osep.core.view.PoolView.count_static`)."""
+
+    __slots__ = ("_slots",)
+
+    def __init__(self, slots: Mapping[str, SimSlot]) -> None:
+        self._slots = slots
+
+    def __contains__(self, name: object) -> bool:
+        slot = self._slots.get(name) if isinstance(name, str) else None
+        return slot is not None and slot.job is not None and slot.job.state is _RUNNING
+
+    def __getitem__(self, name: str) -> int:
+        if name not in self:
+            raise KeyError(name)
+        return 1
+
+    def __iter__(self) -> Iterator[str]:
+        return (n for n, s in self._slots.items() if s.job is not None and s.job.state is _RUNNING)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
 
 
 class Places:
@@ -399,19 +499,36 @@ class SimulatedPool:
         self._told = self.view.jobs.entries  # the jobs the view has (reached straight)
         # Idle jobs not in a queue yet (see enqueue), by owner.
         self.unqueued: dict[str, dict[JobId, SimJob]] = {}
-        # The idle jobs, counted for the view as they come and go (once it is kept).
-        self.counted = IdleCounts(self.idle, self.unqueued)
-        self._recount = self.counted.recount  # (reached straight at every event)
         self._checkpoints: list[tuple[float, JobId, int]] = []
         self._periodic = (settings.checkpointing is _PERIODIC
                           and settings.checkpoint_interval > 0)
+        # The idle jobs, counted for the view as they come and go (once it is kept); in a pool of
+        # static slots only without periodic checkpoints, the running jobs too (their order as
+        # victims is the order they started in, which the pool sees as it goes): the view is not
+        # told them one by one, and reads which static slots are free and which run a job from the
+        # pool (the names of those free, kept as they change, and the slots themselves).
+        self._counts_runs = not machines and not self._periodic
+        self.counted = JobCounts(self.idle, self.unqueued, self._counts_runs, self._shapes)
+        self._recount = self.counted.recount  # (reached straight at every event)
+        self._runs = self.counted.runs if self.counted.runs is not None else {}  # (the same)
+        self._mixed = False  # whether the pool met jobs of more than one shape (counts kept)
+        self._counting = False  # whether it counts its running jobs for a view it keeps
+        self._free_names: set[str] = set()  # the free static slots' names, once the view is kept
+        # The most of them since the set was last made afresh: a set keeps the table of its largest
+        # size, and a decision lists it at every cycle.
+        self._free_peak = 0
         if keep_view:
             self._keep_view()
 
     def _keep_view(self) -> None:
         """Build the view of the pool as it is, and keep it from now on."""
         self.keeps_view = True
+        self._counting = self._counts_runs
         view = self.view
+        if self._counts_runs:  # (before the slots: the pool says which are free)
+            self._free_names = {place.spec.name for place in self._static if place.job is None}
+            self._free_peak = len(self._free_names)
+            view.count_static(self._free_names, RunningSlots(self.slots))
         for place in self._static:
             view.put_slot(place.spec.as_slot())
         for machine in self._machines:
@@ -424,13 +541,21 @@ class SimulatedPool:
             self.counted.recount.add(owner)
             for job in held.values():
                 self.counted.hold(owner, job.shape)
+        running = []
         for job in self.jobs.values():
             if job.state is _IDLE:
+                continue
+            if job.state is _RUNNING and self._counts_runs:
+                running.append(job)
                 continue
             self._changed[job.spec.id] = self._row(job)
             if self._periodic and job.slot is not None:
                 done = _last_checkpoint(self.now - job.start, self.settings.checkpoint_interval)
                 self._next_checkpoint(job, done + self.settings.checkpoint_interval)
+        running.sort(key=lambda job: job.start)  # (equal starts: the view's reader orders them)
+        for job in running:
+            assert job.slot is not None
+            self.counted.run(job, job.slot.spec.name)
 
     # -- the Pool interface -------------------------------------------------------------------
 
@@ -441,11 +566,21 @@ class SimulatedPool:
             self._keep_view()
         self._tell_view()
         self._checkpoint()
+        if self._counting:
+            free = len(self._free_names)
+            if free > self._free_peak:
+                self._free_peak = free
+            elif free * 4 < self._free_peak:  # far fewer than it had: listed faster made afresh
+                self._free_names = set(self._free_names)
+                self._free_peak = free
+                assert self.view.running_static is not None
+                self.view.count_static(self._free_names, self.view.running_static)
         idle = {o: q.count for o, q in self.idle.items()}  # (an owner's empty queue is dropped)
         running = {o: n for o, n in self.running.items() if n}
         self.book.expire(self.now, running, idle)
         view = self.view
-        return view.snapshot(self.now, self.book.mark(view.slots, view.busy))
+        occupied = view.busy if view.running_static is None else view.running_static
+        return view.snapshot(self.now, self.book.mark(view.slots, occupied))
 
     def _checkpoint(self) -> None:
         """Show the running jobs whose last periodic checkpoint moved since they were last shown."""
@@ -552,6 +687,8 @@ class SimulatedPool:
             job.gain = _last_checkpoint(executed, self.settings.checkpoint_interval)
         else:
             job.gain = 0.0
+        if self._counting:
+            self.counted.stop(job)
         job.state = _VACATING
         job.vacate_sent = self.now
         if self.keeps_view:
@@ -587,7 +724,13 @@ class SimulatedPool:
         if spec.id in self.jobs:
             raise PoolError(f"duplicate job id {spec.id}")
         shape = spec.shape
-        job = SimJob(spec, self._arrived, self._shapes.setdefault(shape, shape))
+        known = self._shapes.get(shape)
+        if known is None:  # a shape not met before
+            known = self._shapes[shape] = shape
+            if len(self._shapes) > 1 and not self._mixed:
+                self._mixed = True
+                self.counted.mix()
+        job = SimJob(spec, self._arrived, known)
         self._arrived += 1
         self.jobs[spec.id] = job
         self.waiting += 1
@@ -636,7 +779,17 @@ class SimulatedPool:
         slot.job = job
         self.running[owner] += 1
         self.later.append((now + spec.runtime - job.saved, "finish", (spec.id, run)))
-        if self.keeps_view:
+        if self._counting:  # (JobCounts.run written out: once per run)
+            self._recount.add(owner)
+            name = slot.spec.name
+            runs = self._runs.get(owner)
+            if runs is None:
+                runs = self._runs[owner] = {}
+            runs[spec.id] = (now, name, job.shape)
+            if self._mixed:
+                self.counted.count(owner, job.shape, 1)
+            self._free_names.discard(name)
+        elif self.keeps_view:
             self._recount.add(owner)
             # The job's row (_row written out, with no checkpoint yet: once per run, 191,303 calls
             # fewer on the trace).
@@ -671,6 +824,13 @@ class SimulatedPool:
                 self.view.put_slot(_machine_slot(machine))
         else:
             self._free.add(slot.index, slot.room)
+            if self._counting:
+                if job.state is _RUNNING:  # (JobCounts.stop written out: the most common end)
+                    del self._runs[owner][job.spec.id]
+                    if self._mixed:
+                        self.counted.count(owner, job.shape, -1)
+                    self._recount.add(owner)
+                self._free_names.add(slot.spec.name)
         job.slot = None
         job.vacate_sent = None
         self.running[job.spec.owner] -= 1
@@ -680,12 +840,13 @@ class SimulatedPool:
         if job is None or job.run_id != run_id or job.state not in (_RUNNING,
                                                                     _VACATING):
             return  # a stale event of an earlier run
+        told = job.state is _VACATING or not self._counting  # (a job counted running is not told)
         self._leave(job, vacated=False)
         job.state = _COMPLETED
         job.finish = self.now
         self.completed += 1
         del self.jobs[job_id]
-        if self.keeps_view:
+        if told and self.keeps_view:
             self._off_slot(job)
 
     def release(self, job_id: JobId, run_id: int) -> None:

@@ -8,9 +8,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from osep.core.model import JobId, JobState
+from osep.core.model import JobId, JobState, Snapshot
+from osep.core.plan import Target, VictimOrder
+from osep.core.policy import PolicySettings, decide
 from osep.core.resources import fits
-from osep.core.view import PoolView
+from osep.core.shares import ShareTable
+from osep.core.view import PoolView, Tally
 from osep.errors import PoolError
 from osep.sim.pool import IdleQueue, SimulatedPool
 from osep.sim.specs import Checkpointing, JobSpec, PoolSettings, SlotSpec
@@ -67,41 +70,69 @@ def test_the_pool_keeps_its_free_slots_and_open_machines_in_order():
     assert not pool.can_match()  # room is free, but the only owner waiting is held to nothing
 
 
-def _read(view: PoolView) -> dict[str, Any]:
-    """What a decision reads of a view, in a form that compares."""
+def _order(view: PoolView, tally: Tally, wallclock: bool) -> list[tuple[float, frozenset[JobId]]]:
+    """A tally's victim order as a decision reads it: the candidates with equal starts (none has
+    a checkpoint here but with periodic ones, where every candidate is told) are put in exact
+    order by the reader, so only which come together, in what order, counts."""
+    groups: list[tuple[float, set[JobId]]] = []
+    for job_id in tally.victims(wallclock):
+        start = tally.runs[job_id][0] if tally.runs is not None else view.jobs[job_id].start_time
+        assert start is not None
+        if groups and groups[-1][0] == start:
+            groups[-1][1].add(job_id)
+        else:
+            groups.append((start, {job_id}))
+    return [(start, frozenset(ids)) for start, ids in groups]
+
+
+def _read(view: PoolView, counted: bool = False) -> dict[str, Any]:
+    """What a decision reads of a view, in a form that compares (``counted``: as a view whose
+    pool counts its running jobs on static slots reads it)."""
     tallies = {o: (t.running, t.idle, t.vacating, t.ran, t.waiting, t.leaving, dict(t.shapes),
-                   {s: t.first(s) for s in t.shapes}, list(t.victims(True)),
-                   list(t.victims(False)))
+                   {s: t.first(s) for s in t.shapes}, _order(view, t, True),
+                   _order(view, t, False))
                for o, t in view.tallies.items()}
     # (The simulated pool counts its idle jobs for the view instead of telling them one by one:
-    # the tallies say what they are, and the view lists the others.)
-    jobs = {i: j for i, j in view.jobs.items() if j.state is not JobState.IDLE}
+    # the tallies say what they are, and the view lists the others; with static slots only and
+    # no periodic checkpoints, its running jobs too.)
+    jobs = {i: j for i, j in view.jobs.items() if j.state is not JobState.IDLE
+            and not (counted and j.state is JobState.RUNNING and j.slot in view.static)}
+    busy = {**view.busy, **(view.running_static or {})}
     return {"jobs": jobs, "slots": view.slots, "tallies": tallies,
-            "busy": dict(view.busy), "leaving": dict(view.leaving), "free": view.free_static,
+            "busy": busy, "leaving": dict(view.leaving), "free": view.free_static,
             "rooms": view.rooms, "on_place": view.on_place, "wholes": dict(view.wholes),
             "static": view.static}
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(["arrive", "arrive", "arrive later", "enqueue", "start",
-                                           "start", "vacate", "release", "finish", "snapshot"]),
-                          st.integers(0, 3), st.sampled_from([0.0, 0.0, 7.0, 40.0])), max_size=80),
-       st.booleans())
-def test_the_view_a_snapshot_reads_is_the_view_of_the_pool_then(ops, periodic):
+@given(st.lists(st.tuples(st.sampled_from(["arrive", "arrive", "arrive", "arrive later", "enqueue",
+                                           "start", "start", "start", "vacate", "release",
+                                           "finish", "snapshot"]),
+                          st.integers(0, 3), st.sampled_from([0.0, 0.0, 7.0, 40.0])),
+                min_size=10, max_size=80),
+       st.booleans(), st.booleans(), st.sampled_from([0, 1, 2, None]))
+def test_the_view_a_snapshot_reads_is_the_view_of_the_pool_then(ops, periodic, static, uniform):
     """The pool tells its view what changed only when a snapshot is taken: the view then is the one
-    built from the pool's jobs (jobs that came and went in between never shown)."""
+    built from the pool's jobs (jobs that came and went in between never shown). With static slots
+    only and no periodic checkpoints, the pool counts its running jobs for the view (their
+    counts per shape kept from the first time it meets a second shape: after the ``uniform``-th
+    job, or never)."""
     mode = Checkpointing.PERIODIC if periodic else Checkpointing.NONE
-    pool = SimulatedPool([SlotSpec("s0"), SlotSpec("s1", cpus=2),
-                          SlotSpec("m0", cpus=3, memory=4, partitionable=True)],
-                         PoolSettings(checkpointing=mode, checkpoint_interval=30.0))
+    slots = [SlotSpec("s0"), SlotSpec("s1", cpus=2)]
+    slots += [SlotSpec("s2", cpus=2, memory=3), SlotSpec("s3"), SlotSpec("s4", cpus=2)] if static \
+        else [SlotSpec("m0", cpus=3, memory=4, partitionable=True)]
+    pool = SimulatedPool(slots, PoolSettings(checkpointing=mode, checkpoint_interval=30.0))
+    counted = static and not periodic
     arrived = 0
     for op, k, step in ops:
         pool.now += step
         jobs = list(pool.jobs.values())
         if op in ("arrive", "arrive later"):  # later: idle, but queued only when enqueued
             owner = "ab"[k % 2]
+            mixed = uniform is not None and arrived >= uniform
             pool.arrive(JobSpec(JobId(owner, 0, 100 - arrived), owner, pool.now, 500.0,
-                                cpus=1 + k % 2, memory=k % 3), queued=op == "arrive")
+                                cpus=1 + k % 2 if mixed else 1, memory=k % 3 if mixed else 0),
+                        queued=op == "arrive")
             arrived += 1
         elif op == "enqueue":
             held = [j for j in jobs if j.state is JobState.IDLE and j.spec.id in pool.unqueued.get(j.spec.owner, {})]
@@ -112,7 +143,7 @@ def test_the_view_a_snapshot_reads_is_the_view_of_the_pool_then(ops, periodic):
             found = next(((o, s) for o in owners for s in pool.free_slots()
                           if (j := pool.idle.get(o)) and any(fits(x, s.room) for x in j._shapes)),
                          None)
-            if found is not None and k < 2:
+            if found is not None and (k < 2 or not pool.machines):
                 job = pool.pop_fitting(found[0], found[1].room)
                 assert job is not None
                 pool.start(job, found[1])
@@ -139,9 +170,20 @@ def test_the_view_a_snapshot_reads_is_the_view_of_the_pool_then(ops, periodic):
             snapshot = pool.snapshot()
             shown = [pool.job(i) for i in pool.jobs]
             built = PoolView.of(snapshot.view.slots.values(), [j for j in shown if j is not None])
-            assert _read(snapshot.view) == _read(built)
-            # Idle jobs are counted, not told one by one.
+            assert _read(snapshot.view) == _read(built, counted)
+            # Idle jobs are counted, not told one by one; so are running ones, where counted.
             assert all(j.state is not JobState.IDLE for j in snapshot.view.jobs.values())
+            assert (snapshot.view.running_static is not None) == counted
+            if counted:
+                assert all(j.state is not JobState.RUNNING for j in snapshot.view.jobs.values())
+            # The decision on it is the decision on the pool's jobs, whichever target and order.
+            listed = Snapshot(snapshot.time, tuple(snapshot.view.slots.values()),
+                              tuple(j for j in shown if j is not None), snapshot.kept)
+            for target, order in ((Target.OWNER, VictimOrder.WALLCLOCK),
+                                  (Target.FEASIBLE, VictimOrder.LOST_WORK)):
+                policy = PolicySettings(ShareTable({"a": 3, "b": 1}), target=target,
+                                        victim_order=order)
+                assert decide(snapshot, policy) == decide(listed, policy)
 
 
 def test_the_view_asks_which_idle_job_is_first_only_of_the_pool_it_was_told_about():
@@ -154,9 +196,37 @@ def test_the_view_asks_which_idle_job_is_first_only_of_the_pool_it_was_told_abou
     assert {s: tally.first(s) for s in tally.shapes} == {(1, 0, 0, 0): JobId("a", 0, 7),
                                                         (2, 0, 0, 0): JobId("a", 0, 8)}
     pool.arrive(JobSpec(JobId("a", 0, 1), "a", 0.0, 500.0))
-    with pytest.raises(PoolError, match="idle jobs changed since"):
+    with pytest.raises(PoolError, match="jobs changed since"):
         tally.first((1, 0, 0, 0))
     assert pool.snapshot().view.tallies["a"].first((1, 0, 0, 0)) == JobId("a", 0, 1)
+
+
+def test_the_view_reads_the_victims_the_pool_counts_only_of_the_pool_it_was_told_about():
+    """A pool of static slots counts its running jobs: the view reads their order (latest start
+    first) from the pool's record, and only while the pool is as it was when it told the view."""
+    pool = SimulatedPool([SlotSpec(f"s{n}") for n in range(3)], PoolSettings())
+    for n in range(3):
+        pool.arrive(JobSpec(JobId("a", 0, n), "a", 0.0, 500.0))
+    for n, place in enumerate(pool._static):
+        pool.now = 10.0 * n
+        job = pool.pop_fitting("a", place.room)
+        assert job is not None
+        pool.start(job, place)
+    view = pool.snapshot().view
+    assert view is not None and view.running_static is not None
+    tally = view.tallies["a"]
+    assert tally.running == 3 and not view.jobs and not view.free_static
+    assert list(tally.victims(True)) == [JobId("a", 0, 2), JobId("a", 0, 1), JobId("a", 0, 0)]
+    assert list(tally.victims(False)) == list(tally.victims(True))
+    assert dict(view.running_static) == {"s0": 1, "s1": 1, "s2": 1}
+    pool.now = 30.0
+    pool.finish(JobId("a", 0, 1), 1)
+    with pytest.raises(PoolError, match="jobs changed since"):
+        list(tally.victims(True))
+    view = pool.snapshot().view
+    assert view is not None
+    assert list(view.tallies["a"].victims(True)) == [JobId("a", 0, 2), JobId("a", 0, 0)]
+    assert view.free_static == {"s1"} and dict(view.running_static) == {"s0": 1, "s2": 1}
 
 
 @pytest.mark.parametrize("mode", list(Checkpointing))
