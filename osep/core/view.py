@@ -622,22 +622,16 @@ class PoolView:
         ``first`` only while the pool is as it was when it told the view. Idle jobs so counted are
         not in :attr:`jobs`, nor in a snapshot's jobs: a pool that counts an owner's idle jobs
         tells none of them job by job."""
-        if self._taken is not None:
-            self._settle()
-        tally = self.tallies.get(owner)
         idle = sum(counts.values())
+        tally = self._counting(owner, idle)
         if tally is None:
-            if not idle:
-                return
-            tally = self.tallies[owner] = Tally()
+            return
         assert not tally.ids and tally.listed is None, f"{owner}'s idle jobs are told one by one"
         tally.idle = idle
         tally.shapes = counts
         tally._waiting = None
         tally.source = first
-        if not tally:
-            del self.tallies[owner]
-        self.stamp += 1
+        self._counted(owner, tally)
 
     def count_running(self, owner: str, counts: dict[Shape, int],
                       runs: dict[JobId, tuple[float, str, Shape]], check: Callable[[], None]
@@ -652,14 +646,10 @@ class PoolView:
         vacating job is told as a row, as before. Running jobs so counted are not in :attr:`jobs`,
         nor in a snapshot's jobs, and an owner's running jobs are either all counted or all
         told."""
-        if self._taken is not None:
-            self._settle()
-        tally = self.tallies.get(owner)
         running = sum(counts.values())
+        tally = self._counting(owner, running)
         if tally is None:
-            if not running:
-                return
-            tally = self.tallies[owner] = Tally()
+            return
         assert self.running_static is not None, "count_static first"
         assert tally.runs is not None or not tally.running, f"{owner}'s running jobs are told one by one"
         tally.running = running
@@ -667,6 +657,20 @@ class PoolView:
         tally._ran = None
         tally.runs = runs
         tally.run_check = check
+        self._counted(owner, tally)
+
+    def _counting(self, owner: str, count: int) -> Tally | None:
+        """The tally a pool's count of ``count`` of ``owner``'s jobs goes in (made if need be; None:
+        the owner has no job the view knows of, and gets none)."""
+        if self._taken is not None:
+            self._settle()
+        tally = self.tallies.get(owner)
+        if tally is None and count:
+            tally = self.tallies[owner] = Tally()
+        return tally
+
+    def _counted(self, owner: str, tally: Tally) -> None:
+        """``owner``'s tally took a pool's count: dropped if it counts no job now."""
         if not tally:
             del self.tallies[owner]
         self.stamp += 1

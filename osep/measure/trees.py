@@ -85,7 +85,14 @@ class _Filler:
     def __call__(self, demand: Mapping[str, float], capacity: float) -> dict[str, float]:
         nodes = self.tree.nodes
         levels = self.levels(frozenset(o for o in demand if o not in nodes), capacity)
-        members, shares, up = levels.members, levels.shares, levels.up
+        _, entitled = self._fill_all(demand, capacity, levels)
+        return {o: entitled.get(o, 0.0) for o in set(demand) | set(self.leaves)}
+
+    def _fill_all(self, demand: Mapping[str, float], capacity: float, levels: _Levels
+                  ) -> tuple[dict[str, float], dict[str, float]]:
+        """Each node's demand (an owner's own, a group's summed over its subtree) and entitlement,
+        filled from the top: what :meth:`ShareTree.entitlements` works out."""
+        members, up = levels.members, levels.up
         # Each subtree's demand, as ShareTree.entitlements sums it (over the members in order, from
         # 0): only the groups with demand below them are summed, the others' sum being 0.
         wanted: dict[str, float] = {}
@@ -94,10 +101,7 @@ class _Filler:
             if owner in members:
                 continue  # a group's own name is no owner
             wanted[owner] = float(demand[owner])
-            group = up.get(owner, ROOT)
-            while group not in asking:
-                asking.add(group)
-                group = up.get(group, ROOT)
+            _mark_groups(owner, up, asking)
         for group in levels.post:
             if group in asking:
                 wanted[group] = sum(wanted.get(k, 0.0) for k in members[group])
@@ -106,19 +110,13 @@ class _Filler:
         while pending:
             name, amount = pending.pop()
             kids = members[name]
-            owned = shares[name]
-            asked = tuple(wanted.get(k, 0.0) for k in kids)
-            last = self._last.get(name)
-            if last is not None and last[2] is owned and last[0] == amount and last[1] == asked:
-                filled = last[3]
-            else:
-                filled = feasible_shares(owned, dict(zip(kids, asked, strict=True)), amount)
-                self._last[name] = (amount, asked, owned, filled)
+            filled = self._fill(name, amount, tuple(wanted.get(k, 0.0) for k in kids), kids,
+                                levels.shares[name])
             for k in kids:
                 entitled[k] = filled[k]
                 if k in members and wanted.get(k, 0.0) != 0.0:
                     pending.append((k, filled[k]))
-        return {o: entitled.get(o, 0.0) for o in set(demand) | set(self.leaves)}
+        return wanted, entitled
 
     def update(self, demand: Mapping[str, float], moved: Iterable[str], capacity: float) -> dict[str, float]:
         """What :meth:`__call__` of ``demand`` would give, as the owners whose value in it changed
@@ -153,10 +151,7 @@ class _Filler:
                 wanted[owner] = float(amount)
             else:
                 wanted.pop(owner, None)
-            group = up.get(owner, ROOT)
-            while group not in dirty:
-                dirty.add(group)
-                group = up.get(group, ROOT)
+            _mark_groups(owner, up, dirty)
         for group in levels.post:
             if group in dirty:
                 total = sum(wanted.get(k, 0.0) for k in members[group])
@@ -225,34 +220,26 @@ class _Filler:
     def _afresh(self, demand: Mapping[str, float], capacity: float, levels: _Levels) -> dict[str, float]:
         """:meth:`update` worked out from nothing: every node's demand and entitlement kept, and
         the answer's values that changed from the last."""
-        answer = self(demand, capacity)
-        members = levels.members
-        wanted: dict[str, float] = {}
-        for owner, amount in demand.items():
-            if owner not in members and amount:
-                wanted[owner] = float(amount)
-        for group in levels.post:
-            total = sum(wanted.get(k, 0.0) for k in members[group])
-            if total:
-                wanted[group] = total
-        entitled: dict[str, float] = {}
-        pending = [(ROOT, float(capacity))]
-        while pending:
-            name, amount = pending.pop()
-            kids = members[name]
-            filled = self._fill(name, amount, tuple(wanted.get(k, 0.0) for k in kids), kids, levels.shares[name])
-            for k in kids:
-                if filled[k]:
-                    entitled[k] = filled[k]
-                if k in members and wanted.get(k, 0.0) != 0.0:
-                    pending.append((k, filled[k]))
-        self._wanted, self._entitled, self._kept = wanted, entitled, (levels, capacity)
+        wanted, entitled = self._fill_all(demand, capacity, levels)
+        answer = {o: entitled.get(o, 0.0) for o in set(demand) | set(self.leaves)}
+        self._wanted = {k: v for k, v in wanted.items() if v}
+        self._entitled = {k: v for k, v in entitled.items() if v}
+        self._kept = (levels, capacity)
         self._extra = {o for o in demand if o not in self.tree.nodes}
         before = self._out
         changed = {o: v for o, v in answer.items() if v != before.get(o, 0.0)}
         changed.update((o, 0.0) for o, v in before.items() if o not in answer and v != 0.0)
         self._out = {o: v for o, v in answer.items() if v}
         return changed
+
+
+def _mark_groups(owner: str, up: Mapping[str, str], marked: set[str]) -> None:
+    """Put the groups above ``owner`` in ``marked``, up to the first one already there (ROOT, the
+    top, always is)."""
+    group = up.get(owner, ROOT)
+    while group not in marked:
+        marked.add(group)
+        group = up.get(group, ROOT)
 
 
 def tree_ideal(tree: ShareTree | None) -> Ideal | None:

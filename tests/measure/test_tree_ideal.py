@@ -36,6 +36,19 @@ def owners(tree: ShareTree) -> list[str]:
     return [*tree.shares, *(f"{g}.guest" for g in groups[:1]), "stranger"]
 
 
+def move(data: st.DataObject, names: list[str], demand: dict[str, float], most: int) -> set[str]:
+    """A few owners' demand moved, as events move it (0: the owner asks for nothing now): which."""
+    moved = set()
+    for owner in data.draw(st.lists(st.sampled_from(names), max_size=most)):
+        amount = data.draw(st.sampled_from([0.0, 1.0, 2.0, 3.5, 10.0, 1000.0]))
+        if amount:
+            demand[owner] = amount
+        else:
+            demand.pop(owner, None)
+        moved.add(owner)
+    return moved
+
+
 @settings(max_examples=150, deadline=None)
 @given(st.data())
 def test_the_ideal_is_the_trees_feasible_targets_call_after_call(data: st.DataObject) -> None:
@@ -46,12 +59,7 @@ def test_the_ideal_is_the_trees_feasible_targets_call_after_call(data: st.DataOb
     capacity = float(data.draw(st.sampled_from([1, 7, 40, 1580])))
     demand: dict[str, float] = {}
     for _ in range(data.draw(st.integers(1, 12))):  # a few changes at a time, as events make them
-        for owner in data.draw(st.lists(st.sampled_from(names), max_size=3)):
-            amount = data.draw(st.sampled_from([0.0, 1.0, 2.0, 3.5, 10.0, 1000.0]))
-            if amount:
-                demand[owner] = amount
-            else:
-                demand.pop(owner, None)
+        move(data, names, demand, 3)
         if data.draw(st.integers(0, 9)) == 0:
             capacity = float(data.draw(st.sampled_from([1, 7, 40, 1580])))
         got = dict(ideal(dict(demand), capacity))
@@ -78,14 +86,7 @@ def test_told_only_what_moved_it_gives_what_changed_bit_for_bit(data: st.DataObj
     demand: dict[str, float] = {}
     seen: dict[str, float] = {}
     for _ in range(data.draw(st.integers(1, 20))):
-        moved = set()
-        for owner in data.draw(st.lists(st.sampled_from(names), max_size=4)):
-            amount = data.draw(st.sampled_from([0.0, 1.0, 2.0, 3.5, 10.0, 1000.0]))
-            if amount:
-                demand[owner] = amount
-            else:
-                demand.pop(owner, None)
-            moved.add(owner)
+        moved = move(data, names, demand, 4)
         if data.draw(st.integers(0, 14)) == 0:
             capacity = float(data.draw(st.sampled_from([1, 7, 40, 1580])))
         for owner, value in update(demand, moved, capacity).items():
