@@ -62,6 +62,7 @@ from typing import Any, cast
 
 from osep.core.model import Job, JobId, JobState, Slot, Snapshot
 from osep.core.resources import Room, Shape, Vec, add_room
+from osep.errors import PoolError
 
 
 def saved_since(job: Job) -> float:
@@ -390,6 +391,9 @@ class PoolView:
         # The static slots running a job, for a pool that counts its running jobs (count_static);
         # ``busy`` then has none of them.
         self.running_static: Mapping[str, int] | None = None
+        # What raises if the pool that counts jobs for this view changed since it last told it
+        # (counted_by): such a view is read for a snapshot only while it does not.
+        self.pool_check: Callable[[], None] | None = None
         self.static: set[str] = set()  # the static slots present
         # The most free static slots seen at a snapshot since the set was last made afresh: a set
         # keeps the table of its largest size, and a decision lists it at every cycle.
@@ -543,6 +547,7 @@ class PoolView:
                 continue
             # A job running on a static slot the view has, new to the view or idle in it until now
             # (_job_out, _job_in and _placed, written out: the most common change).
+            assert self.running_static is None, "a pool that counts its running jobs told one"
             if old is None:
                 tally = tallies.get(owner)
                 if tally is None:
@@ -675,13 +680,21 @@ class PoolView:
             del self.tallies[owner]
         self.stamp += 1
 
+    def counted_by(self, check: Callable[[], None]) -> None:
+        """A pool counts some of its jobs for this view (:meth:`count_idle`, :meth:`count_running`):
+        the jobs a snapshot lists are not all the view counts, so the view is read for a snapshot
+        only while the pool is as it was when the snapshot was taken; ``check`` raises if not
+        (:func:`view_of`)."""
+        self.pool_check = check
+
     def count_static(self, free: set[str], running: Mapping[str, int]) -> None:
         """The pool counts its running jobs (:meth:`count_running`), and has static slots only: it
         keeps which are free (``free``: no job at all, running or vacating) and which run a job
         (``running``: one each), as its jobs come and go, and the view reads them from now on
-        (:attr:`free_static`, :attr:`running_static`) and never changes them. Told before the
-        slots, as they are when told; the two agree with the view's jobs at each snapshot (the
-        pool tells it what changed first)."""
+        (:attr:`free_static`, :attr:`running_static`). Told before the slots, as they are when
+        told; the two agree with the view's jobs at each snapshot (the pool tells it what changed
+        first). The view changes neither as long as the pool keeps to this: its running jobs are
+        never told (asserted), and its static slots are neither put again nor dropped."""
         if self._taken is not None:
             self._settle()
         self.free_static = free
@@ -704,6 +717,7 @@ class PoolView:
     def _job_in(self, job_id: JobId, row: Row) -> None:
         owner, state, _, name, _, _, shape, _ = row
         if state is _RUNNING:
+            assert self.running_static is None, "a pool that counts its running jobs told one"
             tally = self.tallies.get(owner)
             if tally is None:
                 tally = self.tallies[owner] = Tally()
@@ -1096,8 +1110,17 @@ class PoolView:
 
 def view_of(snapshot: Snapshot) -> PoolView:
     """The view a decision on ``snapshot`` reads: the one it carries, if that has not changed since
-    the snapshot was taken; else one built from its slots and jobs."""
+    the snapshot was taken; else one built from its slots and jobs. A view whose pool counts jobs
+    for it (:meth:`PoolView.counted_by`) is read only while the pool is as it was: its snapshot's
+    jobs are not all the view counts, so no view can be built from them (PoolError)."""
     view = snapshot.view
-    if isinstance(view, PoolView) and view.stamp == snapshot.stamp:
-        return view
+    if isinstance(view, PoolView):
+        check = view.pool_check
+        if check is not None:
+            if view.stamp != snapshot.stamp:
+                raise PoolError("the pool changed since this snapshot was taken: decide on a new one")
+            check()
+            return view
+        if view.stamp == snapshot.stamp:
+            return view
     return PoolView.of(snapshot.slots, snapshot.jobs)

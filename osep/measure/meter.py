@@ -162,7 +162,10 @@ class Meter:
         """``dominant``: each owner's measure (:func:`osep.core.resources.measure`) and the one for
         owners without a share; PV is then in share-seconds (see the module's docstring).
         ``ideal``: the feasible shares for a demand and a capacity, where they are not the flat
-        water-filling of ``shares`` (an owner tree's, :meth:`osep.core.tree.ShareTree.entitlements`)."""
+        water-filling of ``shares`` (an owner tree's, :meth:`osep.core.tree.ShareTree.entitlements`).
+        An ideal with an ``update`` method (:func:`osep.measure.trees.tree_ideal`'s) is asked
+        through it, with the owners whose demand moved, and answers with the shares that changed
+        since it last answered this meter: it is this meter's alone."""
         self.shares = dict(shares)
         self._ideal = ideal
         # An ideal that can be told only the owners whose demand moved, and answers with the

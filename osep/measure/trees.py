@@ -245,7 +245,8 @@ def _mark_groups(owner: str, up: Mapping[str, str], marked: set[str]) -> None:
 def tree_ideal(tree: ShareTree | None) -> Ideal | None:
     """An owner tree's feasible shares for a demand and a capacity (None: the meter's flat
     water-filling of the owners' shares): :meth:`ShareTree.entitlements` with feasible targets,
-    kept from one call to the next (:class:`_Filler`)."""
+    kept from one call to the next (:class:`_Filler`). Its :meth:`_Filler.update` answers with what
+    changed since its own last answer: one such ideal serves one meter (make one per meter)."""
     if tree is None:
         return None
     return _Filler(tree)

@@ -179,17 +179,20 @@ class JobCounts:
     shape are kept as well (``shapes``).
 
     An event only notes its owner in ``recount``, and the counts are read at the next :meth:`tell`.
-    The view reads :meth:`first` and the records only of the pool it was told about (no owner noted
-    since: :meth:`check`). This reads the pool's queues and its idle jobs not queued yet, and keeps
-    no reference to the pool (the view keeps one to it)."""
+    The view is read only while the pool is as it was when it told the view (no owner noted since,
+    and no job's change waiting in the pool's ``changed``: :meth:`check`). This reads the pool's
+    queues, its idle jobs not queued yet and its changes for the view, and keeps no reference to
+    the pool (the view keeps one to it)."""
 
-    __slots__ = ("held", "met", "mixed", "queues", "recount", "runs", "shapes", "unqueued")
+    __slots__ = ("changed", "held", "met", "mixed", "queues", "recount", "runs", "shapes",
+                 "unqueued")
 
     def __init__(self, queues: Mapping[str, IdleQueue],
                  unqueued: Mapping[str, Mapping[JobId, SimJob]], running: bool,
-                 met: Mapping[Shape, Shape]) -> None:
+                 met: Mapping[Shape, Shape], changed: Mapping[JobId, Row | None]) -> None:
         self.queues = queues
         self.unqueued = unqueued
+        self.changed = changed
         self.held: dict[str, dict[Shape, int]] = {}
         self.recount: set[str] = set()
         self.runs: dict[str, dict[JobId, tuple[float, str, Shape]]] | None = {} if running else None
@@ -243,7 +246,7 @@ class JobCounts:
 
     def check(self) -> None:
         """Raise unless the pool is as it was when it last told its view."""
-        if self.recount:
+        if self.recount or self.changed:
             raise PoolError("the simulated pool's jobs changed since its view was told them")
 
     def run(self, job: SimJob, name: str) -> None:
@@ -292,8 +295,7 @@ class JobCounts:
     def first(self, owner: str, shape: Shape) -> JobId:
         """The first in queue order (the smallest id) of ``owner``'s idle jobs asking for
         ``shape``: from its queue of that shape and its jobs not queued yet."""
-        if self.recount:
-            raise PoolError("the simulated pool's jobs changed since its view was told them")
+        self.check()
         queue = self.queues.get(owner)
         heap = queue.shapes().get(shape, ()) if queue is not None else ()
         held = (i for i, j in self.unqueued.get(owner, {}).items() if j.shape == shape)
@@ -508,7 +510,8 @@ class SimulatedPool:
         # told them one by one, and reads which static slots are free and which run a job from the
         # pool (the names of those free, kept as they change, and the slots themselves).
         self._counts_runs = not machines and not self._periodic
-        self.counted = JobCounts(self.idle, self.unqueued, self._counts_runs, self._shapes)
+        self.counted = JobCounts(self.idle, self.unqueued, self._counts_runs, self._shapes,
+                                 self._changed)
         self._recount = self.counted.recount  # (reached straight at every event)
         self._runs = self.counted.runs if self.counted.runs is not None else {}  # (the same)
         self._mixed = False  # whether the pool met jobs of more than one shape (counts kept)
@@ -525,6 +528,7 @@ class SimulatedPool:
         self.keeps_view = True
         self._counting = self._counts_runs
         view = self.view
+        view.counted_by(self.counted.check)
         if self._counts_runs:  # (before the slots: the pool says which are free)
             self._free_names = {place.spec.name for place in self._static if place.job is None}
             self._free_peak = len(self._free_names)

@@ -12,7 +12,9 @@ from hypothesis import strategies as st
 
 from osep.core.resources import Unit, measure
 from osep.core.shares import feasible_shares
+from osep.core.tree import ROOT, ShareTree, TreeNode
 from osep.measure.meter import Meter, Metrics, Series
+from osep.measure.trees import tree_ideal
 from tests.measure.straight_meter import StraightMeter
 
 OWNERS = ("a", "b", "c", "d", "e")
@@ -159,6 +161,31 @@ def test_another_ideal_and_dominant_measures_give_the_straightforward_results(po
               StraightMeter(shares, capacity, dominant=(measures, other))]
     play(meters, plan)
     same_metrics(meters[0].result(), meters[1].result())
+
+
+def _tree() -> ShareTree:
+    """a and the group g (b and c in it, and any owner the tree does not list); d is not listed."""
+    nodes = {"a": TreeNode("a", ROOT, 2.0, False, ()),
+             "g": TreeNode("g", ROOT, 1.0, False, ("b", "c")),
+             "b": TreeNode("b", "g", 1.0, False, ()),
+             "c": TreeNode("c", "g", 3.0, False, ())}
+    return ShareTree(nodes, "slots", ("a", "g"))
+
+
+@settings(max_examples=150, deadline=None)
+@given(pools, steps)
+def test_a_trees_ideal_told_only_what_moved_gives_the_straightforward_results(pool, plan):
+    """The meter asks an owner tree's ideal (osep.measure.trees) for the shares that changed with
+    the owners whose demand moved; the straightforward meter asks it for every share each time."""
+    shares, capacity = pool
+    tree = _tree()
+    told, whole = tree_ideal(tree), tree_ideal(tree)
+    assert told is not None and whole is not None and hasattr(told, "update")
+    meters = [Meter(shares, capacity, ideal=told, curves=True),
+              StraightMeter(shares, capacity, ideal=whole, curves=True)]
+    play(meters, plan)
+    same_metrics(meters[0].result(), meters[1].result())
+    same_series(meters[0].series(), meters[1].series())
 
 
 def test_a_result_midway_changes_nothing():

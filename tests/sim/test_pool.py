@@ -107,22 +107,24 @@ def _read(view: PoolView, counted: bool = False) -> dict[str, Any]:
 @settings(max_examples=150, deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(["arrive", "arrive", "arrive", "arrive later", "enqueue",
                                            "start", "start", "start", "vacate", "release",
-                                           "finish", "snapshot"]),
+                                           "finish", "snapshot", "reserve"]),
                           st.integers(0, 3), st.sampled_from([0.0, 0.0, 7.0, 40.0])),
                 min_size=10, max_size=80),
-       st.booleans(), st.booleans(), st.sampled_from([0, 1, 2, None]))
-def test_the_view_a_snapshot_reads_is_the_view_of_the_pool_then(ops, periodic, static, uniform):
+       st.sampled_from(list(Checkpointing)), st.booleans(), st.sampled_from([0, 1, 2, None]),
+       st.booleans())
+def test_the_view_a_snapshot_reads_is_the_view_of_the_pool_then(ops, mode, static, uniform, late):
     """The pool tells its view what changed only when a snapshot is taken: the view then is the one
     built from the pool's jobs (jobs that came and went in between never shown). With static slots
     only and no periodic checkpoints, the pool counts its running jobs for the view (their
     counts per shape kept from the first time it meets a second shape: after the ``uniform``-th
-    job, or never)."""
-    mode = Checkpointing.PERIODIC if periodic else Checkpointing.NONE
+    job, or never). ``late``: the pool keeps no view until its first snapshot, and builds it
+    then from its jobs as they are."""
     slots = [SlotSpec("s0"), SlotSpec("s1", cpus=2)]
     slots += [SlotSpec("s2", cpus=2, memory=3), SlotSpec("s3"), SlotSpec("s4", cpus=2)] if static \
         else [SlotSpec("m0", cpus=3, memory=4, partitionable=True)]
-    pool = SimulatedPool(slots, PoolSettings(checkpointing=mode, checkpoint_interval=30.0))
-    counted = static and not periodic
+    pool = SimulatedPool(slots, PoolSettings(checkpointing=mode, checkpoint_interval=30.0),
+                         keep_view=not late)
+    counted = static and mode is not Checkpointing.PERIODIC
     arrived = 0
     for op, k, step in ops:
         pool.now += step
@@ -166,11 +168,16 @@ def test_the_view_a_snapshot_reads_is_the_view_of_the_pool_then(ops, periodic, s
                     pool.release(job.spec.id, job.run_id)
                 else:
                     pool.finish(job.spec.id, job.run_id)
+        elif op == "reserve":  # room kept for an owner, on a slot free or busy
+            name = [s.name for s in slots][k % len(slots)]
+            pool.reserve(name, "ab"[k % 2], (1, 0, 0, 0))
         else:
             snapshot = pool.snapshot()
             shown = [pool.job(i) for i in pool.jobs]
             built = PoolView.of(snapshot.view.slots.values(), [j for j in shown if j is not None])
             assert _read(snapshot.view) == _read(built, counted)
+            # The room kept is placed as it would be on the slots the jobs occupy.
+            assert snapshot.kept == pool.book.mark(snapshot.view.slots, built.busy)
             # Idle jobs are counted, not told one by one; so are running ones, where counted.
             assert all(j.state is not JobState.IDLE for j in snapshot.view.jobs.values())
             assert (snapshot.view.running_static is not None) == counted
@@ -249,3 +256,34 @@ def test_the_row_kept_for_a_job_that_starts_is_the_row_made_of_it_then(mode):
     pool.now = 70.0
     pool.vacate(first.spec.id)
     assert pool._changed[first.spec.id] == pool._row(first)
+
+
+@pytest.mark.parametrize("static", [True, False])
+def test_a_snapshot_of_a_pool_that_moved_on_is_not_decided_on(static):
+    """A simulated pool counts jobs for its view (idle ones; running ones too on static slots), so a
+    snapshot's jobs are not all the view counts: deciding on a snapshot after the pool changed is an
+    error, not a plan from a view of another moment."""
+    slots = [SlotSpec("s0"), SlotSpec("s1")]
+    if not static:
+        slots.append(SlotSpec("m0", cpus=2, partitionable=True))
+    pool = SimulatedPool(slots, PoolSettings())
+    for n in range(2):
+        pool.arrive(JobSpec(JobId("a", 0, n), "a", 0.0, 500.0))
+        place = pool._static[n]
+        job = pool.pop_fitting("a", place.room)
+        assert job is not None
+        pool.start(job, place)
+    pool.arrive(JobSpec(JobId("b", 0, 9), "b", 0.0, 500.0))
+    policy = PolicySettings(ShareTable({"a": 1, "b": 1}))
+    kept = pool.snapshot()
+    pool.now = 50.0
+    pool.finish(JobId("a", 0, 0), 1)
+    with pytest.raises(PoolError, match="changed since"):
+        decide(kept, policy)
+    fresh = pool.snapshot()
+    assert [c.beneficiary for c in decide(fresh, policy).claims] == ["b"]
+    assert decide(pool.snapshot(), policy) == decide(fresh, policy)  # nothing changed in between
+    pool.arrive(JobSpec(JobId("b", 0, 10), "b", 50.0, 500.0))
+    pool.snapshot()  # the view told the arrival: the snapshot before is of another moment
+    with pytest.raises(PoolError, match="changed since"):
+        decide(fresh, policy)
