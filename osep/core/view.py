@@ -639,15 +639,15 @@ class PoolView:
         self._counted(owner, tally)
 
     def count_running(self, owner: str, counts: dict[Shape, int],
-                      runs: dict[JobId, tuple[float, str, Shape]], check: Callable[[], None]
-                      ) -> None:
+                      runs: dict[JobId, tuple[float, str, Shape]]) -> None:
         """``owner``'s running jobs are now ``counts`` of each shape (empty: none), each on a static
         slot of the view's, every one a victim candidate, listed in ``runs`` (id -> start, slot,
         shape) in the order they started: what :meth:`put_job` of each would give the decision,
         with no entry per job. A pool that counts its running jobs so (the simulated pool, on
         static slots only, without periodic checkpoints) tells the view the counts of the owners
         whose running jobs changed at its next snapshot, hands ``counts`` over, and keeps ``runs``
-        up to date itself; ``check`` raises if the pool changed since it told the view. A
+        up to date itself; the victims are read from it only while the pool is as it was when it
+        told the view (the check it gave :meth:`counted_by`). A
         vacating job is told as a row, as before. Running jobs so counted are not in :attr:`jobs`,
         nor in a snapshot's jobs, and an owner's running jobs are either all counted or all
         told."""
@@ -655,13 +655,14 @@ class PoolView:
         tally = self._counting(owner, running)
         if tally is None:
             return
-        assert self.running_static is not None, "count_static first"
+        assert self.running_static is not None and self.pool_check is not None, \
+            "counted_by and count_static first"
         assert tally.runs is not None or not tally.running, f"{owner}'s running jobs are told one by one"
         tally.running = running
         tally.run_shapes = counts
         tally._ran = None
         tally.runs = runs
-        tally.run_check = check
+        tally.run_check = self.pool_check
         self._counted(owner, tally)
 
     def _counting(self, owner: str, count: int) -> Tally | None:
@@ -689,12 +690,14 @@ class PoolView:
 
     def count_static(self, free: set[str], running: Mapping[str, int]) -> None:
         """The pool counts its running jobs (:meth:`count_running`), and has static slots only: it
-        keeps which are free (``free``: no job at all, running or vacating) and which run a job
-        (``running``: one each), as its jobs come and go, and the view reads them from now on
-        (:attr:`free_static`, :attr:`running_static`). Told before the slots, as they are when
-        told; the two agree with the view's jobs at each snapshot (the pool tells it what changed
-        first). The view changes neither as long as the pool keeps to this: its running jobs are
-        never told (asserted), and its static slots are neither put again nor dropped."""
+        marks which are free in :attr:`free_static` (``free``: no job at all, running or vacating),
+        reached through the view as its jobs come and go, and keeps which run a job (``running``:
+        one each); the view reads both from now on (:attr:`running_static`). Told before the slots,
+        as they are when told; the two agree with the view's jobs at each snapshot (the pool tells
+        it what changed first). The view changes neither but to make :attr:`free_static` afresh,
+        with the same names, as it does for any pool, as long as the pool keeps to this: its
+        running jobs are never told (asserted), and its static slots are neither put again nor
+        dropped."""
         if self._taken is not None:
             self._settle()
         self.free_static = free
@@ -1089,8 +1092,7 @@ class PoolView:
         free = len(self.free_static)
         if free > self._free_peak:
             self._free_peak = free
-        elif free * 4 < self._free_peak and self.running_static is None:
-            # Far fewer than it had: listed faster made afresh (unless the pool keeps it).
+        elif free * 4 < self._free_peak:  # far fewer than it had: listed faster made afresh
             self.free_static = set(self.free_static)
             self._free_peak = free
         taken = Snapshot.of_view(self, time, kept)

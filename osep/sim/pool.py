@@ -27,10 +27,10 @@ since the last (field by field, no :class:`osep.core.model.Job` made) and how ma
 shape the owners whose idle jobs changed have (no entry per idle job: the first of a shape in queue
 order is looked up in the owner's queue when a decision asks, as it seldom does). A snapshot's jobs
 therefore list the jobs on a slot only, as a live snapshot's do. A pool of static slots only
-without periodic checkpoints counts its running jobs the same way (:class:`JobCounts`): it keeps
+without periodic checkpoints counts its running jobs the same way (:mod:`osep.sim.counts`): it keeps
 each owner's running jobs in the order they started, which is the order a decision vacates them
-in, and the names of its free static slots, and the view reads both from it; then a snapshot's
-jobs list only the vacating ones. The fair-share usage is kept only for an order that ranks by it.
+in, and marks its free static slots in the view as they change; then a snapshot's jobs list only
+the vacating ones. The fair-share usage is kept only for an order that ranks by it.
 
 Not modelled: matchmaking by arbitrary Requirements, claim reuse between jobs of the same owner,
 network transfer times and schedd limits.
@@ -41,10 +41,8 @@ from __future__ import annotations
 import bisect
 import heapq
 import math
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from functools import partial
-from itertools import chain
 from typing import Protocol
 
 from osep.core.model import Job, JobId, JobState, Slot, Snapshot
@@ -53,6 +51,7 @@ from osep.core.reservations import ReservationBook
 from osep.core.resources import Room, Shape, add_room, fits, less
 from osep.core.view import PoolView, Row
 from osep.errors import PoolError
+from osep.sim.counts import JobCounts, RunningSlots
 from osep.sim.fairshare import Accountant
 from osep.sim.specs import Checkpointing, JobSpec, PoolSettings, SlotSpec
 
@@ -159,172 +158,6 @@ class IdleQueue:
             del self._shapes[where]
         self.count -= 1
         return best
-
-
-class JobCounts:
-    """A pool's jobs counted per owner and shape for its view: the view is told the counts of the
-    owners whose jobs changed since it was last told (:meth:`tell`), not each job.
-
-    Idle jobs (:meth:`osep.core.view.PoolView.count_idle`): the view asks :meth:`first` for the
-    first idle job of a shape when a decision needs it. An owner's idle jobs are its queue's (a
-    heap per shape: their counts are the heaps' lengths) and its jobs not queued yet (``held``,
-    counted per shape as they come and go).
-
-    Running jobs on static slots, in a pool of static slots only without periodic checkpoints
-    (``runs`` not None; :meth:`osep.core.view.PoolView.count_running`): per owner, its record of
-    them in the order they started (id -> start, slot, shape), kept by the pool as jobs start and
-    stop running; the view reads the record for the victim orders (latest start first), and is
-    told their counts per shape. While every job the pool has met has one shape (``met``), an
-    owner's count is its record's length; from the second shape on (:meth:`mix`), the counts per
-    shape are kept as well (``shapes``).
-
-    An event only notes its owner in ``recount``, and the counts are read at the next :meth:`tell`.
-    The view is read only while the pool is as it was when it told the view (no owner noted since,
-    and no job's change waiting in the pool's ``changed``: :meth:`check`). This reads the pool's
-    queues, its idle jobs not queued yet and its changes for the view, and keeps no reference to
-    the pool (the view keeps one to it)."""
-
-    __slots__ = ("changed", "held", "met", "mixed", "queues", "recount", "runs", "shapes",
-                 "unqueued")
-
-    def __init__(self, queues: Mapping[str, IdleQueue],
-                 unqueued: Mapping[str, Mapping[JobId, SimJob]], running: bool,
-                 met: Mapping[Shape, Shape], changed: Mapping[JobId, Row | None]) -> None:
-        self.queues = queues
-        self.unqueued = unqueued
-        self.changed = changed
-        self.held: dict[str, dict[Shape, int]] = {}
-        self.recount: set[str] = set()
-        self.runs: dict[str, dict[JobId, tuple[float, str, Shape]]] | None = {} if running else None
-        self.met = met
-        self.mixed = False
-        self.shapes: dict[str, dict[Shape, int]] = {}
-
-    def hold(self, owner: str, shape: Shape) -> None:
-        """An idle job of ``owner``'s asking for ``shape`` is not queued yet."""
-        counts = self.held.get(owner)
-        if counts is None:
-            self.held[owner] = {shape: 1}
-        else:
-            counts[shape] = counts.get(shape, 0) + 1
-
-    def unhold(self, owner: str, shape: Shape) -> None:
-        """One of ``owner``'s idle jobs not queued yet, asking for ``shape``, joined its queue."""
-        counts = self.held[owner]
-        left = counts[shape] - 1
-        if left:
-            counts[shape] = left
-        elif len(counts) > 1:
-            del counts[shape]
-        else:
-            del self.held[owner]
-
-    def tell(self, view: PoolView) -> None:
-        """Tell ``view`` the counts of the owners whose jobs changed since it was last told."""
-        recount = self.recount
-        if not recount:
-            return
-        queues, held, first, runs = self.queues, self.held, self.first, self.runs
-        for owner in recount:
-            queue = queues.get(owner)
-            counts = {shape: len(heap) for shape, heap in queue.shapes().items()} \
-                if queue is not None else {}
-            waiting = held.get(owner)
-            if waiting is not None:
-                for shape, n in waiting.items():
-                    counts[shape] = counts.get(shape, 0) + n
-            view.count_idle(owner, counts, partial(first, owner))
-            if runs is not None:
-                mine = runs.get(owner)
-                if mine is not None:
-                    if self.mixed:
-                        counts = dict(self.shapes[owner])
-                    else:
-                        counts = {next(iter(self.met)): len(mine)} if mine else {}
-                    view.count_running(owner, counts, mine, self.check)
-        recount.clear()
-
-    def check(self) -> None:
-        """Raise unless the pool is as it was when it last told its view."""
-        if self.recount or self.changed:
-            raise PoolError("the simulated pool's jobs changed since its view was told them")
-
-    def run(self, job: SimJob, name: str) -> None:
-        """``job`` runs on the static slot ``name`` from now on (``runs`` kept)."""
-        runs = self.runs
-        assert runs is not None
-        owner = job.spec.owner
-        mine = runs.get(owner)
-        if mine is None:
-            mine = runs[owner] = {}
-        mine[job.spec.id] = (job.start, name, job.shape)
-        if self.mixed:
-            self.count(owner, job.shape, 1)
-        self.recount.add(owner)
-
-    def stop(self, job: SimJob) -> None:
-        """``job`` stops running on its static slot (it leaves it, or is vacating there)."""
-        runs = self.runs
-        assert runs is not None
-        owner = job.spec.owner
-        del runs[owner][job.spec.id]
-        if self.mixed:
-            self.count(owner, job.shape, -1)
-        self.recount.add(owner)
-
-    def count(self, owner: str, shape: Shape, more: int) -> None:
-        """``owner`` runs ``more`` jobs of ``shape`` (fewer if negative), once counts are kept."""
-        shapes = self.shapes.get(owner)
-        if shapes is None:
-            shapes = self.shapes[owner] = {}
-        left = shapes.get(shape, 0) + more
-        if left:
-            shapes[shape] = left
-        else:
-            del shapes[shape]
-
-    def mix(self) -> None:
-        """The pool met a second shape of job: each owner's running jobs are counted per shape
-        from now on."""
-        if self.mixed or self.runs is None:
-            return
-        self.mixed = True
-        for owner, mine in self.runs.items():
-            self.shapes[owner] = dict(Counter(shape for _, _, shape in mine.values()))
-
-    def first(self, owner: str, shape: Shape) -> JobId:
-        """The first in queue order (the smallest id) of ``owner``'s idle jobs asking for
-        ``shape``: from its queue of that shape and its jobs not queued yet."""
-        self.check()
-        queue = self.queues.get(owner)
-        heap = queue.shapes().get(shape, ()) if queue is not None else ()
-        held = (i for i, j in self.unqueued.get(owner, {}).items() if j.shape == shape)
-        return min(chain((entry[2] for entry in heap), held))
-
-
-class RunningSlots(Mapping[str, int]):
-    """The static slots with a running job (one each), read from a pool's slots as they are: for
-    a view whose pool counts its running jobs (:meth:`osep.core.view.PoolView.count_static`)."""
-
-    __slots__ = ("_slots",)
-
-    def __init__(self, slots: Mapping[str, SimSlot]) -> None:
-        self._slots = slots
-
-    def __contains__(self, name: object) -> bool:
-        slot = self._slots.get(name) if isinstance(name, str) else None
-        return slot is not None and slot.job is not None and slot.job.state is _RUNNING
-
-    def __getitem__(self, name: str) -> int:
-        if name not in self:
-            raise KeyError(name)
-        return 1
-
-    def __iter__(self) -> Iterator[str]:
-        return (n for n, s in self._slots.items() if s.job is not None and s.job.state is _RUNNING)
-
-    def __len__(self) -> int:
-        return sum(1 for _ in self)
 
 
 class Places:
@@ -507,8 +340,8 @@ class SimulatedPool:
         # The idle jobs, counted for the view as they come and go (once it is kept); in a pool of
         # static slots only without periodic checkpoints, the running jobs too (their order as
         # victims is the order they started in, which the pool sees as it goes): the view is not
-        # told them one by one, and reads which static slots are free and which run a job from the
-        # pool (the names of those free, kept as they change, and the slots themselves).
+        # told them one by one: the pool marks its free static slots in the view as they change,
+        # and the view reads which run a job from the pool's slots.
         self._counts_runs = not machines and not self._periodic
         self.counted = JobCounts(self.idle, self.unqueued, self._counts_runs, self._shapes,
                                  self._changed)
@@ -516,10 +349,6 @@ class SimulatedPool:
         self._runs = self.counted.runs if self.counted.runs is not None else {}  # (the same)
         self._mixed = False  # whether the pool met jobs of more than one shape (counts kept)
         self._counting = False  # whether it counts its running jobs for a view it keeps
-        self._free_names: set[str] = set()  # the free static slots' names, once the view is kept
-        # The most of them since the set was last made afresh: a set keeps the table of its largest
-        # size, and a decision lists it at every cycle.
-        self._free_peak = 0
         if keep_view:
             self._keep_view()
 
@@ -530,9 +359,8 @@ class SimulatedPool:
         view = self.view
         view.counted_by(self.counted.check)
         if self._counts_runs:  # (before the slots: the pool says which are free)
-            self._free_names = {place.spec.name for place in self._static if place.job is None}
-            self._free_peak = len(self._free_names)
-            view.count_static(self._free_names, RunningSlots(self.slots))
+            view.count_static({place.spec.name for place in self._static if place.job is None},
+                              RunningSlots(self.slots))
         for place in self._static:
             view.put_slot(place.spec.as_slot())
         for machine in self._machines:
@@ -570,15 +398,6 @@ class SimulatedPool:
             self._keep_view()
         self._tell_view()
         self._checkpoint()
-        if self._counting:
-            free = len(self._free_names)
-            if free > self._free_peak:
-                self._free_peak = free
-            elif free * 4 < self._free_peak:  # far fewer than it had: listed faster made afresh
-                self._free_names = set(self._free_names)
-                self._free_peak = free
-                assert self.view.running_static is not None
-                self.view.count_static(self._free_names, self.view.running_static)
         idle = {o: q.count for o, q in self.idle.items()}  # (an owner's empty queue is dropped)
         running = {o: n for o, n in self.running.items() if n}
         self.book.expire(self.now, running, idle)
@@ -792,7 +611,7 @@ class SimulatedPool:
             runs[spec.id] = (now, name, job.shape)
             if self._mixed:
                 self.counted.count(owner, job.shape, 1)
-            self._free_names.discard(name)
+            self.view.free_static.discard(name)
         elif self.keeps_view:
             self._recount.add(owner)
             # The job's row (_row written out, with no checkpoint yet: once per run, 191,303 calls
@@ -834,7 +653,7 @@ class SimulatedPool:
                     if self._mixed:
                         self.counted.count(owner, job.shape, -1)
                     self._recount.add(owner)
-                self._free_names.add(slot.spec.name)
+                self.view.free_static.add(slot.spec.name)
         job.slot = None
         job.vacate_sent = None
         self.running[job.spec.owner] -= 1
