@@ -41,7 +41,9 @@ class Pool(Protocol):
         ``owner`` until one of its jobs starts there (or the reservation lapses)."""
         ...
 
-    def hold(self, holds: Mapping[str, int]) -> None:
-        """Until the next call, give each owner in ``holds`` at most that many more cores (they keep
-        what they run); everyone else is free again. An empty mapping lifts every hold."""
+    def hold(self, holds: Mapping[str, int], leaving: Collection[JobId] = ()) -> None:
+        """Until the next call, give each owner in ``holds`` at most that many more cores than it
+        runs once the running jobs ``leaving`` are gone (the vacates about to be sent: a hold goes
+        out before them); they keep what they run, and everyone else is free again. An empty
+        mapping lifts every hold."""
         ...

@@ -24,13 +24,13 @@ live pool's snapshot time).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
-from typing import cast
+from typing import Protocol, cast
 
 from osep.core.drafts import maker
 from osep.core.model import Kept, Slot
-from osep.core.resources import ONE_CORE, Room, Shape, fits
+from osep.core.resources import ONE_CORE, Room, Shape, fits, less
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,17 +42,19 @@ class Reservation:
     shape: Shape = ONE_CORE
 
 
-class _Places:
-    """The places among ``slots`` by name (slots without a parent), looked up without a copy."""
+class Places(Protocol):
+    """What :meth:`ReservationBook.mark` reads of a pool (its :class:`osep.core.view.PoolView`)."""
 
-    __slots__ = ("_slots",)
+    @property
+    def slots(self) -> Mapping[str, Slot]: ...
 
-    def __init__(self, slots: Mapping[str, Slot]) -> None:
-        self._slots = slots
+    def runs_on(self, name: str) -> bool:
+        """Whether a job runs on the slot ``name``."""
+        ...
 
-    def get(self, name: str) -> Slot | None:
-        slot = self._slots.get(name)
-        return slot if slot is not None and slot.parent is None else None
+    def room_on(self, place: str) -> Room:
+        """What the partitionable slot ``place`` has for a new job, its leaving jobs gone."""
+        ...
 
 
 # ``Reservation(...)`` with every field given, positionally, the fast way (the book makes one each
@@ -154,40 +156,44 @@ class ReservationBook:
             self._keep_only(kept)
         return timed_out
 
-    def mark(self, slots: Sequence[Slot] | Mapping[str, Slot],
-             occupied: Iterable[str]) -> tuple[Kept, ...]:
-        """Every pending reservation as the snapshot shows it: on its place, or, when that is a
-        static slot that is busy or gone, on another free static slot.
+    def mark(self, places: Places) -> tuple[tuple[Kept, ...], tuple[Reservation, ...]]:
+        """Every pending reservation whose room the pool still shows, as kept on its place; and the
+        reservations that end here because it does not (their room was taken or is gone).
 
-        ``slots`` in the pool's order, or by name (a pool view's, read as it is: no copy of every
-        slot per cycle); ``occupied`` the slots with a job on them (a set or a mapping by name)."""
+        A static slot's room is there while the slot is and runs no job (its victim leaving does not
+        count); a partitionable slot's while what it has for a new job (:meth:`Places.room_on`,
+        less the room of the reservations before it there, in the order made) still fits the job.
+        Room taken by anyone else, or a machine gone, ends its reservation in the cycle that sees it,
+        so that the owner's deficit is planned again at once instead of hidden behind room that is
+        not there."""
         if not self._entries:
-            return ()
-        taken = occupied if isinstance(occupied, (set, frozenset, Mapping)) else set(occupied)
-        if isinstance(slots, Mapping):
-            pool: Mapping[str, Slot] = slots
-        else:
-            pool = {s.name: s for s in slots if s.parent is None}
-        places = _Places(pool)
+            return (), ()
+        slots = places.slots
+        left: dict[str, Room] = {}  # partitionable place -> its room not yet kept for anyone
         static_kept: set[str] = set()
         out: list[Kept] = []
-        pending: list[_Entry] = []
+        lost: list[_Entry] = []
         for res in self._entries:
-            place = places.get(res.slot)
-            if place is not None and place.partitionable:
-                out.append(Kept(res.owner, res.slot, res.shape))
-            elif place is not None and res.slot not in taken and res.slot not in static_kept:
+            place = slots.get(res.slot)
+            if place is None or place.parent is not None:
+                lost.append(res)
+            elif place.partitionable:
+                room = left.get(res.slot)
+                if room is None:
+                    room = places.room_on(res.slot)
+                if fits(res.shape, room):
+                    left[res.slot] = less(room, res.shape)
+                    out.append(Kept(res.owner, res.slot, res.shape))
+                else:
+                    lost.append(res)
+            elif places.runs_on(res.slot) or res.slot in static_kept:
+                lost.append(res)
+            else:
                 static_kept.add(res.slot)
                 out.append(Kept(res.owner, res.slot, res.shape))
-            else:
-                pending.append(res)
-        if not pending:
-            return tuple(out)
-        free = (s for s in pool.values() if s.parent is None
-                and not s.partitionable and s.name not in taken and s.name not in static_kept)
-        for res, slot in zip(pending, free, strict=False):
-            out.append(Kept(res.owner, slot.name, res.shape))
-        return tuple(out)
+        for res in lost:
+            self._drop(res)
+        return tuple(out), tuple(res.frozen() for res in lost)
 
     def take(self, slot: str, now: float) -> Reservation | None:
         """The reservation ``slot`` is kept under, if one still stands; it ends here, whether or

@@ -709,6 +709,16 @@ class PoolView:
         running = self.running_static
         return name in self.busy or (running is not None and name in running)
 
+    def room_on(self, place: str) -> Room:
+        """What the partitionable slot ``place`` has for a new job now or as soon as its leaving
+        jobs are gone: its unclaimed part and every dynamic slot of it with no job running (its job
+        vacating or gone). What a job of anyone else was started on is not there."""
+        room = self.rooms.get(place, (0, 0, 0, 0))
+        for kid in self.children.get(place, ()):
+            if not self.runs_on(kid):
+                room = add_room(room, self.slots[kid].room)
+        return room
+
     # -- jobs -------------------------------------------------------------------------------------
 
     def _tally(self, owner: str) -> Tally:

@@ -16,10 +16,14 @@ A vacate whose answer never came (:class:`osep.errors.UnknownOutcome`) may have 
 reported as failed, but counted as sent (for the caps) and the room it was for is kept for its
 beneficiary; the pool shows the job as vacating until it is seen to have left or restarted.
 
+The holds are set before any vacate is sent, each held owner at what it will run once the cycle's
+vacates are done: no negotiation cycle falls between a vacate and the hold that keeps its room. If
+the holds cannot be set, no vacate is sent that cycle.
+
 The victims of a plan are re-checked together, in one look at the pool (one query per schedd, not one
 per job), before any of them is vacated. A look that fails (whatever it raises) fails the re-check of
 every victim it was for, logged once as ``recheck_failed`` with their number; nothing is vacated
-unchecked, and the rest of the plan (rooms, holds) and the cycle go on.
+unchecked, and the rest of the plan (holds, claims) and the cycle go on.
 
 A fault in one action (whatever it raises) is that action's failure, logged; the others, and the
 cycle, go on. A vacate that failed that way may have been sent: it too counts as possibly done.
@@ -85,58 +89,47 @@ class Actuator:
         self._held = False
 
     def apply(self, plan: Plan, record: Recorder | None = None) -> list[ActionResult]:
+        """Carry ``plan`` out: re-check its victims, hold, vacate, keep the rooms made, claim.
+
+        The holds go first. Each held owner is held at what it will run once this cycle's vacates
+        are done, before the first of them is sent, so that no negotiation between a vacate and its
+        hold can hand the room back to the victim's owner or to anyone else over its share. Holds
+        that cannot be set stop every vacate of the cycle (each reported as not sent): room freed
+        without them is work thrown away. A vacate refused after the holds went out leaves its owner
+        held one job lower than it runs, so the holds are set again with what did go."""
         record = record if record is not None else Recorder(structlog.get_logger("osep"))
         told = logs(record, logging.INFO)  # the actions' events are made only to be kept
         now = plan.time
         if len(self._recent) > self._forget_at:
             self._forget(now)
+        dry_run = self.limits.dry_run
+        decided = self._decide(plan, now, self._look(plan.vacates, record))
+        leaving = [v.job for v, refused in decided if refused is None]
+        held = None if dry_run else self._hold(plan, record, leaving)
         results: list[ActionResult] = []
-        cap = plan.max_vacates
-        if self.limits.max_vacates_per_cycle is not None:
-            cap = min(cap, self.limits.max_vacates_per_cycle)
-        sent = 0
         made: dict[int, Vacate] = {}  # group -> a vacate of it that went through
-        vacates = plan.vacates
-        groups: Iterable[Sequence[Vacate]]
-        if len({v.group for v in vacates}) < len(vacates):
-            several: dict[int, list[Vacate]] = {}
-            for vacate in vacates:
-                several.setdefault(vacate.group, []).append(vacate)
-            groups = several.values()
-        else:  # a group of one vacate each (every room on a static slot): each alone, made in C
-            groups = zip(vacates)
-        looked = self._look(vacates, record)
-        check, send = self._check, self._send
-        # The vacates of a group make one room together: all of them go, or none does.
-        for group in groups:
-            outcomes: Iterable[tuple[Vacate, ActionResult]]
-            if len(group) == 1:  # most groups: what _group does, for one vacate
-                vacate = group[0]
-                if sent >= cap:
-                    result = _result(vacate, _RATE_LIMITED, f"cycle cap of {cap} reached", False)
-                else:
-                    refused = check(vacate, now, looked)
-                    result = refused if refused is not None else send(vacate, now)
-                outcomes = ((vacate, result),)
+        refused_late = False
+        for vacate, refused in decided:
+            if refused is not None:
+                result = refused
+            elif held is not None:
+                result = _result(vacate, _FAILED,
+                                 f"not sent: the holds that keep its room could not be set: {held}", False)
             else:
-                outcomes = zip(group, self._group(group, now, cap, sent, looked), strict=True)
-            for vacate, result in outcomes:
-                outcome = result.outcome
-                if outcome is _DONE or result.possibly_done:
-                    sent += 1
+                result = self._send(vacate, now)
+                if result.outcome is _DONE or result.possibly_done:
                     made.setdefault(vacate.group, vacate)
-                elif outcome is _DRY_RUN:
-                    sent += 1
-                results.append(result)
-                if told:
-                    record.action(vacate, outcome, result.detail)
+                elif result.outcome is _FAILED:
+                    refused_late = True
+            results.append(result)
+            if told:
+                record.action(vacate, result.outcome, result.detail)
         # The room a group of vacates makes is kept once for its beneficiary, if any of them went.
         for vacate in made.values():
             try:
                 self.pool.reserve(vacate.place or vacate.slot, vacate.beneficiary, vacate.room)
             except Exception as exc:  # noqa: BLE001 - contained to this room
                 record.reserve_failed(vacate, _problem(exc))
-        dry_run = self.limits.dry_run
         for claim in plan.claims:
             if claim.after is not None and claim.after not in made and not dry_run:
                 result = _result(claim, _CHANGED,
@@ -146,17 +139,59 @@ class Actuator:
             results.append(result)
             if told:
                 record.action(claim, result.outcome, result.detail)
-        # Last, so that an owner just vacated is held at what it runs after the vacate.
-        if not self.limits.dry_run:
-            try:
-                self.pool.hold(plan.holds)
-            except Exception as exc:  # noqa: BLE001 - contained to the holds
-                record.hold(plan.holds, Outcome.FAILED, _problem(exc))
-            else:
-                if told and (plan.holds or self._held):
-                    record.hold(plan.holds, Outcome.DONE)
-                self._held = bool(plan.holds)
+        if refused_late:
+            self._hold(plan, record, (), again=True)
         return results
+
+    def _decide(self, plan: Plan, now: float, looked: Look | str
+                ) -> list[tuple[Vacate, ActionResult | None]]:
+        """Each of the plan's vacates, in the plan's order, with why it may not be sent (None: it
+        goes). The vacates of a group make one room together: all of them go, or none does; and
+        none goes past the cycle's cap (the plan's own budget, or the limits' if lower)."""
+        cap = plan.max_vacates
+        if self.limits.max_vacates_per_cycle is not None:
+            cap = min(cap, self.limits.max_vacates_per_cycle)
+        vacates = plan.vacates
+        groups: Iterable[Sequence[Vacate]]
+        if len({v.group for v in vacates}) < len(vacates):
+            several: dict[int, list[Vacate]] = {}
+            for vacate in vacates:
+                several.setdefault(vacate.group, []).append(vacate)
+            groups = several.values()
+        else:  # a group of one vacate each (every room on a static slot): each alone, made in C
+            groups = zip(vacates)
+        check = self._check
+        going = 0
+        out: list[tuple[Vacate, ActionResult | None]] = []
+        for group in groups:
+            if len(group) == 1:  # most groups: what _group does, for one vacate
+                vacate = group[0]
+                if going >= cap:
+                    out.append((vacate, _result(vacate, _RATE_LIMITED, f"cycle cap of {cap} reached",
+                                                False)))
+                    continue
+                refused = check(vacate, now, looked)
+                out.append((vacate, refused))
+            else:
+                out.extend(zip(group, self._group(group, now, cap, going, looked), strict=True))
+            going += sum(1 for _, refused in out[len(out) - len(group):] if refused is None)
+        return out
+
+    def _hold(self, plan: Plan, record: Recorder, leaving: Sequence[JobId],
+              again: bool = False) -> str | None:
+        """Set the plan's holds, each held owner at what it runs once ``leaving`` have left; why
+        they could not be set, or None. ``again``: the same holds once more (logged only if that
+        fails)."""
+        try:
+            self.pool.hold(plan.holds, leaving)
+        except Exception as exc:  # noqa: BLE001 - contained to the holds
+            problem = _problem(exc)
+            record.hold(plan.holds, Outcome.FAILED, problem)
+            return problem
+        if not again and logs(record, logging.INFO) and (plan.holds or self._held):
+            record.hold(plan.holds, Outcome.DONE)
+        self._held = bool(plan.holds)
+        return None
 
     def _forget(self, now: float) -> None:
         """Forget the vacates older than an hour, and the jobs left with none: they count for no
@@ -181,22 +216,23 @@ class Actuator:
             record.log.error("recheck_failed", jobs=len(vacates), problem=problem)
             return problem
 
-    def _group(self, group: Sequence[Vacate], now: float, cap: int, sent: int,
-               looked: Look | str) -> list[ActionResult]:
-        """Outcomes for the vacates of one group: each is re-checked first, and if any of them may
-        not go (or the group does not fit in what is left of the cycle's cap), none is sent."""
-        if sent + len(group) > cap:
+    def _group(self, group: Sequence[Vacate], now: float, cap: int, going: int,
+               looked: Look | str) -> list[ActionResult | None]:
+        """Why each vacate of one group may not be sent (None: it goes): each is re-checked, and if
+        any of them may not go (or the group does not fit in what is left of the cycle's cap),
+        none goes."""
+        if going + len(group) > cap:
             return [ActionResult(v, Outcome.RATE_LIMITED, f"cycle cap of {cap} reached")
                     for v in group]
         refusals = [(v, self._check(v, now, looked)) for v in group]
         refused = next(((v, r) for v, r in refusals if r is not None), None)
-        if refused is not None:
-            job, why = refused[0].job, refused[1]
-            assert why is not None
-            return [r if r is not None else ActionResult(
-                        v, why.outcome, f"not sent: {job}, needed for the same room: {why.detail}")
-                    for v, r in refusals]
-        return [self._send(v, now) for v in group]
+        if refused is None:
+            return [None] * len(group)
+        job, why = refused[0].job, refused[1]
+        assert why is not None
+        return [r if r is not None else ActionResult(
+                    v, why.outcome, f"not sent: {job}, needed for the same room: {why.detail}")
+                for v, r in refusals]
 
     def _check(self, vacate: Vacate, now: float, looked: Look | str) -> ActionResult | None:
         """Why ``vacate`` may not be sent now (the pool's fresh look at its job: ``looked``, or why

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import classad2
@@ -488,6 +488,15 @@ class Accounts:
         self.submitters.setdefault(group.owner, set()).add(group.submitter)
         self.charged.setdefault(group.submitter, set()).add(group.owner)
         self.idle[group.owner] = self.idle.get(group.owner, 0) + group.count
+
+    def after(self, leaving: Iterable[JobId]) -> Accounts:
+        """These accounts as they will be once the running jobs ``leaving`` have left (a copy)."""
+        busy = dict(self.busy)
+        for job_id in leaving:
+            placed = self.placed.get(job_id)
+            if placed is not None:
+                busy[placed[1]] = busy.get(placed[1], 0.0) - placed[2]
+        return replace(self, busy=busy)
 
     def vacated(self, job_id: JobId) -> float | None:
         """The job was vacated: it no longer counts as running for its owner, nor as busy cores.

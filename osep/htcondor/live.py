@@ -20,7 +20,7 @@ from __future__ import annotations
 import socket
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any, TypeVar
@@ -342,11 +342,16 @@ class LivePool:
                 times.popleft()
             if not times:
                 del self.recent[job_id]
-        occupied = {j.slot for j in jobs if j.state is JobState.RUNNING and j.slot is not None}
         view = kept.PoolView.of(slots, jobs)
         for group in read.idle:
             view.put_idle(group.owner, group.shape, group.count, group.first)
-        return view.snapshot(now, self.book.mark(slots, occupied))
+        standing, lost = self.book.mark(view)
+        for res in lost:
+            # Its room was taken by another job, or its machine left: the owner's deficit is
+            # planned again in this cycle.
+            self.log.warning("reservation_lost", owner=res.owner, slot=res.slot,
+                             shape=list(res.shape), cause="its room is no longer free")
+        return view.snapshot(now, standing)
 
     def _query_jobs(self, name: str, schedd_ad: Any) -> tuple[list[Any], list[Any]]:
         """Schedd ``name``'s idle jobs, grouped, and then its jobs that hold a slot. Asked in that
@@ -456,11 +461,12 @@ class LivePool:
     def reserve(self, slot: str, owner: str, shape: Shape) -> None:
         self.book.reserve(slot, owner, self.now, self._accounts.running.get(owner, 0), shape)
 
-    def hold(self, holds: Mapping[str, int]) -> None:
-        """The cycle's holds, last of its actions: what the cycle did is saved too."""
+    def hold(self, holds: Mapping[str, int], leaving: Collection[JobId] = ()) -> None:
+        """The cycle's holds as negotiator ceilings, each held submitter's set at what it will run
+        once ``leaving`` (the vacates about to be sent) have left; saved with the rest of the state."""
         self.book.hold(holds)
         try:
-            self._sync_ceilings()
+            self._sync_ceilings(leaving)
         finally:
             self._save()
 
@@ -475,14 +481,15 @@ class LivePool:
         finally:
             self._save()
 
-    def _sync_ceilings(self) -> None:
+    def _sync_ceilings(self, leaving: Collection[JobId] = ()) -> None:
         holding = self.book.holds
-        if self.ceilings.unchanged(holding, self._accounts):
+        accounts = self._accounts.after(leaving) if leaving else self._accounts
+        if self.ceilings.unchanged(holding, accounts):
             return  # nothing to change: the negotiator is not even located
         collector = self._collector()
         ad = self.call("locating the negotiator",
                        lambda: collector.locate(htcondor.DaemonType.Negotiator))
-        self.ceilings.sync(_Negotiator(self, ad), holding, self._accounts)
+        self.ceilings.sync(_Negotiator(self, ad), holding, accounts)
 
     # -- the daemon's own ad -------------------------------------------------------------------
 

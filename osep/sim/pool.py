@@ -42,7 +42,7 @@ import bisect
 import heapq
 import math
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from typing import Protocol
 
 from osep.core.model import Job, JobId, JobState, Slot, Snapshot
@@ -402,8 +402,8 @@ class SimulatedPool:
         running = {o: n for o, n in self.running.items() if n}
         self.book.expire(self.now, running, idle)
         view = self.view
-        occupied = view.busy if view.running_static is None else view.running_static
-        return view.snapshot(self.now, self.book.mark(view.slots, occupied))
+        kept, _lost = self.book.mark(view)
+        return view.snapshot(self.now, kept)
 
     def _checkpoint(self) -> None:
         """Show the running jobs whose last periodic checkpoint moved since they were last shown."""
@@ -525,7 +525,9 @@ class SimulatedPool:
             raise PoolError(f"no slot {slot}")
         self.book.reserve(slot, owner, self.now, self.running.get(owner, 0), shape)
 
-    def hold(self, holds: Mapping[str, int]) -> None:
+    def hold(self, holds: Mapping[str, int], leaving: Collection[JobId] = ()) -> None:
+        """The simulated negotiator counts a held owner's allowance from what it runs when it
+        negotiates, so the jobs ``leaving`` need no counting here."""
         if self.settings.holds:
             self.book.hold(holds)
 

@@ -9,15 +9,24 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from osep.core.model import Slot
+from osep.core.model import Job, JobId, JobState, Slot
 from osep.core.reservations import Reservation, ReservationBook
-from osep.core.resources import fits
+from osep.core.resources import fits, less
+from osep.core.view import PoolView
 
 SLOTS = [Slot("s0"), Slot("s1"), Slot("s2")]
 
 
+def view(slots, running=()) -> PoolView:
+    """The pool view of ``slots`` with a job running on each slot named in ``running``."""
+    jobs = [Job(JobId("q", k, 0), "x", JobState.RUNNING, slot=name, start_time=0.0, cpus=1)
+            for k, name in enumerate(sorted(running))]
+    return PoolView.of(slots, jobs)
+
+
 def marked(book: ReservationBook, occupied=()) -> dict[str, str | None]:
-    shown = {k.place: k.owner for k in book.mark(SLOTS, occupied)}
+    kept, _lost = book.mark(view(SLOTS, occupied))
+    shown = {k.place: k.owner for k in kept}
     return {s.name: shown.get(s.name) for s in SLOTS}
 
 
@@ -47,11 +56,49 @@ def test_it_ends_when_its_owner_has_nothing_idle_to_put_there():
     assert marked(book)["s1"] is None
 
 
-def test_a_busy_or_vanished_slot_hands_its_reservation_to_another_free_one():
+def test_a_busy_or_vanished_slot_ends_its_reservation_at_once():
+    """Room taken by someone else is not room kept: the owner's deficit must show in this cycle."""
     book = ReservationBook(lifetime=100)
     book.reserve("s1", "b", now=0, running=0)
     book.reserve("gone", "c", now=0, running=0)
-    assert marked(book, occupied={"s1"}) == {"s0": "b", "s1": None, "s2": "c"}
+    book.reserve("s2", "d", now=0, running=0)
+    kept, lost = book.mark(view(SLOTS, {"s1"}))
+    assert [(k.owner, k.place) for k in kept] == [("d", "s2")]
+    assert [(r.owner, r.slot) for r in lost] == [("b", "s1"), ("c", "gone")]
+    assert [r.owner for r in book.standing()] == ["d"]  # ended for good, not just hidden
+    assert marked(book) == {"s0": None, "s1": None, "s2": "d"}
+
+
+def test_a_static_slot_is_kept_for_one_reservation_only():
+    book = ReservationBook(lifetime=100)
+    book.reserve("s1", "b", now=0, running=0)
+    book.reserve("s1", "c", now=0, running=0)
+    kept, lost = book.mark(view(SLOTS))
+    assert [k.owner for k in kept] == ["b"] and [r.owner for r in lost] == ["c"]
+
+
+MACHINE = Slot("m", cpus=0, partitionable=True)  # nothing left unclaimed
+ON_IT = [Slot(f"m/{k}", cpus=1, parent="m") for k in range(4)]
+
+
+@pytest.mark.parametrize(("running", "shapes", "kept_owners"), [
+    # Four victims leaving: room for a 3-core job and a 1-core one, not for a second 3-core one.
+    ((), [(3, None, 0, None), (1, None, 0, None)], ["b", "c"]),
+    ((), [(3, None, 0, None), (3, None, 0, None)], ["b"]),
+    # One of the four dynamic slots taken again (the victim's schedd, or anyone): no 4 cores.
+    ({"m/2"}, [(4, None, 0, None)], []),
+    # ... but the smaller job still fits what is left, in the order the book made them.
+    ({"m/2"}, [(4, None, 0, None), (3, None, 0, None)], ["c"]),
+    ({"m/0", "m/1", "m/2", "m/3"}, [(1, None, 0, None), (1, None, 0, None)], []),
+])
+def test_room_on_a_partitionable_slot_is_kept_while_it_is_there(running, shapes, kept_owners):
+    book = ReservationBook(lifetime=100)
+    for owner, shape in zip("bc", shapes, strict=False):
+        book.reserve("m", owner, now=0, running=0, shape=shape)
+    kept, lost = book.mark(view([MACHINE, *ON_IT], running))
+    assert [k.owner for k in kept] == kept_owners
+    assert sorted(r.owner for r in lost) == sorted(set("bc"[:len(shapes)]) - set(kept_owners))
+    assert [r.owner for r in book.standing()] == kept_owners
 
 
 def test_the_negotiator_takes_a_reservation_once_whether_or_not_it_is_used():
@@ -198,6 +245,33 @@ class ListBook:
         self.items = kept
         return found
 
+    def mark(self, slots, running):
+        """The rules of :meth:`ReservationBook.mark`, walked the plain way over slot objects."""
+        by_name = {s.name: s for s in slots}
+        left, static, kept, lost = {}, set(), [], []
+        for res in self.items:
+            place = by_name.get(res.slot)
+            if place is None or place.parent is not None:
+                lost.append(res)
+            elif place.partitionable:
+                room = left.get(res.slot, place.room)
+                if res.slot not in left:
+                    for kid in slots:
+                        if kid.parent == res.slot and kid.name not in running:
+                            room = (room[0] + kid.cpus, None, room[2] + kid.gpus, None)
+                if fits(res.shape, room):
+                    left[res.slot] = less(room, res.shape)
+                    kept.append((res.owner, res.slot, res.shape))
+                else:
+                    lost.append(res)
+            elif res.slot in running or res.slot in static:
+                lost.append(res)
+            else:
+                static.add(res.slot)
+                kept.append((res.owner, res.slot, res.shape))
+        self.items = [r for r in self.items if r not in lost]
+        return kept, lost
+
     def handed_over(self, taken):
         self.items = [replace(r, until_running=r.until_running + 1)
                       if r.owner == taken.owner and r.until_running <= taken.until_running else r
@@ -248,11 +322,9 @@ def test_the_indexed_book_does_what_the_plain_list_did(program) -> None:
                     book.handed_over(got)
                     plain.handed_over(want)
             case ("mark", occupied):
-                shown = [(k.owner, k.place, k.shape) for k in book.mark(PLACES, occupied)]
-                again = [(k.owner, k.place, k.shape)
-                         for k in book.mark({s.name: s for s in PLACES if s.parent is None},
-                                            occupied)]
-                assert shown == again
+                kept, lost = book.mark(view(PLACES, occupied - {"gone"}))
+                assert ([(k.owner, k.place, k.shape) for k in kept], list(lost)) == \
+                    plain.mark(PLACES, occupied)
             case ("tick", seconds):
                 now += seconds
         assert list(book.standing()) == plain.items

@@ -34,6 +34,7 @@ class FakePool:
         self.fail_on: set[str] = set()
         self.lost: set[str] = set()  # vacates that go through but whose answer never comes
         self.held: list[str] = []
+        self.leaving: list[list[str]] = []  # at each hold, the jobs it was told are leaving
         self.looks: list[list[str]] = []  # every look at jobs, by the jobs it was for
         self.unanswered: dict[str, str] = {}  # job -> why a look could not see it
 
@@ -56,10 +57,13 @@ class FakePool:
     def reserve(self, slot: str, owner: str, shape: tuple[int, int, int]) -> None:
         self.calls.append(("reserve", slot, owner))
 
-    def hold(self, owners) -> None:
+    def hold(self, owners, leaving=()) -> None:
+        if "hold" in self.fail_on:
+            raise PoolError("locating the negotiator: Unable to locate local daemon.")
         if list(owners) or self.held:
             self.calls.append(("hold", *owners))
         self.held = list(owners)
+        self.leaving.append(sorted(name(j) for j in leaving))
 
 
 POLICY = PolicySettings(ShareTable({"a": 2, "b": 2}))
@@ -74,9 +78,31 @@ def test_vacates_and_reserves_the_slot_for_the_beneficiary():
     pool, actuator, plan = setup()
     results = actuator.apply(plan)
     assert [r.outcome for r in results] == [Outcome.DONE, Outcome.DONE]
-    # a is held last, so that it stays at what it runs after the vacates.
-    assert pool.calls == [("vacate", "a.3"), ("vacate", "a.2"),
-                          ("reserve", "s3", "b"), ("reserve", "s2", "b"), ("hold", "a")]
+    # a is held first, at what it runs once its two jobs have left: no negotiation falls between
+    # a vacate and the hold that keeps its room from going back to a.
+    assert pool.calls == [("hold", "a"), ("vacate", "a.3"), ("vacate", "a.2"),
+                          ("reserve", "s3", "b"), ("reserve", "s2", "b")]
+    assert pool.leaving == [["a.2", "a.3"]]
+
+
+def test_no_vacate_goes_without_the_hold_that_keeps_its_room():
+    pool, actuator, plan = setup()
+    pool.fail_on.add("hold")
+    results = actuator.apply(plan)
+    assert [r.outcome for r in results] == [Outcome.FAILED, Outcome.FAILED]
+    assert all("holds that keep its room could not be set" in r.detail and
+               "Unable to locate local daemon" in r.detail for r in results)
+    assert pool.calls == []  # nothing vacated, no room kept
+
+
+def test_a_vacate_refused_after_the_hold_sets_the_hold_again():
+    pool, actuator, plan = setup()
+    pool.fail_on.add("a.2")
+    results = actuator.apply(plan)
+    assert [r.outcome for r in results] == [Outcome.DONE, Outcome.FAILED]
+    # Held first as if both left; then again at what a runs with a.2 still running.
+    assert pool.leaving == [["a.2", "a.3"], []]
+    assert pool.calls == [("hold", "a"), ("vacate", "a.3"), ("reserve", "s3", "b"), ("hold", "a")]
 
 
 def test_a_vacate_whose_answer_is_lost_keeps_its_room_and_counts_as_sent():
@@ -299,7 +325,7 @@ def room_by_two_vacates():
 def test_the_vacates_of_one_room_all_go_and_the_room_is_kept_once():
     pool, plan = room_by_two_vacates()
     Actuator(pool).apply(plan)
-    assert pool.calls == [("vacate", "a.1"), ("vacate", "a.0"), ("reserve", "m0", "b"), ("hold", "a")]
+    assert pool.calls == [("hold", "a"), ("vacate", "a.1"), ("vacate", "a.0"), ("reserve", "m0", "b")]
 
 
 def test_a_room_whose_vacates_cannot_all_go_is_not_made_at_all():
@@ -341,10 +367,10 @@ class Faulty(FakePool):
             raise SystemError("returned a result with an exception set")
         super().vacate(job_id)
 
-    def hold(self, owners) -> None:
+    def hold(self, owners, leaving=()) -> None:
         if self.broken_hold:
             raise TypeError("unexpected value")
-        super().hold(owners)
+        super().hold(owners, leaving)
 
 
 def test_a_fault_in_one_job_is_that_jobs_and_the_rest_go_on():
@@ -352,12 +378,19 @@ def test_a_fault_in_one_job_is_that_jobs_and_the_rest_go_on():
     plan = decide(snapshot, POLICY)
     assert [name(v.job) for v in plan.vacates] == ["a.3", "a.2"]
     # One job the look could not see (its schedd did not answer, its ad cannot be read).
-    pool = Faulty(snapshot, broken_hold=True)
+    pool = Faulty(snapshot)
     pool.unanswered = {"a.3": "querying schedd a: timed out"}
     results = Actuator(pool).apply(plan)
     assert [r.outcome for r in results] == [Outcome.FAILED, Outcome.DONE]
     assert results[0].detail == "re-check failed: querying schedd a: timed out"
     assert ("vacate", "a.2") in pool.calls  # the other job still went
+    assert pool.leaving == [["a.2"]]  # held as if only that one left
+    # A fault in the holds is the holds': no vacate goes without them, and the cycle goes on.
+    pool = Faulty(snapshot, broken_hold=True)
+    results = Actuator(pool).apply(plan)
+    assert [r.outcome for r in results] == [Outcome.FAILED, Outcome.FAILED]
+    assert "internal error: TypeError: unexpected value" in results[0].detail
+    assert [c for c in pool.calls if c[0] == "vacate"] == []
     # A vacate that broke on the way out may have gone: it counts, and its room is kept.
     pool = Faulty(snapshot, broken_send="a.3")
     results = Actuator(pool).apply(plan)
@@ -377,6 +410,6 @@ def test_a_look_that_fails_fails_every_recheck_and_the_rest_goes_on(verbose_logs
         results = Actuator(pool).apply(plan)
     assert [r.outcome for r in results] == [Outcome.FAILED, Outcome.DONE]
     assert results[0].detail == "re-check failed: internal error: OverflowError: int too big to convert"
-    assert [c[0] for c in pool.calls] == ["reserve", "hold"]
+    assert [c[0] for c in pool.calls] == ["hold", "reserve"]
     (line,) = [e for e in events if e["event"] == "recheck_failed"]
     assert line["jobs"] == 1 and "OverflowError" in line["problem"]

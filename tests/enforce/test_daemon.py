@@ -47,7 +47,7 @@ class FakeLive:
     def reserve(self, slot, owner, shape):
         self.calls.append(("reserve", slot, owner))
 
-    def hold(self, owners):
+    def hold(self, owners, leaving=()):
         self.calls.append(("hold", tuple(owners)))
 
     def release(self, quick=False):

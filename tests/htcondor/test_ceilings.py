@@ -524,3 +524,30 @@ def test_an_accounting_name_charged_for_an_owner_not_held_is_never_capped(tmp_pa
     # Held together, both are capped.
     run.ceilings.sync(negotiator, {"alice": 0, "dave": 0}, out)
     assert ("group_x.u@site", 3) in negotiator.sent
+
+
+def test_the_hold_is_in_force_before_the_first_vacate_at_what_the_owner_runs_after(monkeypatch, tmp_path):
+    """A negotiation between a vacate and its hold could hand the room straight back: the ceiling
+    goes first, at what the owner will run once the cycle's vacates are done."""
+    from fakecondor import FakeCondor
+    from osep.core.policy import PolicySettings, decide
+    from osep.core.shares import ShareTable
+    from osep.enforce.actuator import Actuator
+
+    fake = FakeCondor()
+    fake.run("alice", 4)
+    fake.idle("alice", 3)
+    fake.idle("bob", 2)
+    fake.install(monkeypatch)
+    order: list[str] = []
+    set_ceiling, act = fake._set_ceiling, fake._act
+    monkeypatch.setattr(fake, "_set_ceiling", lambda s, v: (order.append(f"ceiling {s} {v}"), set_ceiling(s, v)))
+    monkeypatch.setattr(fake, "_act", lambda d, a, ids: (order.append(f"vacate {ids}"), act(d, a, ids))[1])
+    pool = LivePool(LiveSettings(pool="cm.fake", retries=1, retry_wait=0.0,
+                                 state_file=tmp_path / "osep.state"), clock=lambda: 10_000.0)
+    plan = decide(pool.snapshot(), PolicySettings(ShareTable({"alice": 2, "bob": 2}), max_vacates=5))
+    assert len(plan.vacates) == 2
+    Actuator(pool).apply(plan)
+    assert order[0] == "ceiling alice@site 2"  # 4 running, 2 of them leaving
+    assert [o.split()[0] for o in order] == ["ceiling", "vacate", "vacate"]
+    assert read_state(tmp_path / "osep.state").ceilings  # on record, as every ceiling is
