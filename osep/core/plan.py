@@ -187,6 +187,15 @@ class Plan:
     totals: Vec | None = None  # the pool's capacity in every resource
     groups: tuple[GroupView, ...] = ()  # an owner tree's groups (none for flat shares)
 
+    @property
+    def size(self) -> float | None:
+        """The pool's capacity in the plan's unit, the unit its shares, targets and gaps are in;
+        None with ``dominant`` (each owner is weighed in fractions of its own share)."""
+        index = self.unit.index
+        if index is None:
+            return None
+        return self.totals[index] if self.totals is not None else float(self.capacity)
+
 
 # ``Plan(...)`` with every field given, positionally (a simulated pool decides every few minutes of
 # its time, some thousands of times a run).

@@ -260,7 +260,11 @@ class Daemon:
         if report is not None:
             plan = report.plan
             attrs["OSEPLastCycleTime"] = int(plan.time)
-            attrs["OSEPCapacity"] = plan.capacity
+            # Every figure in the policy's unit (OSEPUnit); a count of jobs or slots says so.
+            attrs["OSEPUnit"] = plan.unit.value
+            if plan.size is not None:
+                attrs["OSEPCapacity"] = plan.size
+            attrs["OSEPSlots"] = plan.capacity
             attrs["OSEPLastVacates"] = report.vacated
             # Where the last cycle's time went, in wall seconds: OSEPLastCycleSeconds, and
             # OSEPLastQuerySeconds, OSEPLastTranslateSeconds... for its phases (see osep.timing).
@@ -269,7 +273,9 @@ class Daemon:
                     attrs[f"OSEPLast{phase.capitalize()}Seconds"] = report.seconds[phase]
             attrs["OSEPOwners"] = [
                 {"Name": v.owner, "Share": v.share, "Target": v.target, "Feasible": v.feasible,
-                 "Running": v.running, "Idle": v.idle, "Reserved": v.reserved, "Gap": v.gap}
+                 "Running": v.holding, "Kept": v.active - v.holding, "Gap": v.gap,
+                 "RunningJobs": v.running, "IdleJobs": v.idle, "VacatingJobs": v.vacating,
+                 "KeptRooms": v.reserved}
                 for v in plan.owners
             ]
         try:

@@ -119,7 +119,8 @@ class Recorder:
         level(ACTION, kind="hold", **fields)
 
     def cycle(self, plan: Plan, vacated: int, skipped: int, metrics: Mapping[str, float]) -> None:
-        self.log.info(CYCLE, capacity=plan.capacity, owners=len(plan.owners),
+        self.log.info(CYCLE, capacity=plan.size, unit=plan.unit.value, slots=plan.capacity,
+                      owners=len(plan.owners),
                       planned_vacates=len(plan.vacates), vacated=vacated, claims=len(plan.claims),
                       skipped=skipped, notes=list(plan.notes), **metrics)
 
@@ -374,7 +375,8 @@ def _take(log: DecisionLog, event: dict[str, Any], name: str, run: int, cycle: i
         for owner in owners:
             log.held_cycles[owner] = log.held_cycles.get(owner, 0) + 1
     elif name == CYCLE:
-        capacity = _whole(event, "capacity", MAX_SLOTS)
+        # The pool's slots ("capacity" in a log that names no unit: it counted slots then).
+        capacity = _whole(event, "slots" if "unit" in event else "capacity", MAX_SLOTS)
         log.cycles += 1
         if capacity is not None:
             log.capacity = max(log.capacity or 0, capacity)

@@ -182,29 +182,46 @@ def _held(entry: Mapping[str, Any], resource: str) -> str:
     return using if entry["share"] is None else f"{using}/{_amount(entry['share'], resource)}"
 
 
+UNIT_WORDS = {"slots": "slots", "cpus": "cores", "memory": "MiB of memory", "gpus": "GPUs",
+              "disk": "KiB of disk"}
+
+
+def _measured(doc: Mapping[str, Any]) -> str:
+    """The unit a report's figures are in, in words."""
+    unit = doc.get("unit", "slots")
+    return "fractions of the owner's share" if unit == "dominant" else UNIT_WORDS.get(unit, unit)
+
+
+def _capacity(doc: Mapping[str, Any]) -> str:
+    """The pool's size in the report's unit, and in slots where that is another count."""
+    unit, slots, size = doc.get("unit", "slots"), doc["slots"], doc.get("capacity")
+    if unit == "slots" or size is None:
+        return f"{slots} slots"
+    return f"{size:g} {_measured(doc)} in {slots} slots"
+
+
 def report_table(doc: Mapping[str, Any]) -> str:
     shown = list(doc.get("pool", {}))
-    header = ["Owner", "Share", "Feasible", "Demand", "Running", "Idle", "Gap", "Held",
-              *(f"{RESOURCE_LABELS[r]} used/share" for r in shown), "Vacate next (run times)"]
+    header = ["Owner", "Share", "Feasible", "Demand", "Using", "Kept", "Gap", "Jobs run/idle",
+              "Held", *(f"{RESOURCE_LABELS[r]} used/share" for r in shown), "Vacate next (run times)"]
     rows = [
         [r["owner"], f"{r['share']:.1f}", f"{r['feasible']:.1f}", f"{r['demand']:g}",
-         str(r["running"]), str(r["idle"]), f"{r['gap']:+.1f}", "yes" if r["held"] else "",
+         f"{r['using']:g}", f"{r['kept']:g}", f"{r['gap']:+.1f}",
+         f"{r['running_jobs']}/{r['idle_jobs']}", "yes" if r["held"] else "",
          *(_held(r["resources"][x], x) for x in shown), _victims(r["vacate_next"])]
         for r in doc["owners"]
     ]
     t = doc["totals"]
     footer = [f"Total ({t['owners']} owners)", f"{t['share']:.1f}", f"{t['feasible']:.1f}",
-              f"{t['demand']:g}", str(t["running"]), str(t["idle"]), f"{t['owed']:+.1f}", "",
+              f"{t['demand']:g}", f"{t['using']:g}", f"{t['kept']:g}", f"{t['owed']:+.1f}",
+              f"{t['running_jobs']}/{t['idle_jobs']}", "",
               *(f"{_amount(doc['pool'][x], x)} in the pool" for x in shown),
               f"{t['vacate_next']} at most {doc['max_vacates']} per cycle"]
-    unit = doc.get("unit", "slots")
-    measured = "slots" if unit == "slots" else (
-        "fractions of the owner's share" if unit == "dominant" else unit)
     lines = [
-        f"osep report at {doc['time']}: {doc['slots']} slots; target: {doc['target']} share; "
-        f"Share, Feasible, Demand and Gap in {measured}; Gap: owed (+) or held beyond the target (-)",
+        f"osep report at {doc['time']}: {_capacity(doc)}; target: {doc['target']} share; "
+        f"Share to Gap in {_measured(doc)}; Gap: owed (+) or held beyond the target (-)",
         "",
-        *_aligned(header, rows, footer, right=[*range(1, 7), *range(8, 8 + len(shown))]),
+        *_aligned(header, rows, footer, right=[*range(1, 8), *range(9, 9 + len(shown))]),
     ]
     lines += [f"note: {printable(n)}" for n in doc["notes"]]
     return "\n".join(lines) + "\n"
@@ -213,18 +230,17 @@ def report_table(doc: Mapping[str, Any]) -> str:
 def tree_table(doc: Mapping[str, Any]) -> str:
     """The owner tree, one row per group and owner, indented by level like ``sshare``."""
     header = ["Group / owner", "Share", "Norm share", "Usage", "Target", "Feasible", "Gap",
-              "Running", "Idle", "Held"]
+              "Running jobs", "Idle jobs", "Held"]
     rows = [
         ["  " * r["depth"] + r["name"].rpartition(".")[2] if r["depth"] else r["name"],
          f"{r['share']:.1f}", f"{r['normalized']:.4f}", f"{r['usage']:g}", f"{r['target']:.1f}",
-         f"{r['feasible']:.1f}", f"{r['gap']:+.1f}", str(r["running"]), str(r["idle"]),
+         f"{r['feasible']:.1f}", f"{r['gap']:+.1f}", str(r["running_jobs"]), str(r["idle_jobs"]),
          "yes" if r["held"] else ""]
         for r in doc["tree"]
     ]
-    unit = doc.get("unit", "slots")
     lines = [
-        f"osep report --tree at {doc['time']}: {doc['slots']} slots; target: {doc['target']} "
-        f"share; Share, Usage, Target, Feasible and Gap in {unit}; Norm share: of the pool",
+        f"osep report --tree at {doc['time']}: {_capacity(doc)}; target: {doc['target']} "
+        f"share; Share, Usage, Target, Feasible and Gap in {_measured(doc)}; Norm share: of the pool",
         "",
         *_aligned(header, rows, None, right=range(1, 9)),
     ]
@@ -236,7 +252,7 @@ def tree_csv(doc: Mapping[str, Any]) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     keys = ["name", "kind", "depth", "share", "normalized", "usage", "target", "feasible", "gap",
-            "running", "idle", "held"]
+            "running_jobs", "idle_jobs", "held"]
     writer.writerow(keys)
     for r in doc["tree"]:
         writer.writerow([r[k] for k in keys])
@@ -248,12 +264,14 @@ def report_csv(doc: Mapping[str, Any]) -> str:
     writer = csv.writer(out, lineterminator="\n")
     shown = list(doc.get("pool", {}))
     per = [f"{r}_{what}" for r in shown for what in ("using", "share", "gap")]
-    writer.writerow(["owner", "share", "target", "feasible", "demand", "running", "idle",
-                     "vacating", "gap", "held", "vacate_next", "vacate_next_run_times", *per])
+    writer.writerow(["owner", "share", "target", "feasible", "demand", "using", "kept", "gap",
+                     "running_jobs", "idle_jobs", "vacating_jobs", "held", "vacate_next",
+                     "vacate_next_run_times", *per])
     for r in doc["owners"]:
         res = r.get("resources", {})
         writer.writerow([r["owner"], r["share"], r["target"], r["feasible"], r["demand"],
-                         r["running"], r["idle"], r["vacating"], r["gap"], r["held"],
+                         r["using"], r["kept"], r["gap"], r["running_jobs"], r["idle_jobs"],
+                         r["vacating_jobs"], r["held"],
                          len(r["vacate_next"]),
                          " ".join(f"{v['run_time']:g}" for v in r["vacate_next"]),
                          *(("" if res[x][what] is None else res[x][what])

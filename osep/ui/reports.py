@@ -60,10 +60,12 @@ def plan_report(plan: Plan, settings: PolicySettings, sort: str = "owner",
             "target": view.target,
             "feasible": view.feasible,
             "demand": view.demand,
-            "running": view.running,
-            "idle": view.idle,
-            "vacating": view.vacating,
+            "using": view.holding,
+            "kept": view.active - view.holding,
             "gap": view.gap,
+            "running_jobs": view.running,
+            "idle_jobs": view.idle,
+            "vacating_jobs": view.vacating,
             "held": view.owner in plan.holds,
             "allowance": plan.holds.get(view.owner),
             "vacate_next": victims.get(view.owner, []),
@@ -80,7 +82,7 @@ def plan_report(plan: Plan, settings: PolicySettings, sort: str = "owner",
     keys = {
         "owner": lambda r: r["owner"],
         "gap": lambda r: (r["gap"], r["owner"]),
-        "running": lambda r: (-r["running"], r["owner"]),
+        "running": lambda r: (-r["running_jobs"], r["owner"]),
     }
     rows.sort(key=keys[sort])
     totals = {
@@ -88,16 +90,19 @@ def plan_report(plan: Plan, settings: PolicySettings, sort: str = "owner",
         "share": sum(r["share"] for r in rows),
         "feasible": sum(r["feasible"] for r in rows),
         "demand": sum(r["demand"] for r in rows),
-        "running": sum(r["running"] for r in rows),
-        "idle": sum(r["idle"] for r in rows),
-        "vacating": sum(r["vacating"] for r in rows),
+        "using": sum(r["using"] for r in rows),
+        "kept": sum(r["kept"] for r in rows),
+        "running_jobs": sum(r["running_jobs"] for r in rows),
+        "idle_jobs": sum(r["idle_jobs"] for r in rows),
+        "vacating_jobs": sum(r["vacating_jobs"] for r in rows),
         "owed": sum(max(0.0, r["gap"]) for r in rows),
         "vacate_next": len(plan.vacates),
     }
     doc = {
         "time": iso(plan.time),
-        "slots": plan.capacity,
+        "capacity": plan.size,
         "unit": plan.unit.value,
+        "slots": plan.capacity,
         "pool": {r: pool[r] for r in shown},
         "target": settings.target.value,
         "max_vacates": plan.max_vacates,
@@ -120,13 +125,13 @@ def tree_rows(plan: Plan, tree: ShareTree, owners: list[dict[str, Any]]) -> list
     for g in plan.groups:
         nodes[g.name] = {"name": g.name, "kind": "group", "share": g.share, "usage": g.active,
                          "target": g.target, "feasible": g.feasible, "gap": g.gap, "held": False,
-                         "running": 0, "idle": 0}
+                         "running_jobs": 0, "idle_jobs": 0}
         below.setdefault(g.parent, []).append(g.name)
     for r in owners:
         nodes[r["owner"]] = {"name": r["owner"], "kind": "owner", "share": r["share"],
                              "usage": r["target"] - r["gap"], "target": r["target"],
                              "feasible": r["feasible"], "gap": r["gap"], "held": r["held"],
-                             "running": r["running"], "idle": r["idle"]}
+                             "running_jobs": r["running_jobs"], "idle_jobs": r["idle_jobs"]}
         below.setdefault(tree.place(r["owner"]), []).append(r["owner"])
     out: list[dict[str, Any]] = []
 
@@ -143,8 +148,8 @@ def tree_rows(plan: Plan, tree: ShareTree, owners: list[dict[str, Any]]) -> list
         parent = tree.nodes[row["name"]].parent if row["name"] in tree.nodes else tree.place(row["name"])
         if parent in nodes:
             nodes[parent]["held"] = nodes[parent]["held"] or row["held"]
-            nodes[parent]["running"] += row["running"]
-            nodes[parent]["idle"] += row["idle"]
+            nodes[parent]["running_jobs"] += row["running_jobs"]
+            nodes[parent]["idle_jobs"] += row["idle_jobs"]
     return out
 
 

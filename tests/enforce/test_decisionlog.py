@@ -48,6 +48,19 @@ def test_a_good_log_reads_without_warnings(tmp_path):
         (JobId("vm", 1, 0), Outcome.DONE, "why", 12.0)]
 
 
+def test_a_cycle_in_the_policys_unit_names_its_slots_apart(tmp_path):
+    """A cycle logs its capacity in the policy's unit (20 cores here) and its slots apart (17: a
+    partitionable slot's cores count one slot each, claimed or not); a log older than that names no
+    unit and its capacity counted slots."""
+    cycle = {"event": "cycle", "cycle": 1, "time": 1795331988.0, "capacity": 20.0, "unit": "cpus",
+             "slots": 17}
+    log, warnings = read(write(tmp_path, [GOOD[0], cycle]))
+    assert warnings == [] and log.capacity == 17
+    log, warnings = read(write(tmp_path, [GOOD[0], {**cycle, "slots": 4.5}]))
+    assert log.capacity is None and len(warnings) == 1
+    assert warnings[0].endswith("line 2: cycle event with a bad slots, skipped")
+
+
 def field(name: str, value: str, event: int = 3) -> str:
     """GOOD[event] with one field set to raw JSON text (NaN, 1e999... as they would be written)."""
     line = dict(GOOD[event])

@@ -53,7 +53,8 @@ def test_owner_gets_its_share_back_from_its_newest_jobs(live: Live):
         return live.pool.condor(["condor_status", "-any", "-constraint", 'MyType == "OSEP"',
                                  "-af", "OSEPState", "OSEPVacatesTotal", "OSEPCapacity"]).strip()
 
-    live.wait_until(lambda: ad() == "ok 10 20", 20, f"the OSEP ad to show 10 vacates (now {ad()!r})")
+    # OSEPCapacity in the policy's unit (slots here: a real number, as every figure in that unit).
+    live.wait_until(lambda: ad() == "ok 10 20.0", 20, f"the OSEP ad to show 10 vacates (now {ad()!r})")
 
     def bob_in_ad() -> str:
         owners = live.pool.condor(["condor_status", "-any", "-constraint", 'MyType == "OSEP"',
@@ -62,7 +63,7 @@ def test_owner_gets_its_share_back_from_its_newest_jobs(live: Live):
         return found.group(0) if found else ""
 
     # The owners' figures are those of the latest cycle's snapshot: wait for one after bob started.
-    live.wait_until(lambda: "Running = 10;" in bob_in_ad(), 3 * INTERVAL + 10,
+    live.wait_until(lambda: "RunningJobs = 10;" in bob_in_ad(), 3 * INTERVAL + 10,
                     f"the OSEP ad to show bob running 10 (now {bob_in_ad()!r})")
 
     assert live.stop(daemon) == 0

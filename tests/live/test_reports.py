@@ -33,8 +33,8 @@ def test_report_shows_who_is_over_and_what_would_go_next(live: Live):
     doc = json.loads(done.stdout)
     rows = {r["owner"]: r for r in doc["owners"]}
     assert doc["slots"] == 20 and doc["max_vacates"] == 10
-    assert (rows["alice"]["running"], rows["alice"]["gap"]) == (20, -10)
-    assert (rows["bob"]["idle"], rows["bob"]["gap"]) == (10, 10)
+    assert (rows["alice"]["running_jobs"], rows["alice"]["gap"]) == (20, -10)
+    assert (rows["bob"]["idle_jobs"], rows["bob"]["gap"]) == (10, 10)
     # The next cycle would take alice's 10 youngest jobs, the ones started last.
     assert sorted(v["job"].split("#")[1] for v in rows["alice"]["vacate_next"]) == sorted(younger)
     assert all(v["run_time"] >= 0 for v in rows["alice"]["vacate_next"])

@@ -31,14 +31,16 @@ def test_pool_report_rows_are_the_policys_figures():
     doc = pool_report(pool, settings({"alice": 3, "bob": 3}, max_vacates=2))
     rows = {r["owner"]: r for r in doc["owners"]}
     alice, bob = rows["alice"], rows["bob"]
-    assert (alice["share"], alice["feasible"], alice["running"], alice["demand"]) == (3, 3, 6, 6)
+    assert (alice["share"], alice["feasible"], alice["running_jobs"], alice["demand"]) == (3, 3, 6, 6)
+    assert (alice["using"], alice["kept"]) == (6, 0)
     assert alice["gap"] == -3 and bob["gap"] == 3
     # The next cycle vacates the 2 youngest of alice's jobs (p = 2), with their run times.
     assert [(v["job"], v["run_time"]) for v in alice["vacate_next"]] == [
         ("alice#0.5", 95.0), ("alice#0.4", 96.0)]
     assert bob["vacate_next"] == [] and not bob["held"]
-    assert doc["totals"] == {"owners": 2, "share": 6, "feasible": 6, "demand": 10, "running": 6,
-                             "idle": 4, "vacating": 0, "owed": 3, "vacate_next": 2}
+    assert doc["totals"] == {"owners": 2, "share": 6, "feasible": 6, "demand": 10, "using": 6, "kept": 0,
+                             "running_jobs": 6, "idle_jobs": 4, "vacating_jobs": 0, "owed": 3,
+                             "vacate_next": 2}
 
 
 def test_pool_report_table_is_aligned_with_a_totals_row():
@@ -46,12 +48,12 @@ def test_pool_report_table_is_aligned_with_a_totals_row():
     text = render.report_table(pool_report(pool, settings({"alice": 3, "bob": 3}, max_vacates=2)))
     lines = text.splitlines()
     header = lines[2]
-    assert header.split()[:7] == ["Owner", "Share", "Feasible", "Demand", "Running", "Idle", "Gap"]
+    assert header.split()[:8] == ["Owner", "Share", "Feasible", "Demand", "Using", "Kept", "Gap", "Jobs"]
     alice = next(line for line in lines if line.startswith("alice"))
     assert "2: 0+00:01:35, 0+00:01:36" in alice
     total = next(line for line in lines if line.startswith("Total (2 owners)"))
     # Numbers are right-aligned under their headings.
-    for word in ("Share", "Demand", "Running", "Gap"):
+    for word in ("Share", "Demand", "Using", "Gap", "run/idle"):
         end = header.index(word) + len(word)
         for line in (alice, total):
             assert line[end - 1] != " " and line[end] == " ", (word, line)
@@ -211,7 +213,7 @@ def test_tree_report_lists_groups_and_owners_depth_first_like_sshare():
                      ("physics.cms", 1)]
     rows = {r["name"]: r for r in doc["tree"]}
     assert rows["physics"]["usage"] == 3 and rows["physics"]["target"] == 6
-    assert rows["physics"]["running"] == 3 and rows["physics"]["idle"] == 6
+    assert rows["physics"]["running_jobs"] == 3 and rows["physics"]["idle_jobs"] == 6
     assert rows["chem"]["gap"] == -3 and rows["physics"]["normalized"] == 0.6
     assert rows["physics.bio"]["share"] == 0  # an unlisted member: no share of its own
     text = render.tree_table(doc)
