@@ -90,3 +90,41 @@ def test_freed_room_reaches_the_owner_below_share_every_time(live: Live):
         empty(live)
     print(f"MEASURED rounds: {ROUNDS}; seconds to reach the share: min {min(reached):.1f}, "
           f"max {max(reached):.1f}")
+
+
+@pytest.mark.parametrize("live", [MACHINES], indirect=True)
+def test_room_taken_by_another_owner_ends_its_reservation_in_the_next_cycle(live: Live):
+    """Forced: bob's 4-core job cannot be matched yet (its requirements wait for an attribute), so
+    the room osep makes for it is free for the negotiator to give away; carol, below her share and
+    not held, takes it. The next cycle ends bob's reservation and plans his room again at once."""
+    live.fill("alice", stock=True)
+    bob = live.submit("bob", 1, cpus=4, extra="+Go = False\nrequirements = (MY.Go =?= True)\n")
+    live.policy({"alice": 10, "bob": 5, "carol": 5}, unit="cpus")
+    # Cycles far apart, so that carol's jobs surely start between two of them.
+    live.config(OSEP_POLICY_FILE=live.work / "policy.toml", OSEP_INTERVAL=25)
+    daemon = live.start()
+
+    def vacated_for_bob() -> list[dict]:
+        return [e for e in live.events("action") if e.get("kind") == "vacate"
+                and e.get("beneficiary") == "bob" and e.get("outcome") == "done"]
+
+    live.wait_until(lambda: len(vacated_for_bob()) == 4, 40, "four of alice's jobs vacated for bob")
+    live.wait_until(lambda: live.running("alice") == 16, 30, "alice's victims to leave")
+    live.submit("carol", 4)
+    live.wait_until(lambda: live.running("carol") == 4, 20, "carol to take the freed room")
+    assert len(live.events("cycle")) == 1, "carol must start before the second cycle"
+    live.wait_until(lambda: len(live.events("cycle")) >= 2, 40, "the second cycle")
+    events = live.events()
+    first, second = [k for k, e in enumerate(events) if e.get("event") == "cycle"][:2]
+    cycle2 = events[first + 1:second + 1]
+    lost = [e for e in cycle2 if e.get("event") == "reservation_lost"]
+    assert [e["owner"] for e in lost] == ["bob"], f"bob's reservation ends in the second cycle: {lost}"
+    again = [e for e in cycle2 if e.get("event") == "action" and e.get("kind") == "vacate"
+             and e.get("beneficiary") == "bob" and e.get("outcome") == "done"]
+    assert len(again) == 4, "and his room is made again in that same cycle"
+    live.pool.condor(["condor_qedit", str(bob), "Go", "True"])
+    live.wait_until(lambda: live.running("bob") == 1, 30, "bob's job to start once it may")
+    assert live.history("alice")["aborted"] == [] and live.queued("alice") == 20  # none removed
+    assert live.stop(daemon) == 0
+    live.wait_until(lambda: set(live.ceilings().values()) <= {-1}, 15,
+                    f"ceilings lifted on exit (now {live.ceilings()})")
