@@ -164,17 +164,16 @@ class Actuator:
         going = 0
         out: list[tuple[Vacate, ActionResult | None]] = []
         for group in groups:
+            decided: Iterable[tuple[Vacate, ActionResult | None]]
             if len(group) == 1:  # most groups: what _group does, for one vacate
                 vacate = group[0]
-                if going >= cap:
-                    out.append((vacate, _result(vacate, _RATE_LIMITED, f"cycle cap of {cap} reached",
-                                                False)))
-                    continue
-                refused = check(vacate, now, looked)
-                out.append((vacate, refused))
+                refused = _result(vacate, _RATE_LIMITED, f"cycle cap of {cap} reached", False) \
+                    if going >= cap else check(vacate, now, looked)
+                decided = ((vacate, refused),)
             else:
-                out.extend(zip(group, self._group(group, now, cap, going, looked), strict=True))
-            going += sum(1 for _, refused in out[len(out) - len(group):] if refused is None)
+                decided = tuple(zip(group, self._group(group, now, cap, going, looked), strict=True))
+            out.extend(decided)
+            going += sum(1 for _, refused in decided if refused is None)
         return out
 
     def _hold(self, plan: Plan, record: Recorder, leaving: Sequence[JobId],
