@@ -269,7 +269,7 @@ class ListBook:
             else:
                 static.add(res.slot)
                 kept.append((res.owner, res.slot, res.shape))
-        self.items = [r for r in self.items if r not in lost]
+        self.items = [r for r in self.items if not any(r is gone for gone in lost)]  # (equal ones may differ)
         return kept, lost
 
     def handed_over(self, taken):
