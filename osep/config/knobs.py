@@ -123,9 +123,17 @@ class RunSettings:
     excess: str = "fairshare"  # the policy file's; a live pool's excess is its negotiator's
 
 
+# A ceiling on a negotiator with time-limited ceilings lasts this many cycles unrenewed (at least
+# LEASE_LEAST seconds: the negotiator looks for lapsed ones at the start of its own cycles).
+LEASE_CYCLES = 4
+LEASE_LEAST = 120.0
+
+
 def live_settings(daemon: DaemonSettings, retries: int = 3,
-                  policy: PolicySettings | None = None) -> LiveSettings:
-    """The live pool's settings; with an owner tree in ``policy``, jobs are named by it."""
+                  policy: PolicySettings | None = None, interval: float | None = None) -> LiveSettings:
+    """The live pool's settings; with an owner tree in ``policy``, jobs are named by it. With the
+    loop's ``interval``, its ceilings are leases of LEASE_CYCLES cycles where the negotiator takes
+    them, so that a hold ends by itself should osep die."""
     shares = policy.shares if policy is not None else None
     return LiveSettings(
         pool=daemon.pool,
@@ -133,6 +141,7 @@ def live_settings(daemon: DaemonSettings, retries: int = 3,
         reservation_timeout=daemon.reservation_timeout,
         retries=retries,
         state_file=daemon.state_file,
+        lease=max(LEASE_LEAST, LEASE_CYCLES * interval) if interval is not None else None,
         name=daemon.name or default_name(),
         naming=shares.owner_of if isinstance(shares, ShareTree) else None,
     )
@@ -146,17 +155,18 @@ def run_settings(daemon: DaemonSettings, policy_file: PolicyFile) -> RunSettings
     policy = policy_file.settings
     if daemon.max_vacates is not None:
         policy = replace(policy, max_vacates=daemon.max_vacates)
+    interval = daemon.interval if daemon.interval is not None else policy_file.interval
     return RunSettings(
         daemon=daemon,
         policy=policy,
-        interval=daemon.interval if daemon.interval is not None else policy_file.interval,
+        interval=interval,
         limits=Limits(
             dry_run=daemon.dry_run,
             max_vacates_per_cycle=policy.max_vacates,
             max_vacates_per_job_per_hour=daemon.max_vacates_per_job_per_hour,
             min_run_time=daemon.min_run_time,
         ),
-        live=live_settings(daemon, policy=policy),
+        live=live_settings(daemon, policy=policy, interval=interval),
         excess=policy_file.excess.value,
     )
 

@@ -14,6 +14,13 @@ a value osep set (or was setting) is osep's; any other was set by someone else s
 administrator), and is theirs from then on: osep no longer lifts it, and holds below it. A submitter
 the negotiator does not list at all may still have osep's: it is lifted as osep's.
 
+On a negotiator that takes time-limited ceilings (HTCondor 25.11 and later) every ceiling osep sets is a
+lease (``lease`` seconds, a few cycles), renewed once half of it has passed, so that the holds of an
+osep that died end by themselves, the administrator's ceiling from before coming back. Renewing ends
+the lease in force and sets a new one (the negotiator refuses a second lease on a submitter): for
+the moment between the two commands the submitter has its ceiling from before. Elsewhere a ceiling
+lasts until osep lifts it, and the state file is the record of it.
+
 A ceiling is recorded *before* it is sent (write-ahead: the state file is replaced and flushed to
 disk first), so a run that dies at any point, even between the command and the next save, leaves a
 state file that names it; the next run, or ``osep release``, finds it. If the state file cannot be
@@ -40,11 +47,20 @@ class NegotiatorLink(Protocol):
     @property
     def name(self) -> str: ...
 
+    @property
+    def leases(self) -> bool:
+        """Whether the negotiator takes time-limited ceilings (HTCondor 25.11 and later)."""
+        ...
+
     def ceilings(self) -> dict[str, int]:
         """Every submitter's current ceiling."""
         ...
 
-    def set_ceiling(self, submitter: str, value: int) -> None: ...
+    def set_ceiling(self, submitter: str, value: int, lease: float | None = None) -> None:
+        """Give ``submitter`` the ceiling ``value``: for ``lease`` seconds, after which the
+        negotiator gives back the one from before, where it takes leases and ``lease`` is given;
+        for good otherwise. Any lease in force on the submitter ends first."""
+        ...
 
 
 def capped(owner: str, holding: Mapping[str, int], accounts: Accounts) -> list[str]:
@@ -99,6 +115,9 @@ class Ceilings:
         self._records: Records = {n: dict(r) for n, r in (records or {}).items() if r}
         # Set by each sync: submitters whose ceiling was found changed by someone else (left as found).
         self.left: dict[str, int] = {}
+        # (negotiator, submitter) -> when the lease osep set there is to be renewed (this run's
+        # only: a new run renews every lease at its first sync)
+        self._renew: dict[tuple[str, str], float] = {}
         if self._records:
             self.log.info("ceilings_taken_over", submitters=sorted(self.set))
 
@@ -122,9 +141,12 @@ class Ceilings:
         to see what anyone else changed.)"""
         return not any(self._records.values()) and not desired(holding, accounts, {})
 
-    def sync(self, link: NegotiatorLink, holding: Mapping[str, int], accounts: Accounts) -> None:
+    def sync(self, link: NegotiatorLink, holding: Mapping[str, int], accounts: Accounts,
+             now: float = 0.0, lease: float | None = None) -> None:
         """Make the negotiator's ceilings what ``holding`` asks for, lifting those it no longer
-        names. PoolError if a command failed, or if a new ceiling could not be recorded first."""
+        names; with ``lease``, where the negotiator takes leases, each set as one and renewed once
+        half of it has passed by ``now``. PoolError if a command failed, or if a new ceiling could
+        not be recorded first."""
         name = link.name
         self.left = {}
         if LEGACY in self._records and name != LEGACY:  # an older state file: it was this negotiator
@@ -141,8 +163,10 @@ class Ceilings:
         for submitter in held_submitters(holding, accounts):
             originals.setdefault(submitter, current.get(submitter, NO_CEILING))
         want = desired(holding, accounts, originals)
+        leasing = lease if lease is not None and link.leases else None
         sets = {s: v for s, v in sorted(want.items())
-                if s not in records or records[s].values != (v,)}
+                if s not in records or records[s].values != (v,)
+                or (leasing is not None and self._renew.get((name, s), now) <= now)}
         lifts = sorted(s for s in records if s not in want)
         refused = self._record_ahead(records, sets, originals)
         if refused is not None:
@@ -153,12 +177,16 @@ class Ceilings:
         try:
             for submitter, value in sets.items():
                 try:
-                    link.set_ceiling(submitter, value)
+                    link.set_ceiling(submitter, value, leasing)
                 except PoolError as exc:
                     failed.append(str(exc))
                     continue
                 records[submitter] = CeilingRecord(originals[submitter], (value,))
-                self.log.info("ceiling", submitter=submitter, ceiling=value)
+                if leasing is not None:
+                    self._renew[(name, submitter)] = now + leasing / 2
+                    self.log.info("ceiling", submitter=submitter, ceiling=value, lease=leasing)
+                else:
+                    self.log.info("ceiling", submitter=submitter, ceiling=value)
             for submitter in lifts:
                 value = records[submitter].original
                 try:
@@ -167,6 +195,7 @@ class Ceilings:
                     failed.append(str(exc))
                     continue
                 del records[submitter]
+                self._renew.pop((name, submitter), None)
                 self.log.info("ceiling_lifted", submitter=submitter, ceiling=value)
         finally:
             # What went through is certain now (what did not stays on record with both values).
@@ -198,8 +227,11 @@ class Ceilings:
                 del records[submitter]
                 originals[submitter] = now
                 self.left[submitter] = now
-                self.log.warning("ceiling_not_osep", submitter=submitter, ceiling=now,
-                                 osep_set=list(record.values), kept="as found")
+                if now == record.original:  # back to what it had before osep: a lease ran out
+                    self.log.info("ceiling_lapsed", submitter=submitter, ceiling=now)
+                else:
+                    self.log.warning("ceiling_not_osep", submitter=submitter, ceiling=now,
+                                     osep_set=list(record.values), kept="as found")
         return originals
 
     def _record_ahead(self, records: dict[str, CeilingRecord], sets: Mapping[str, int],

@@ -17,6 +17,8 @@ becomes a :class:`osep.errors.PoolError` for the caller to log and survive.
 
 from __future__ import annotations
 
+import math
+import re
 import socket
 import time
 from collections import deque
@@ -68,6 +70,8 @@ from osep.timing import QUERY, TRANSLATE, Phases
 
 T = TypeVar("T")
 
+MANAGE_CEILING = 532  # the negotiator's command for ceiling leases (HTCondor's MANAGE_CEILING)
+LEASES_SINCE = (25, 11)  # the first HTCondor version whose negotiator takes it
 VACATE_TIMEOUT = 600.0  # after this a vacate that never took effect is forgotten (and logged)
 RECHECK_CHUNK = 100  # jobs per re-check query (a constraint of about 4 KiB)
 HOUR = 3600.0  # how far back the vacates of each job are kept (OSEP_MAX_VACATES_PER_JOB_PER_HOUR)
@@ -171,6 +175,7 @@ class _Negotiator:
         self._pool = pool
         self._daemon = htcondor.Negotiator(ad)
         self.name = str(ad.get("Name", ""))
+        self.leases = takes_leases(ad.get("CondorVersion"))
 
     def ceilings(self) -> dict[str, int]:
         ads = self._pool.call("reading submitter ceilings", self._daemon.getPriorities)
@@ -182,8 +187,16 @@ class _Negotiator:
                 out[name] = value
         return out
 
-    def set_ceiling(self, submitter: str, value: int) -> None:
+    def set_ceiling(self, submitter: str, value: int, lease: float | None = None) -> None:
         negotiator = self._daemon
+        if self.leases:
+            # A lease in force takes no other ceiling (one sent would be undone when it ends): it
+            # is ended first, whether osep set it or not (none in force: refused, harmlessly).
+            self._manage(submitter, {"Action": "cancel"}, check=False)
+            if lease is not None and value >= 0:
+                self._manage(submitter, {"Action": "set", "Ceiling": value,
+                                         "Duration": max(1, math.ceil(lease))})
+                return
         if value >= 0:
             self._pool.call(f"setting the ceiling of {submitter}",
                             lambda: negotiator.setCeiling(submitter, value))
@@ -197,6 +210,29 @@ class _Negotiator:
             lambda: wire._negotiator_command_user_value(
                 negotiator._addr, negotiator._SET_CEILING, submitter, NO_CEILING),
         )
+
+
+    def _manage(self, submitter: str, what: Mapping[str, Any], check: bool = True) -> None:
+        """The negotiator's ceiling-management command (HTCondor 25.11 and later): one ad out, one
+        back saying whether it was done. The bindings have no call for it but the command that sends
+        an ad and reads one back."""
+        from htcondor2 import htcondor2_impl as wire
+
+        request = classad2.ClassAd({"Submitter": submitter, **what})
+        doing = f"{what['Action']} the ceiling lease of {submitter}"
+        reply = self._pool.call(doing, lambda: wire._send_generic_payload_command(
+            self._daemon._addr, MANAGE_CEILING, request._handle), attempts=1 if not check else None)
+        answer = reply[0] if isinstance(reply, tuple) and reply else reply
+        if check and not (hasattr(answer, "get") and answer.get("Success") is True):
+            said = answer.get("ErrorString") if hasattr(answer, "get") else answer
+            raise PoolError(f"{doing}: the negotiator refused: {said}")
+
+
+def takes_leases(version: object) -> bool:
+    """Whether a daemon of this ``CondorVersion`` ("$CondorVersion: 25.14.1 2026-10-16 ... $") takes
+    time-limited ceilings: HTCondor 25.11 and later."""
+    found = re.search(r"\$CondorVersion:\s*(\d+)\.(\d+)\.", version) if isinstance(version, str) else None
+    return found is not None and (int(found[1]), int(found[2])) >= LEASES_SINCE
 
 
 class LivePool:
@@ -489,7 +525,7 @@ class LivePool:
         collector = self._collector()
         ad = self.call("locating the negotiator",
                        lambda: collector.locate(htcondor.DaemonType.Negotiator))
-        self.ceilings.sync(_Negotiator(self, ad), holding, accounts)
+        self.ceilings.sync(_Negotiator(self, ad), holding, accounts, self.now, self.settings.lease)
 
     # -- the daemon's own ad -------------------------------------------------------------------
 

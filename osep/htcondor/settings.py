@@ -21,6 +21,9 @@ class LiveSettings:
     retries: int = 3
     retry_wait: float = 1.0
     state_file: Path | None = None
+    # How long a ceiling lasts unrenewed on a negotiator that takes time-limited ceilings (HTCondor
+    # 25.11 and later); None: set ceilings without a time limit everywhere.
+    lease: float | None = None
     name: str = field(default_factory=default_name)
     # Which owner a job charged to an accounting name counts for, where the policy's owners are a
     # tree (osep.core.tree.ShareTree.owner_of); None: as the negotiator charges it.

@@ -27,16 +27,20 @@ class Crash(BaseException):
 
 
 class FakeNegotiator:
-    def __init__(self, current: dict[str, int] | None = None, name: str = "negotiator@cm") -> None:
+    def __init__(self, current: dict[str, int] | None = None, name: str = "negotiator@cm",
+                 leases: bool = False) -> None:
         self.name = name
+        self.leases = leases
         self.current = dict(current or {})
         self.sent: list[tuple[str, int]] = []
+        self.leased: list[tuple[str, int, float | None]] = []  # every command, with its lease
 
     def ceilings(self) -> dict[str, int]:
         return dict(self.current)
 
-    def set_ceiling(self, submitter: str, value: int) -> None:
+    def set_ceiling(self, submitter: str, value: int, lease: float | None = None) -> None:
         self.sent.append((submitter, value))
+        self.leased.append((submitter, value, lease))
         self.current[submitter] = value
 
 
@@ -47,10 +51,10 @@ class Flaky(FakeNegotiator):
         super().__init__(current)
         self.works = works
 
-    def set_ceiling(self, submitter: str, value: int) -> None:
+    def set_ceiling(self, submitter: str, value: int, lease: float | None = None) -> None:
         if len(self.sent) >= self.works:
             raise PoolError("negotiator down")
-        super().set_ceiling(submitter, value)
+        super().set_ceiling(submitter, value, lease)
 
 
 class Process:
@@ -128,7 +132,7 @@ def test_a_crash_around_the_command_leaves_the_ceiling_on_record(tmp_path, appli
     run = Process(state)
 
     class Dying(FakeNegotiator):
-        def set_ceiling(self, submitter: str, value: int) -> None:
+        def set_ceiling(self, submitter: str, value: int, lease: float | None = None) -> None:
             if applied:
                 super().set_ceiling(submitter, value)
             run.dead = True
@@ -299,7 +303,7 @@ def test_an_original_whose_ceiling_was_never_set_is_read_again(tmp_path):
     run = Process(tmp_path / "state.json")
 
     class Refusing(FakeNegotiator):
-        def set_ceiling(self, submitter: str, value: int) -> None:
+        def set_ceiling(self, submitter: str, value: int, lease: float | None = None) -> None:
             raise PoolError("negotiator down")
 
     with pytest.raises(PoolError):
@@ -366,7 +370,7 @@ class Faulty:
             self._die()
         return self._world.negotiator.ceilings()
 
-    def set_ceiling(self, submitter: str, value: int) -> None:
+    def set_ceiling(self, submitter: str, value: int, lease: float | None = None) -> None:
         k, fault = self._commands, self._step.fault
         self._commands += 1
         if k == self._step.at and fault == "refuse":
@@ -484,7 +488,7 @@ def test_after_any_sequence_a_release_gives_every_submitter_what_the_administrat
 
 def test_one_submitters_failed_command_does_not_keep_the_others_from_theirs(tmp_path):
     class RefusesAlice(FakeNegotiator):
-        def set_ceiling(self, submitter: str, value: int) -> None:
+        def set_ceiling(self, submitter: str, value: int, lease: float | None = None) -> None:
             if submitter == "alice@site":
                 raise PoolError("setting the ceiling of alice@site: SystemError: bad value")
             super().set_ceiling(submitter, value)
@@ -551,3 +555,66 @@ def test_the_hold_is_in_force_before_the_first_vacate_at_what_the_owner_runs_aft
     assert order[0] == "ceiling alice@site 2"  # 4 running, 2 of them leaving
     assert [o.split()[0] for o in order] == ["ceiling", "vacate", "vacate"]
     assert read_state(tmp_path / "osep.state").ceilings  # on record, as every ceiling is
+
+
+def test_on_a_negotiator_with_leases_every_ceiling_is_a_lease_renewed_at_half_time(tmp_path):
+    """So that a hold ends by itself should osep die: each ceiling is set for ``lease`` seconds and
+    set again once half of that has passed; lifting it needs no lease."""
+    process = Process(tmp_path / "osep.state")
+    negotiator = FakeNegotiator(leases=True)
+    holding = {"alice": 0}
+    process.ceilings.sync(negotiator, holding, accounts(alice=4), now=1000.0, lease=120.0)
+    assert negotiator.leased == [("alice@site", 4, 120.0)]
+    process.ceilings.sync(negotiator, holding, accounts(alice=4), now=1059.0, lease=120.0)
+    assert len(negotiator.leased) == 1  # not half way yet: nothing sent
+    process.ceilings.sync(negotiator, holding, accounts(alice=4), now=1060.0, lease=120.0)
+    assert negotiator.leased[1:] == [("alice@site", 4, 120.0)]  # renewed
+    process.ceilings.sync(negotiator, holding, accounts(alice=3), now=1061.0, lease=120.0)
+    assert negotiator.leased[2:] == [("alice@site", 3, 120.0)]  # a new value goes at once
+    process.ceilings.sync(negotiator, {}, accounts(alice=3), now=1062.0, lease=120.0)
+    assert negotiator.leased[3:] == [("alice@site", -1, None)]  # lifted: back to none
+    # A new run renews every lease it takes over at its first sync.
+    again = Process(tmp_path / "osep.state")
+    process.ceilings.sync(negotiator, holding, accounts(alice=2), now=1063.0, lease=120.0)
+    again = Process(tmp_path / "osep.state")
+    sent = len(negotiator.leased)
+    again.ceilings.sync(negotiator, holding, accounts(alice=2), now=1064.0, lease=120.0)
+    assert negotiator.leased[sent:] == [("alice@site", 2, 120.0)]
+
+
+def test_without_leases_a_ceiling_is_set_once_and_lasts(tmp_path):
+    process = Process(tmp_path / "osep.state")
+    negotiator = FakeNegotiator(leases=False)
+    for now in (1000.0, 2000.0, 9000.0):
+        process.ceilings.sync(negotiator, {"alice": 0}, accounts(alice=4), now=now, lease=120.0)
+    assert negotiator.leased == [("alice@site", 4, None)]
+
+
+def test_a_lapsed_lease_is_taken_as_lifted_quietly(tmp_path, verbose_logs):
+    """A lease that ran out while osep was gone gave back the administrator's ceiling: it is theirs,
+    and no warning says someone changed it."""
+    process = Process(tmp_path / "osep.state")
+    negotiator = FakeNegotiator({"alice@site": 7}, leases=True)
+    process.ceilings.sync(negotiator, {"alice": 0}, accounts(alice=4), now=1000.0, lease=120.0)
+    assert negotiator.current["alice@site"] == 4
+    negotiator.current["alice@site"] = 7  # the negotiator's own doing: the lease ran out
+    again = Process(tmp_path / "osep.state")
+    with structlog.testing.capture_logs() as events:
+        again.ceilings.sync(negotiator, {}, accounts(alice=4), now=5000.0, lease=120.0)
+    assert [e["event"] for e in events if e["event"].startswith("ceiling")] == ["ceiling_lapsed"]
+    assert negotiator.current["alice@site"] == 7 and again.ceilings.set == {}
+
+
+@pytest.mark.parametrize("version, takes", [
+    ("$CondorVersion: 25.14.1 2026-10-16 PackageID: 25.14.1+dfsg-1 $", True),
+    ("$CondorVersion: 25.11.0 2026-06-01 $", True),
+    ("$CondorVersion: 25.10.9 2026-05-01 $", False),
+    ("$CondorVersion: 25.0.13 2026-01-01 $", False),
+    ("$CondorVersion: 23.9.6 2024-08-01 BuildID: Debian-23.9.6+dfsg-2.1 $", False),
+    ("$CondorVersion: 26.0.0 2027-01-01 $", True),
+    ("25.14.1", False), (None, False), (25, False), ("", False),
+])
+def test_leases_are_taken_from_25_11_on(version, takes):
+    from osep.htcondor.live import takes_leases
+
+    assert takes_leases(version) is takes
