@@ -14,10 +14,12 @@ HTCondor's queries); then the re-check of victims before acting, as one look and
 and the first schedd's queue read as osep reads it (idle jobs grouped by the schedd) and one ad per
 job, in the same run. The pool is stopped at the end, whatever happens.
 
-    sudo .venv/bin/python scripts/bench_live.py [--idle 100000] [--second 2000] [--cycles 5]
+    sudo scripts/testpool.py isolate -- .venv/bin/python scripts/bench_live.py \
+        [--idle 100000] [--second 2000] [--cycles 5]
 
-Needs root (the test pool is a chroot). ``decide`` is the policy as it is, on the pool view the
-cycle's snapshot carries.
+Needs root (the test pool is a chroot) and a network namespace of its own (``isolate``: the pool
+starts nowhere else); OSEP_TESTPOOL_SUITE picks the pool's HTCondor (trixie: 23.9, forky: 25.x).
+``decide`` is the policy as it is, on the pool view the cycle's snapshot carries.
 """
 
 from __future__ import annotations

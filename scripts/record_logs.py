@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Re-record the event logs under tests/data/ from the live test pool (needs root, like the live tests).
 
-    sudo .venv/bin/python scripts/record_logs.py [--out tests/data] [NAME ...]   # default: every scenario
+    sudo scripts/testpool.py isolate -- .venv/bin/python scripts/record_logs.py [--out tests/data] [NAME ...]
+                                                       # default: every scenario; the pool runs only
+                                                       # in a network namespace of its own (isolate)
 
 Each scenario (tests/live/recordings.py) runs on a fresh 4-slot pool; its event log, osep's decision
 log and the policy are copied to OUT as NAME.events.log, NAME.decisions.jsonl and NAME.policy.toml.

@@ -1,19 +1,30 @@
 #!/usr/bin/env python3
-"""A real, personal HTCondor pool for osep's live tests, in a Debian trixie chroot.
+"""A real, personal HTCondor pool for osep's live tests, in a Debian chroot (trixie or forky).
 
-Debian trixie ships HTCondor 23.9 (packages ``condor`` and ``minicondor``). This script builds a minimal
-trixie root with debootstrap (Debian's own package archive, nothing else), caches it, and starts one
-central manager + schedd + startd inside it on 127.0.0.1:9618, which the PyPI bindings outside talk to.
+Debian trixie ships HTCondor 23.9 and forky 25.x (packages ``condor`` and ``minicondor``). This script
+builds a minimal root of either suite with debootstrap (Debian's own package archive, nothing else),
+caches it (``<dir>/<suite>/root``, its run directory beside it), and starts one central manager +
+schedd + startd inside it on 127.0.0.1:9618, which the PyPI bindings outside talk to.
 
-    scripts/testpool.py build                  # once; cached under --dir
-    scripts/testpool.py start [--layout static|partitionable] [--cpus 20] [--bind DIR ...]
+The pool runs in a network namespace of its own, so that two pools (one per suite) can run at once,
+both on 127.0.0.1:9618, without meeting each other or any other pool on this machine: ``isolate`` runs
+a command in new network, mount and PID namespaces (loopback up, the host name mapped to 127.0.0.1 in
+an /etc/hosts seen only there); ``start`` refuses to run anywhere else. Whatever the command leaves
+running there ends with it, and what was mounted there goes with the namespace.
+
+    scripts/testpool.py build [--suite trixie|forky]        # once per suite, outside: needs the network
+    scripts/testpool.py isolate -- COMMAND ...              # COMMAND in namespaces of its own
+    scripts/testpool.py start [--layout static|partitionable] [--cpus 20] [--bind DIR ...]  # inside
     scripts/testpool.py env                    # shell lines for the bindings outside the chroot
     scripts/testpool.py submit USER COUNT [--seconds S]
+    scripts/testpool.py version                # the suite's HTCondor version (condor_version)
     scripts/testpool.py stop
 
-Every start begins from an empty spool (no jobs, no usage history) and empty user job logs. ``stop``
-ends the condor_master this script started and every process left inside the chroot (all descendants
-of that master), then unmounts what ``start`` mounted. Needs root (chroot, mount) and debootstrap.
+``--suite`` (or OSEP_TESTPOOL_SUITE) picks the suite, trixie by default; ``--dir`` (or
+OSEP_TESTPOOL_DIR) the cache. Every start begins from an empty spool (no jobs, no usage history) and
+empty user job logs. ``stop`` ends the condor_master this script started and every process left inside
+the chroot (all descendants of that master), then unmounts what ``start`` mounted. Needs root (chroot,
+mount, unshare) and debootstrap.
 
 The same functions are imported by the pytest fixture in tests/live/conftest.py.
 """
@@ -22,25 +33,38 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import ctypes
+import fcntl
 import os
+import re
 import shutil
 import signal
+import socket
+import struct
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 DEFAULT_DIR = Path(os.environ.get("OSEP_TESTPOOL_DIR", "/var/cache/osep-testpool"))
 MIRROR = os.environ.get("OSEP_TESTPOOL_MIRROR", "http://deb.debian.org/debian")
-SUITE = "trixie"
-# Bump when the build recipe changes, so cached roots are rebuilt.
-RECIPE = "1"
+# Each suite's build recipe; bump one when its recipe changes, so that its cached root is rebuilt.
+RECIPES = {"trixie": "2", "forky": "2"}
+SUITES = tuple(RECIPES)
+DEFAULT_SUITE = os.environ.get("OSEP_TESTPOOL_SUITE", "trixie")
+DEBOOTSTRAP_SCRIPTS = Path("/usr/share/debootstrap/scripts")
 USERS = ("alice", "bob", "carol")
 ADDRESS = "127.0.0.1:9618"
 
 BASE_CONFIG = """\
 # Written by osep's scripts/testpool.py: a personal pool that can run jobs inside a chroot.
+# On the loopback interface of the pool's own network namespace (forky's minicondor takes
+# $(IP_ADDRESS) and every interface; trixie's says this much already).
+CONDOR_HOST = 127.0.0.1
+NETWORK_INTERFACE = 127.0.0.1
+BIND_ALL_INTERFACES = False
 NUM_CPUS = {cpus}
 MOUNT_UNDER_SCRATCH =
 MOUNT_PRIVATE_DEV_SHM = false
@@ -87,14 +111,24 @@ class PoolError(RuntimeError):
 @dataclass(frozen=True)
 class TestPool:
     dir: Path = DEFAULT_DIR
+    suite: str = DEFAULT_SUITE
+
+    def __post_init__(self) -> None:
+        if self.suite not in RECIPES:
+            raise PoolError(f"unknown suite {self.suite!r} (one of {', '.join(SUITES)})")
+
+    @property
+    def base(self) -> Path:
+        """This suite's part of the cache: its root and its run directory."""
+        return self.dir / self.suite
 
     @property
     def root(self) -> Path:
-        return self.dir / "root"
+        return self.base / "root"
 
     @property
     def run(self) -> Path:
-        return self.dir / "run"
+        return self.base / "run"
 
     @property
     def token_dir(self) -> Path:
@@ -113,34 +147,62 @@ class TestPool:
     def marker(self) -> Path:
         return self.root / ".osep-testpool"
 
+    @property
+    def recipe(self) -> str:
+        """What the marker of a root built by this recipe says."""
+        return f"{self.suite} {RECIPES[self.suite]}"
+
     # -- building ------------------------------------------------------------------------------
 
     def built(self) -> bool:
-        return self.marker.exists() and self.marker.read_text().strip() == RECIPE
+        return self.marker.exists() and self.marker.read_text().strip() == self.recipe
 
     def build(self, log=sys.stderr) -> None:
-        """Create the cached root if it is missing or from an older recipe (atomically)."""
+        """Create the cached root if it is missing or from an older recipe (atomically). Needs the
+        network: run it outside ``isolate``."""
         if self.built():
             return
         if os.geteuid() != 0:
             raise PoolError("building the test pool needs root (debootstrap, chroot)")
         if shutil.which("debootstrap") is None:
             raise PoolError("debootstrap is not installed (apt-get install debootstrap)")
-        self.dir.mkdir(parents=True, exist_ok=True)
-        fresh = self.dir / "root.new"
+        self.base.mkdir(parents=True, exist_ok=True)
+        fresh = self.base / "root.new"
         _remove_tree(fresh)
         started = time.monotonic()
-        _run(["debootstrap", "--variant=minbase", SUITE, str(fresh), MIRROR], log)
+        # A debootstrap older than the suite (bookworm's knows no forky) builds it as it builds sid.
+        script = [] if (DEBOOTSTRAP_SCRIPTS / self.suite).exists() else [str(DEBOOTSTRAP_SCRIPTS / "sid")]
+        _run(["debootstrap", "--variant=minbase", self.suite, str(fresh), MIRROR, *script], log)
         env = {"DEBIAN_FRONTEND": "noninteractive", "PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
-        _run(["chroot", str(fresh), "apt-get", "update", "-qq"], log, env)
-        _run(["chroot", str(fresh), "apt-get", "install", "-y", "-qq", "--no-install-recommends",
-              "condor", "minicondor"], log, env)
+        # A testing suite's Release file has a Valid-Until that a mirror a few weeks behind (or a
+        # clock ahead) has passed; this root is built once and thrown away, so it is not checked.
+        _run(["chroot", str(fresh), "apt-get", "update", "-qq",
+              "-o", "Acquire::Check-Valid-Until=false"], log, env)
+        # forky's condor depends on cryptsetup, whose postinst needs /proc: mounted for the install
+        # in a mount namespace of its own, so that it is gone with the command however it ends.
+        _run(["unshare", "--mount", "--propagation", "private", "--", "sh", "-c",
+              'mount -t proc proc "$0/proc" && exec chroot "$0" apt-get install -y -qq '
+              "--no-install-recommends condor minicondor", str(fresh)], log, env)
         for user in USERS:
             _run(["chroot", str(fresh), "useradd", "--create-home", user], log, env)
-        (fresh / ".osep-testpool").write_text(RECIPE + "\n")
+        (fresh / ".osep-testpool").write_text(self.recipe + "\n")
         _remove_tree(self.root)
         fresh.rename(self.root)
-        print(f"testpool: built {self.root} in {time.monotonic() - started:.0f} s", file=log)
+        print(f"testpool: built {self.root} ({self.label()}) in {time.monotonic() - started:.0f} s",
+              file=log)
+
+    def version(self) -> str:
+        """The HTCondor version the suite's root runs (``condor_version``, as ``25.14.1``); needs
+        the root built, not the pool running."""
+        out = self.condor(["condor_version"])
+        found = re.search(r"\$CondorVersion: (\S+)", out)
+        if found is None:
+            raise PoolError(f"condor_version said no version: {out.strip()!r}")
+        return found.group(1)
+
+    def label(self) -> str:
+        """``HTCondor 25.14.1 (forky)``: what the tests say they ran on."""
+        return f"HTCondor {self.version()} ({self.suite})"
 
     # -- running -------------------------------------------------------------------------------
 
@@ -165,6 +227,11 @@ class TestPool:
         named ``schedd2``, ``schedd3``... (``condor_submit -name schedd2@<host>``)."""
         if layout not in ("static", "partitionable"):
             raise PoolError(f"unknown layout {layout!r}")
+        if not isolated() and os.environ.get("OSEP_TESTPOOL_HOST_NETWORK") != "1":
+            raise PoolError("not starting a pool on this machine's network, where it would meet any "
+                            "other on 127.0.0.1:9618: start it inside "
+                            "'scripts/testpool.py isolate -- COMMAND' (or set "
+                            "OSEP_TESTPOOL_HOST_NETWORK=1 to do it anyway)")
         self.build(log)
         if self.master_pid() is not None:
             raise PoolError("the test pool is already running (scripts/testpool.py stop)")
@@ -191,6 +258,8 @@ class TestPool:
             os.chown(spool, owner.st_uid, owner.st_gid)
         config += extra_config
         (root / "etc/condor/config.d/99-osep-testpool.conf").write_text(config)
+        # No name service inside: the daemons find this host's name where the bindings outside do.
+        (root / "etc/hosts").write_text(hosts_file())
         self.run.mkdir(parents=True, exist_ok=True)
         _mount(["-t", "proc", "proc", str(root / "proc")])
         _mount(["--bind", "/dev", str(root / "dev")])
@@ -230,7 +299,7 @@ class TestPool:
                 raise PoolError(f"the test pool did not come up (layout {layout}):\n{tail}")
             time.sleep(1)
         self._make_token()
-        print(f"testpool: running ({layout}, {cpus} cpus) on {ADDRESS}", file=log)
+        print(f"testpool: running {self.suite} ({layout}, {cpus} cpus) on {ADDRESS}", file=log)
 
     def _count(self, args: list[str]) -> int:
         out = self.condor(["condor_status", *args, "-af", "Name"], check=False)
@@ -316,6 +385,128 @@ class TestPool:
             print("testpool: stopped", file=log)
 
 
+# -- namespaces ----------------------------------------------------------------------------------
+
+def hosts_file() -> str:
+    """An /etc/hosts naming this host at 127.0.0.1: inside a network namespace there is no name
+    service to ask, and a lookup of the host name that is not answered from this file stalls."""
+    name = socket.gethostname()
+    # A line of its own, so that the name is the canonical one (as HTCondor names its daemons).
+    return (f"127.0.0.1\tlocalhost\n127.0.0.1\t{name}\n"
+            "::1\t\tlocalhost ip6-localhost ip6-loopback\n")
+
+
+def isolated() -> bool:
+    """Whether this process is in a network namespace with nothing but a loopback interface (as
+    ``isolate`` makes), where 127.0.0.1:9618 is a pool's own."""
+    try:
+        with open("/proc/self/net/dev") as handle:
+            names = [line.split(":")[0].strip() for line in handle.readlines()[2:]]
+    except OSError:
+        return False
+    return names == ["lo"]
+
+
+def _loopback_up() -> None:
+    """``ip link set lo up``, without needing iproute2."""
+    siocgifflags, siocsifflags, iff_up = 0x8913, 0x8914, 0x1
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        request = struct.pack("16sH22x", b"lo", 0)
+        flags = struct.unpack("16sH22x", fcntl.ioctl(sock, siocgifflags, request))[1]
+        fcntl.ioctl(sock, siocsifflags, struct.pack("16sH22x", b"lo", flags | iff_up))
+
+
+def _parent_dies_kill() -> None:
+    """In the ``unshare`` child: SIGKILL it if the process that started it dies (prctl
+    PR_SET_PDEATHSIG), so that no namespace outlives ``isolate`` killed with SIGKILL."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(1, signal.SIGKILL, 0, 0, 0)
+
+
+def isolate(argv: list[str], directory: Path = DEFAULT_DIR) -> int:
+    """Run ``argv`` in new network, mount and PID namespaces and return its exit status.
+
+    Inside, a process of this script is PID 1 (``_init``): it brings the loopback interface up,
+    mounts an /etc/hosts naming this host over the real one (in its own mount namespace: nothing
+    outside sees it), runs ``argv``, reaps whatever is orphaned, and when ``argv`` has ended stops
+    the pools still running there; as it exits, the kernel ends every process left in its PID
+    namespace, and the namespaces and their mounts go with them. SIGTERM or SIGHUP to this process
+    is passed on to ``argv`` (through PID 1); SIGKILL ends ``unshare``, whose child PID 1 then gets
+    SIGTERM (``--kill-child``) and does the same."""
+    if os.geteuid() != 0:
+        raise PoolError("isolate needs root (unshare)")
+    if not argv:
+        raise PoolError("isolate: no command given")
+    command = ["unshare", "--net", "--mount", "--propagation", "private", "--pid", "--fork",
+               "--mount-proc", "--kill-child=SIGTERM", "--",
+               sys.executable, str(Path(__file__).resolve()), "--dir", str(directory), "_init", "--",
+               *argv]
+    proc = subprocess.Popen(command, preexec_fn=_parent_dies_kill)  # noqa: PLW1509 - prctl only
+
+    def forward(signum, frame):
+        init = _child_of(proc.pid)
+        if init is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(init, signal.SIGTERM)
+
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, forward)
+    # Ctrl-C reaches every process of the terminal's foreground group, COMMAND included: nothing
+    # to pass on (unshare blocks it while it waits).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    return proc.wait()
+
+
+def _child_of(parent: int) -> int | None:
+    """The one child of ``parent`` (unshare's: PID 1 of the namespace, as this one numbers it)."""
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == parent:
+                return int(entry.name)
+    return None
+
+
+def _init(argv: list[str], directory: Path) -> int:
+    """PID 1 of ``isolate``'s namespaces (see there)."""
+    _loopback_up()
+    with tempfile.NamedTemporaryFile("w", prefix="osep-hosts-", delete=False) as hosts:
+        hosts.write(hosts_file())
+    os.chmod(hosts.name, 0o644)
+    try:
+        subprocess.run(["mount", "--bind", hosts.name, os.path.realpath("/etc/hosts")], check=True)
+    finally:
+        os.unlink(hosts.name)  # the mount keeps the file for as long as the namespace lasts
+    child = subprocess.Popen(argv)
+
+    def forward(signum, frame):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(child.pid, signal.SIGTERM)
+
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, forward)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the terminal's Ctrl-C reaches argv itself
+    status = 1
+    while True:  # PID 1 reaps every orphan, argv's leftovers included
+        try:
+            pid, raw = os.wait()
+        except ChildProcessError:
+            break
+        if pid == child.pid:
+            status = os.waitstatus_to_exitcode(raw)
+            child.returncode = status
+            break
+    for suite in SUITES:  # what argv left running, stopped as stop does
+        pool = TestPool(directory, suite)
+        if pool.master_pid() is not None:
+            with contextlib.suppress(PoolError, OSError):
+                pool.stop()
+    return status if status >= 0 else 128 - status
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -383,8 +574,16 @@ def _run(argv: list[str], log, env: dict[str, str] | None = None) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description="A personal HTCondor pool for osep's live tests.")
     parser.add_argument("--dir", type=Path, default=DEFAULT_DIR)
+    parser.add_argument("--suite", choices=SUITES, default=DEFAULT_SUITE,
+                        help="the Debian suite the pool is built from (default: OSEP_TESTPOOL_SUITE, "
+                             "else trixie)")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("build")
+    isolate_ = sub.add_parser("isolate", help="run COMMAND in network, mount and PID namespaces of "
+                                              "its own (where start works)")
+    isolate_.add_argument("argv", nargs=argparse.REMAINDER, metavar="-- COMMAND ...")
+    init = sub.add_parser("_init")  # PID 1 inside isolate's namespaces
+    init.add_argument("argv", nargs=argparse.REMAINDER)
     start = sub.add_parser("start")
     start.add_argument("--layout", choices=("static", "partitionable"), default="static")
     start.add_argument("--cpus", type=int, default=20)
@@ -394,14 +593,20 @@ def main() -> int:
     sub.add_parser("stop")
     sub.add_parser("env")
     sub.add_parser("status")
+    sub.add_parser("version")
     submit = sub.add_parser("submit")
     submit.add_argument("user", choices=USERS)
     submit.add_argument("count", type=int)
     submit.add_argument("--seconds", type=int, default=3600)
     submit.add_argument("--schedd", help="queue the jobs in this schedd (default: the first)")
     args = parser.parse_args()
-    pool = TestPool(args.dir)
+    pool = TestPool(args.dir, args.suite)
     try:
+        if args.command in ("isolate", "_init"):
+            argv = args.argv[1:] if args.argv[:1] == ["--"] else args.argv
+            if args.command == "_init":
+                return _init(argv, args.dir)
+            return isolate(argv, args.dir)
         if args.command == "build":
             pool.build()
         elif args.command == "start":
@@ -414,6 +619,8 @@ def main() -> int:
         elif args.command == "status":
             pid = pool.master_pid()
             print(f"built: {pool.built()}; running: {'pid ' + str(pid) if pid else 'no'}")
+        elif args.command == "version":
+            print(pool.version())
         elif args.command == "submit":
             print(pool.submit(args.user, args.count, args.seconds, schedd=args.schedd))
     except PoolError as exc:

@@ -3,10 +3,23 @@
 from __future__ import annotations
 
 import logging
+import os
 import time
 
 import pytest
 import structlog
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--testpool-suite", default=None, metavar="SUITE",
+        help="the Debian suite the live tests' HTCondor pool is built from (scripts/testpool.py): "
+             "trixie (HTCondor 23.9) or forky (25.x); default: OSEP_TESTPOOL_SUITE, else trixie")
+
+
+def pytest_report_header(config):
+    suite = config.getoption("--testpool-suite") or os.environ.get("OSEP_TESTPOOL_SUITE", "trixie")
+    return f"live tests' pool: Debian {suite} (--testpool-suite, OSEP_TESTPOOL_SUITE)"
 
 
 @pytest.fixture(autouse=True)

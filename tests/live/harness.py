@@ -18,8 +18,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
 
+from testpool import DEFAULT_SUITE, TestPool  # noqa: E402, F401 - conftest imports it from here
 from testpool import PoolError as TestPoolError  # noqa: E402, F401 - conftest imports it from here
-from testpool import TestPool  # noqa: E402
 
 INTERVAL = 5  # seconds between enforcement cycles in these tests
 
