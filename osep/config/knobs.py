@@ -126,7 +126,7 @@ class RunSettings:
 # A ceiling on a negotiator with time-limited ceilings lasts this many cycles unrenewed (at least
 # LEASE_LEAST seconds: the negotiator looks for lapsed ones at the start of its own cycles).
 LEASE_CYCLES = 4
-LEASE_LEAST = 120.0
+LEASE_LEAST = 60.0
 
 
 def live_settings(daemon: DaemonSettings, retries: int = 3,
