@@ -4,9 +4,9 @@ in osep itself; it patches the live adapter in this process only.
 
     python crashing_osep.py POINT [osep arguments...]
 
-POINT is ``after-vacates`` (the first cycle that vacated anything dies once its vacates are sent,
-before its holds and its save) or ``after-ceiling`` (dies right after the first ceiling command
-went out, before anything else is recorded).
+POINT is ``after-vacates`` (the first cycle that vacated anything dies once its holds and its vacates
+are sent, before it keeps their room and saves) or ``after-ceiling`` (dies right after the first
+ceiling command went out, before any vacate and before anything else is recorded).
 """
 
 from __future__ import annotations
@@ -24,21 +24,20 @@ def die() -> None:
 
 
 def after_vacates() -> None:
-    hold = live.LivePool.hold
+    reserve = live.LivePool.reserve
 
-    def dying_hold(self: live.LivePool, holds: object) -> None:
-        if self.vacates.entries():
-            die()
-        hold(self, holds)  # type: ignore[arg-type]
+    def dying_reserve(self: live.LivePool, *args: object) -> None:
+        die()  # the first room kept comes after the cycle's last vacate
+        reserve(self, *args)  # type: ignore[arg-type]
 
-    live.LivePool.hold = dying_hold  # type: ignore[method-assign]
+    live.LivePool.reserve = dying_reserve  # type: ignore[method-assign]
 
 
 def after_ceiling() -> None:
     set_ceiling = live._Negotiator.set_ceiling
 
-    def dying_set(self: live._Negotiator, submitter: str, value: int) -> None:
-        set_ceiling(self, submitter, value)
+    def dying_set(self: live._Negotiator, submitter: str, value: int, *rest: object) -> None:
+        set_ceiling(self, submitter, value, *rest)  # type: ignore[arg-type]
         if value >= 0:
             die()
 
