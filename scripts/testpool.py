@@ -246,7 +246,7 @@ class TestPool:
                     else:
                         entry.unlink()
         for user in USERS:  # the users' job event logs belong to the previous run too
-            for old in (root / "home" / user).glob("jobs*.log"):
+            for old in (root / "home" / user).glob("*.log"):
                 old.unlink()
         config = BASE_CONFIG.format(cpus=cpus) + (STATIC if layout == "static" else PARTITIONABLE)
         for k in range(2, schedds + 1):
