@@ -46,6 +46,9 @@ class FakeCondor:
         self.advertised: list[str] = []  # every command to the collector about the daemon's ad
         # "schedd" (every schedd), a schedd's name, "negotiator", "collector": refusing every command
         self.down: set[str] = set()
+        # daemons up but not (yet) in the collector: a restarted collector hears of each only once
+        # it advertises again
+        self.unlisted: set[str] = set()
         self.lose_vacate_replies = False  # the schedd vacates, but its answer never arrives
         self.queries: list[tuple[str, str]] = []  # every query of a schedd: (schedd, constraint)
         self._procs: dict[str, int] = {}
@@ -261,6 +264,8 @@ class _Collector:
     def locate(self, kind: Any) -> classad2.ClassAd:
         self._pool._refuse("collector")
         self._pool._refuse("negotiator")
+        if "negotiator" in self._pool.unlisted:
+            raise htcondor2.HTCondorException("Unable to locate local daemon.")
         return classad(Name=NEGOTIATOR, MyAddress="<cm:1>")
 
     def query(self, kind: Any, constraint: str | None = None,

@@ -40,6 +40,7 @@ KNOBS: dict[str, tuple[str, str]] = {
     "OSEP_MIN_RUN_TIME": ("min_run_time", "seconds0"),
     "OSEP_MAX_VACATES_PER_JOB_PER_HOUR": ("max_vacates_per_job_per_hour", "count"),
     "OSEP_RESERVATION_TIMEOUT": ("reservation_timeout", "seconds"),
+    "OSEP_RELEASE_TIMEOUT": ("release_timeout", "seconds0"),
     "OSEP_STATE_FILE": ("state_file", "path"),
     "OSEP_POOL": ("pool", "text"),
     "OSEP_NAME": ("name", "text"),
@@ -54,6 +55,7 @@ KNOB_BOUNDS: dict[str, tuple[float, float]] = {
     "OSEP_MIN_RUN_TIME": (0, B.MAX_SECONDS),
     "OSEP_MAX_VACATES_PER_JOB_PER_HOUR": (0, B.MAX_VACATES_PER_JOB_PER_HOUR),
     "OSEP_RESERVATION_TIMEOUT": (B.MIN_INTERVAL, B.MAX_INTERVAL),
+    "OSEP_RELEASE_TIMEOUT": (0, B.MAX_INTERVAL),
 }
 _DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _WHOLE = re.compile(r"[+-]?[0-9]+")
@@ -74,6 +76,9 @@ class DaemonSettings:
     min_run_time: float = 0.0
     max_vacates_per_job_per_hour: int | None = None
     reservation_timeout: float = 600.0
+    # How long a stop keeps trying to lift the ceilings osep set (0: one try) before it gives up,
+    # says which are left and exits non-zero.
+    release_timeout: float = 60.0
     state_file: Path | None = None
     pool: str | None = None
     name: str | None = None

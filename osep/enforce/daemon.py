@@ -4,7 +4,9 @@ Under condor_master (a ``DAEMON_LIST`` entry) or from cron with ``--once``:
 
 - SIGHUP: re-read the HTCondor configuration and the policy file. A bad new configuration is
   rejected with one log line and the old one stays in force.
-- SIGTERM: finish the cycle in progress, lift the ceilings osep set, withdraw the ad, exit 0.
+- SIGTERM: finish the cycle in progress, lift the ceilings osep set (trying again for up to
+  ``OSEP_RELEASE_TIMEOUT`` seconds), withdraw the ad, exit 0; if a ceiling is still left, exit 1
+  after a ``ceilings_left`` line naming it and the command that lifts it.
 - SIGQUIT: stop at once; only a single, unretried attempt to lift the ceilings is made.
 
 ``--once`` (cron) keeps its holds when it exits, if there is a state file to hand them to the next run:
@@ -24,7 +26,9 @@ own ad is its lease: it says which instance (``host:pid``) published it and when
 the collector says when it last heard from it. Before each real cycle the other OSEP ads are read; if
 one that started earlier is not a dry run and was heard from within three of its intervals and a
 minute, this one stands aside that cycle as a dry run does (and publishes nothing), with one
-``another_osep`` line, and takes over once that one's ad goes stale or is withdrawn. With publishing
+``another_osep`` line, and takes over once that one's ad goes stale or is withdrawn. An ad that is
+provably its own dead predecessor's (same name, host and state file, whose lock this one holds, and
+that process gone: a kill -9 and a restart) blocks nothing. With publishing
 off (``OSEP_PUBLISH = false``) there is no lease.
 
 A cycle that fails (a daemon down, a query refused after retries) is logged and skipped; the loop goes
@@ -61,6 +65,8 @@ from osep.timing import PHASES, QUERY, STATE, Clocks, Phases
 # an osep that is gone (its lease has lapsed).
 STALE_INTERVALS = 3
 STALE_GRACE = 60.0
+# Seconds between tries to lift the ceilings at a stop (OSEP_RELEASE_TIMEOUT bounds the tries).
+RELEASE_RETRY = 5.0
 
 
 class LiveLike(Pool, Protocol):
@@ -71,6 +77,12 @@ class LiveLike(Pool, Protocol):
 
     def reconfigure(self, settings: LiveSettings) -> None: ...
     def release(self, quick: bool = False) -> None: ...
+    def ceilings_left(self) -> dict[str, dict[str, int]]:
+        """The ceilings osep set and has not lifted: negotiator -> submitter -> value."""
+        ...
+    def lapse(self) -> float | None:
+        """Seconds by which the ceilings left will have ended by themselves, or None."""
+        ...
     def publish(self, attrs: Mapping[str, Any]) -> None: ...
     def withdraw(self) -> None: ...
     def others(self) -> list[OsepAd]:
@@ -78,6 +90,23 @@ class LiveLike(Pool, Protocol):
     def keep_state(self) -> str | None:
         """Save the state file now; why it could not be, or None."""
         ...
+
+
+def _process_alive(pid: int) -> bool:
+    """Whether a process ``pid`` runs on this machine (one of another user's counts too; a zombie,
+    dead and not yet reaped by its parent, does not)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            state = stat.read(4096).rpartition(b")")[2].split()[:1]
+    except OSError:
+        return True  # no /proc to ask: the process is there
+    return state != [b"Z"]
 
 
 class _Quit(BaseException):
@@ -97,6 +126,7 @@ class Daemon:
         wall: Callable[[], float] | None = None,
         instance: str | None = None,
         cpu: Callable[[], float] = time.process_time,
+        alive: Callable[[int], bool] | None = None,
     ) -> None:
         self._load = load
         self.loaded = initial if initial is not None else load()
@@ -119,6 +149,10 @@ class Daemon:
         self.instance = instance if instance is not None else f"{socket.getfqdn()}:{os.getpid()}"
         self.began = float(int(self._wall()))  # as its ad says it, whole seconds
         self.rival: str | None = None  # the other osep this one stood aside for, last cycle
+        # Set by a stop that could not lift every ceiling osep set: which, and how to lift them.
+        self.left_behind: str | None = None
+        self._predecessors: set[str] = set()  # instances whose ads were found to be a dead predecessor's
+        self._alive = alive if alive is not None else _process_alive
 
     # -- signals --------------------------------------------------------------------------------
 
@@ -224,12 +258,35 @@ class Daemon:
         for ad in sorted(ads, key=lambda a: (a.started, a.instance)):
             if ad.instance == self.instance or ad.dry_run:
                 continue
+            if self._predecessor(ad):
+                if ad.instance not in self._predecessors:
+                    self._predecessors.add(ad.instance)
+                    self.log.info("predecessor_ad", instance=ad.instance,
+                                  meaning="the ad of an osep that ran on this state file and is gone; "
+                                          "this one's replaces it")
+                continue
             if now - ad.heard > STALE_INTERVALS * ad.interval + STALE_GRACE:
                 continue  # its lease has lapsed: that osep is gone
             if (ad.started, ad.instance) < (self.began, self.instance):
                 return (f"another osep enforces this pool: {ad.name!r} ({ad.instance}, started "
                         f"{now - ad.started:.0f} s ago, heard from {now - ad.heard:.0f} s ago)")
         return None
+
+    def _state_path(self) -> str:
+        """The state file as this osep's ad names it (absolute, so that another osep can compare)."""
+        state = self.loaded.daemon.state_file
+        return os.path.abspath(state) if state is not None else ""
+
+    def _predecessor(self, ad: OsepAd) -> bool:
+        """Whether ``ad`` is provably this osep's own dead predecessor's: the same name, host and
+        state file (whose lock this process holds, so no osep that is alive uses it), and its
+        process gone. Such an ad blocks nothing: this osep's own replaces it."""
+        host, _, pid = ad.instance.rpartition(":")
+        mine, _, _ = self.instance.rpartition(":")
+        if not (ad.state_file and ad.state_file == self._state_path() and ad.name == self.loaded.live.name
+                and host == mine and pid.isascii() and pid.isdigit() and len(pid) <= 7):
+            return False
+        return int(pid) > 0 and not self._alive(int(pid))
 
     def _lift(self) -> None:
         """Lift every ceiling osep set (a dry run's, or a cycle's that stands aside): no hold."""
@@ -252,6 +309,7 @@ class Daemon:
             "OSEPDryRun": self.loaded.daemon.dry_run,
             "OSEPCycles": self.enforcer.cycles,
             "OSEPInterval": self.loaded.interval,
+            "OSEPStateFile": self._state_path(),
             "OSEPVacatesTotal": metrics.vacates,
             "OSEPPolicyViolation": metrics.violation,
             "OSEPLossOfCapacity": metrics.capacity_loss,
@@ -315,9 +373,49 @@ class Daemon:
             self.log.warning("quit", reason="SIGQUIT")
         finally:
             self._shutdown(quick, keep_holds=once and self.loaded.daemon.state_file is not None)
+        if self.left_behind is not None:
+            return 1
         if once:
             return 0 if self.last_ok else 1
         return 0
+
+    def _release(self, quick: bool) -> None:
+        """Lift every ceiling osep set, trying again every few seconds for up to
+        ``OSEP_RELEASE_TIMEOUT`` (once on SIGQUIT, or on a SIGQUIT while trying). What is still
+        left then is said in a ``ceilings_left`` line, with the command that lifts it, and in
+        :attr:`left_behind`: a stop that leaves a hold in force is not a clean stop."""
+        deadline = self._clock() + (0.0 if quick else self.loaded.daemon.release_timeout)
+        problem = ""
+        try:
+            while True:
+                try:
+                    self.pool.release(quick=quick)
+                    return
+                except PoolError as exc:
+                    problem = str(exc)
+                remaining = deadline - self._clock()
+                if remaining <= 0:
+                    break
+                self.log.warning("release_failed", problem=problem,
+                                 retry_in=min(RELEASE_RETRY, remaining))
+                self._wait(min(RELEASE_RETRY, remaining))
+        except _Quit:
+            self.log.warning("quit", reason="SIGQUIT", during="lifting the ceilings")
+        left = self.pool.ceilings_left()
+        if not any(left.values()):
+            return
+        named = [f"{s} at {v}" for ceilings in left.values() for s, v in sorted(ceilings.items())]
+        more = f" and {len(named) - 5} more" if len(named) > 5 else ""
+        lapse = self.pool.lapse()
+        until = (f"they lapse by themselves within {lapse:.0f} s" if lapse is not None
+                 else "they stay until lifted")
+        state = self.loaded.daemon.state_file
+        command = "osep release" + (f" --state-file {state}" if state is not None else "")
+        if self.loaded.daemon.pool:
+            command += f" --pool {self.loaded.daemon.pool}"
+        self.left_behind = (f"stopped with ceilings left in force ({problem}): "
+                            f"{', '.join(named[:5])}{more}; {until}; lift them with: {command}")
+        self.log.error("ceilings_left", problem=problem, ceilings=left, lapse=lapse, lift=command)
 
     def _shutdown(self, quick: bool, keep_holds: bool = False) -> None:
         if keep_holds:
@@ -326,10 +424,7 @@ class Daemon:
                 self.log.error("state_not_saved", problem=problem)
             self.log.info("holds_kept", until="the next run", state_file=str(self.loaded.daemon.state_file))
         else:
-            try:
-                self.pool.release(quick=quick)
-            except PoolError as exc:
-                self.log.error("release_failed", problem=str(exc))
+            self._release(quick)
         if self.published:
             self._withdraw()
         self.log.info("stopped", cycles=self.enforcer.cycles, vacates=self.enforcer.metrics.vacates)

@@ -511,13 +511,15 @@ class Accounts:
 
 
 # What osep's own ads say of the instance that publishes them (see osep.enforce.daemon).
-OSEP_ATTRS = ["Name", "OSEPInstance", "OSEPStarted", "OSEPInterval", "OSEPDryRun", "LastHeardFrom"]
+OSEP_ATTRS = ["Name", "OSEPInstance", "OSEPStarted", "OSEPInterval", "OSEPDryRun", "LastHeardFrom",
+              "OSEPStateFile"]
 
 
 @dataclass(frozen=True, slots=True)
 class OsepAd:
     """Another osep's ad in the collector: its name, its instance (``host:pid``), when it started,
-    its interval, whether it runs dry, and when the collector last heard from it (epoch seconds)."""
+    its interval, whether it runs dry, when the collector last heard from it (epoch seconds), and
+    the state file it locks ("" if it has none, or does not say)."""
 
     name: str
     instance: str
@@ -525,6 +527,7 @@ class OsepAd:
     interval: float
     dry_run: bool
     heard: float
+    state_file: str = ""
 
 
 def to_osep_ad(ad: Ad) -> OsepAd | None:
@@ -536,7 +539,9 @@ def to_osep_ad(ad: Ad) -> OsepAd | None:
     if not (isinstance(name, str) and isinstance(instance, str) and instance and isinstance(dry_run, bool)
             and started is not None and interval is not None and heard is not None):
         return None
-    return OsepAd(name, instance, started, interval, dry_run, heard)
+    state_file = evaluate(ad, "OSEPStateFile")
+    return OsepAd(name, instance, started, interval, dry_run, heard,
+                  state_file if isinstance(state_file, str) else "")
 
 
 def ad_id(ad: Ad) -> str:

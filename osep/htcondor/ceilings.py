@@ -118,6 +118,8 @@ class Ceilings:
         # (negotiator, submitter) -> when the lease osep set there is to be renewed (this run's
         # only: a new run renews every lease at its first sync)
         self._renew: dict[tuple[str, str], float] = {}
+        # (negotiator, submitter) -> when the lease osep last set there ends (this run's only)
+        self._ends: dict[tuple[str, str], float] = {}
         if self._records:
             self.log.info("ceilings_taken_over", submitters=sorted(self.set))
 
@@ -134,6 +136,14 @@ class Ceilings:
         """The same, per negotiator ("" for a state file older than that distinction)."""
         return {name: {s: r.values[-1] for s, r in records.items()}
                 for name, records in self._records.items() if records}
+
+    def lapse(self, now: float) -> float | None:
+        """Seconds from ``now`` by which every ceiling on record will have ended by itself, or None
+        if one of them is not a lease this run set (it lasts until it is lifted)."""
+        ends = [self._ends.get((n, s)) for n, records in self._records.items() for s in records]
+        if any(end is None for end in ends):
+            return None
+        return max([0.0, *(end - now for end in ends if end is not None)])
 
     def unchanged(self, holding: Mapping[str, int], accounts: Accounts) -> bool:
         """Whether a sync can be skipped without asking any negotiator: osep has no ceiling on
@@ -184,8 +194,10 @@ class Ceilings:
                 records[submitter] = CeilingRecord(originals[submitter], (value,))
                 if leasing is not None:
                     self._renew[(name, submitter)] = now + leasing / 2
+                    self._ends[(name, submitter)] = now + leasing
                     self.log.info("ceiling", submitter=submitter, ceiling=value, lease=leasing)
                 else:
+                    self._ends.pop((name, submitter), None)
                     self.log.info("ceiling", submitter=submitter, ceiling=value)
             for submitter in lifts:
                 value = records[submitter].original
@@ -196,6 +208,7 @@ class Ceilings:
                     continue
                 del records[submitter]
                 self._renew.pop((name, submitter), None)
+                self._ends.pop((name, submitter), None)
                 self.log.info("ceiling_lifted", submitter=submitter, ceiling=value)
         finally:
             # What went through is certain now (what did not stays on record with both values).

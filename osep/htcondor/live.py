@@ -259,6 +259,7 @@ class LivePool:
         self.recent: dict[JobId, deque[float]] = {j: deque(t) for j, t in saved.recent.items()}
         self._schedds: dict[str, Any] = {}  # name -> the schedd's ad, from the last snapshot
         self._accounts = Accounts()
+        self._located: Any = None  # the negotiator's ad, as the collector last gave it
         self.ceilings = Ceilings(saved.ceilings, self.log,
                                  self._persist if self._state is not None else None)
 
@@ -522,10 +523,35 @@ class LivePool:
         accounts = self._accounts.after(leaving) if leaving else self._accounts
         if self.ceilings.unchanged(holding, accounts):
             return  # nothing to change: the negotiator is not even located
+        self.ceilings.sync(_Negotiator(self, self._negotiator()), holding, accounts, self.now,
+                           self.settings.lease)
+
+    def _negotiator(self) -> Any:
+        """The negotiator's ad, as the collector has it; where the collector cannot say (restarted, it
+        knows of the negotiator only once that advertises again, minutes later), the ad it last
+        gave: the negotiator osep set its ceilings on is most likely still there, at that address."""
         collector = self._collector()
-        ad = self.call("locating the negotiator",
-                       lambda: collector.locate(htcondor.DaemonType.Negotiator))
-        self.ceilings.sync(_Negotiator(self, ad), holding, accounts, self.now, self.settings.lease)
+        try:
+            ad = self.call("locating the negotiator",
+                           lambda: collector.locate(htcondor.DaemonType.Negotiator))
+        except PoolError as exc:
+            if self._located is None:
+                raise
+            self.log.warning("negotiator_not_located", problem=str(exc),
+                             using=str(self._located.get("MyAddress", "")),
+                             meaning="the negotiator is reached at the address the collector last gave")
+            return self._located
+        self._located = ad
+        return ad
+
+    def ceilings_left(self) -> dict[str, dict[str, int]]:
+        """The ceilings osep set and has not lifted: negotiator -> submitter -> value."""
+        return self.ceilings.by_negotiator()
+
+    def lapse(self) -> float | None:
+        """Seconds by which every ceiling osep has left will have lapsed by itself (leases), or None
+        if any of them lasts until it is lifted."""
+        return self.ceilings.lapse(self.clock())
 
     # -- the daemon's own ad -------------------------------------------------------------------
 

@@ -90,6 +90,8 @@ def run(ctx: click.Context, once: bool, dry_run: bool | None, pool: str | None,
         status = daemon.run(once=once)
     finally:
         live.close()
+    if daemon.left_behind is not None:
+        click.echo(f"osep: error: {escape(daemon.left_behind)}", err=True)
     sys.exit(status)
 
 

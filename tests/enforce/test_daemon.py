@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -26,6 +29,9 @@ class FakeLive:
         self.recent: dict = {}
         self.state_problem: str | None = None
         self.ads: list = []  # other osep's ads in the collector
+        self.release_failures = 0  # releases that fail before one goes through
+        self.left: dict = {"negotiator@cm": {"alice@cm": 10}}  # ceilings in force until a release
+        self.lapses = None
 
     def keep_state(self):
         self.calls.append(("keep_state",))
@@ -52,6 +58,16 @@ class FakeLive:
 
     def release(self, quick=False):
         self.calls.append(("release", "quick") if quick else ("release",))
+        if self.release_failures:
+            self.release_failures -= 1
+            raise PoolError("locating the negotiator: Unable to locate local daemon.")
+        self.left = {}
+
+    def ceilings_left(self):
+        return self.left
+
+    def lapse(self):
+        return self.lapses
 
     def publish(self, attrs):
         self.calls.append(("publish", attrs["OSEPState"], attrs.get("OSEPLastVacates")))
@@ -307,10 +323,11 @@ def test_bad_knobs(knobs, knob, reason):
     assert str(info.value).startswith("HTCondor configuration: " + knob)
 
 
-def osep_ad(instance="other:1", started=500.0, heard=990.0, dry_run=False, interval=60.0):
+def osep_ad(instance="other:1", started=500.0, heard=990.0, dry_run=False, interval=60.0,
+            name="osep@other", state_file=""):
     from osep.htcondor.ads import OsepAd
 
-    return OsepAd("osep@other", instance, started, interval, dry_run, heard)
+    return OsepAd(name, instance, started, interval, dry_run, heard, state_file)
 
 
 @pytest.mark.parametrize("ad, stands_aside", [
@@ -353,3 +370,122 @@ def test_a_policy_excess_is_noted_once_as_simulation_only(verbose_logs):
     with capture_logs() as logs:
         daemon.run(once=True)
     assert not [e for e in logs if e["event"] == "excess_not_live"]
+
+
+class Clock:
+    """A monotonic clock that moves only when the daemon waits."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.waited: list[float] = []
+
+    def wait(self, seconds: float) -> None:
+        self.waited.append(seconds)
+        self.now += max(0.0, seconds)
+
+
+def stopping(settings=DaemonSettings(), failures=0, lapses=None):
+    pool = FakeLive()
+    pool.release_failures, pool.lapses = failures, lapses
+    clock = Clock()
+    loaded = run_settings(settings, POLICY)
+    daemon = Daemon(lambda: loaded, pool, wait=clock.wait, clock=lambda: clock.now)
+    daemon._on_term(signal.SIGTERM, None)
+    return daemon, pool, clock
+
+
+def test_a_stop_tries_again_to_lift_the_ceilings_until_it_can(verbose_logs):
+    daemon, pool, clock = stopping(failures=3)
+    with capture_logs() as logs:
+        assert daemon.run() == 0
+    assert pool.calls.count(("release",)) == 4 and daemon.left_behind is None
+    assert clock.waited == [5.0, 5.0, 5.0]
+    assert [e["event"] for e in logs].count("release_failed") == 3
+    assert not [e for e in logs if e["event"] == "ceilings_left"]
+
+
+@pytest.mark.parametrize("timeout, tries", [(60.0, 13), (12.0, 4), (0.0, 1)])
+def test_a_stop_that_leaves_a_ceiling_exits_1_and_names_it_and_the_command(verbose_logs, tmp_path,
+                                                                          timeout, tries):
+    state = tmp_path / "osep.state"
+    daemon, pool, clock = stopping(DaemonSettings(state_file=state, release_timeout=timeout, pool="cm:9618"),
+                                   failures=10**6)
+    with capture_logs() as logs:
+        assert daemon.run() == 1
+    assert pool.calls.count(("release",)) == tries
+    assert sum(clock.waited) <= timeout
+    left = [e for e in logs if e["event"] == "ceilings_left"]
+    assert len(left) == 1 and left[0]["ceilings"] == {"negotiator@cm": {"alice@cm": 10}}
+    assert left[0]["lift"] == f"osep release --state-file {state} --pool cm:9618"
+    assert "\n" not in daemon.left_behind
+    assert daemon.left_behind == (
+        "stopped with ceilings left in force (locating the negotiator: Unable to locate local daemon.): "
+        f"alice@cm at 10; they stay until lifted; lift them with: osep release --state-file {state} "
+        "--pool cm:9618")
+
+
+def test_a_stop_that_leaves_leases_says_when_they_lapse(verbose_logs):
+    daemon, _, _ = stopping(DaemonSettings(release_timeout=0.0), failures=1, lapses=239.6)
+    assert daemon.run() == 1
+    assert "they lapse by themselves within 240 s" in daemon.left_behind
+
+
+def test_sigquit_while_lifting_stops_trying(verbose_logs):
+    daemon, pool, _ = stopping(failures=10**6)
+
+    def quit_now(seconds):
+        daemon._on_quit(signal.SIGQUIT, None)
+
+    daemon._wait = quit_now
+    with capture_logs() as logs:
+        assert daemon.run() == 1
+    assert pool.calls.count(("release",)) == 1
+    assert [e.get("during") for e in logs if e["event"] == "quit"] == ["lifting the ceilings"]
+
+
+@pytest.mark.parametrize("ad, alive, stands_aside", [
+    # a kill -9 and a restart: this osep's own name, host and state file, and the process gone
+    ({"instance": "me:7", "name": "osep@me", "state_file": "STATE"}, False, False),
+    ({"instance": "me:7", "name": "osep@me", "state_file": "STATE"}, True, True),  # that process is there
+    ({"instance": "me:7", "name": "osep@me", "state_file": "/elsewhere"}, False, True),
+    ({"instance": "me:7", "name": "osep@me", "state_file": ""}, False, True),  # an ad that does not say
+    ({"instance": "other:7", "name": "osep@me", "state_file": "STATE"}, False, True),  # another host
+    ({"instance": "me:7", "name": "osep@other", "state_file": "STATE"}, False, True),
+    ({"instance": "me:" + "9" * 5000, "name": "osep@me", "state_file": "STATE"}, False, True),
+    ({"instance": "me:0", "name": "osep@me", "state_file": "STATE"}, False, True),
+])
+def test_a_dead_predecessor_s_ad_blocks_nothing(verbose_logs, tmp_path, ad, alive, stands_aside):
+    state = tmp_path / "osep.state"
+    fields = {**ad, "state_file": str(state) if ad["state_file"] == "STATE" else ad["state_file"]}
+    pool = FakeLive()
+    pool.ads = [osep_ad(**fields)]
+    loaded = run_settings(DaemonSettings(state_file=state, name="osep@me"), POLICY)
+    asked: list[int] = []
+
+    def process_alive(pid):
+        asked.append(pid)
+        return alive
+
+    daemon = Daemon(lambda: loaded, pool, wait=lambda s: None, clock=lambda: 0.0,
+                    wall=lambda: 1000.0, instance="me:1", alive=process_alive)
+    with capture_logs() as logs:
+        status = daemon.run(once=True)
+    aside = [e for e in logs if e["event"] == "another_osep"]
+    assert (status, bool(aside)) == ((1, True) if stands_aside else (0, False))
+    if not stands_aside:
+        assert [e["instance"] for e in logs if e["event"] == "predecessor_ad"] == ["me:7"]
+        assert pool.published["OSEPStateFile"] == str(state)
+
+
+def test_a_process_is_alive_until_it_has_died_zombies_included():
+    from osep.enforce.daemon import _process_alive
+
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        assert _process_alive(child.pid) and _process_alive(os.getpid())
+    finally:
+        child.kill()
+    os.waitid(os.P_PID, child.pid, os.WEXITED | os.WNOWAIT)  # dead, not reaped: a zombie
+    assert not _process_alive(child.pid)
+    child.wait()
+    assert not _process_alive(child.pid)

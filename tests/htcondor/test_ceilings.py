@@ -11,6 +11,7 @@ import pytest
 import structlog
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from structlog.testing import capture_logs
 
 from osep.errors import PoolError
 from osep.htcondor.ads import Accounts
@@ -618,3 +619,52 @@ def test_leases_are_taken_from_25_11_on(version, takes):
     from osep.htcondor.live import takes_leases
 
     assert takes_leases(version) is takes
+
+
+def test_a_restarted_collector_that_has_not_heard_of_the_negotiator_yet_does_not_strand_a_ceiling(
+        monkeypatch, tmp_path, verbose_logs):
+    """The negotiator osep set its ceilings on is reached at the address the collector last gave
+    while the collector cannot say where it is; a process that never located it fails, saying why."""
+    from fakecondor import NEGOTIATOR, FakeCondor
+
+    fake = FakeCondor()
+    fake.run("alice", 4)
+    fake.install(monkeypatch)
+    settings = LiveSettings(pool="cm.fake", retries=1, retry_wait=0.0, state_file=tmp_path / "osep.state")
+    pool = LivePool(settings, clock=lambda: 10_000.0)
+    pool.snapshot()
+    pool.hold({"alice": 0})
+    assert fake.ceilings == {"alice@site": 4}
+    fake.unlisted.add("negotiator")
+    with capture_logs() as logs:
+        pool.release()
+    assert fake.ceilings == {"alice@site": -1} and pool.ceilings_left() == {}
+    assert [e["using"] for e in logs if e["event"] == "negotiator_not_located"] == ["<cm:1>"]
+    # A new process (osep release) has no address to fall back on.
+    fake.unlisted.clear()
+    pool.close()
+    again = LivePool(settings, clock=lambda: 10_000.0)
+    again.snapshot()
+    again.hold({"alice": 0})
+    again.close()
+    fresh = LivePool(settings, clock=lambda: 10_000.0)
+    fake.unlisted.add("negotiator")
+    with pytest.raises(PoolError, match="locating the negotiator: Unable to locate local daemon"):
+        fresh.release()
+    assert fresh.ceilings_left() == {NEGOTIATOR: {"alice@site": 4}} and fresh.lapse() is None
+    fresh.close()
+
+
+def test_how_long_the_leases_left_behind_last(tmp_path):
+    process = Process(tmp_path / "osep.state")
+    assert process.ceilings.lapse(0.0) == 0.0  # nothing left
+    leases = FakeNegotiator(leases=True)
+    process.ceilings.sync(leases, {"alice": 0}, accounts(alice=4), now=1000.0, lease=120.0)
+    assert process.ceilings.lapse(1030.0) == 90.0
+    assert process.ceilings.lapse(2000.0) == 0.0
+    # One that lasts until lifted (taken over from an earlier run, or set without a lease) decides.
+    again = Process(tmp_path / "osep.state")
+    assert again.ceilings.lapse(1030.0) is None
+    plain = Process(tmp_path / "other.state")
+    plain.ceilings.sync(FakeNegotiator(leases=False), {"alice": 0}, accounts(alice=4), now=1000.0, lease=120.0)
+    assert plain.ceilings.lapse(1030.0) is None

@@ -73,6 +73,11 @@ class Live:
         return subprocess.run(self.command("--once", *args), env=self.env(), capture_output=True,
                               text=True, timeout=timeout, check=False)
 
+    def release(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+        """``osep release``, as an administrator would run it after a stop that left ceilings."""
+        return subprocess.run([sys.executable, "-m", "osep", "release", *args], env=self.env(),
+                              capture_output=True, text=True, timeout=timeout, check=False)
+
     def start(self, *args: str) -> subprocess.Popen:
         proc = subprocess.Popen(self.command(*args), env=self.env(), stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True)
