@@ -40,17 +40,34 @@ from osep.core.model import JobId
 from osep.core.reservations import Reservation
 from osep.core.resources import Shape
 from osep.errors import ConfigError
-from osep.files import NotRegular, read_regular
+from osep.files import NotRegular, read_regular, regular
+from osep.htcondor import bounded_json
 
 FORMAT = "osep-state"
 VERSION = 2
 NO_CEILING = -1
 LARGEST = 2**31 - 1  # ceilings, job numbers and counts: HTCondor's own int
 LATEST_TIME = 2.0**40  # about the year 36,800: no clock osep reads is later
-MAX_BYTES = 64 * 2**20  # osep never writes more (the entries are bounded below)
-MAX_ENTRIES = 100_000  # submitters, vacates, reservations and jobs with recent vacates, each
+# What a pool can need, each bound loose for the largest pools and tight enough that a file of them all
+# stays well within MAX_BYTES with names as HTCondor makes them (some 30 characters): a vacate in
+# progress, a room kept and a job with recent vacates are each a job or a slot that osep acted on in
+# the last hour, and a cycle of a pool acts on a few hundred at most; ceilings go on submitters, of
+# which a policy names at most 10,000 (osep.config.bounds.MAX_OWNERS). A run with more keeps the newest
+# (its ceilings, which it cannot drop, it cannot save: it then sets no more, see the README).
+MAX_ENTRIES = 20_000  # ceilings, vacates, reservations and jobs with recent vacates, each
 MAX_TIMES = 1_000  # recent vacates of one job
+MAX_RECENT = 100_000  # recent vacates of all jobs
 MAX_SET = 8  # ceilings osep may have in force for one submitter (two while a command is on its way)
+# Reading a file costs at most about 100 bytes per token (below) and its size twice over, so any file
+# within these bounds costs some 150 MiB; measured, no file of 16 MiB, of any kind, made
+# `osep release` peak above 130 MiB (tests/htcondor/test_state_file.py). A file of every entry above,
+# of 30-character names, takes about 10 MiB; osep refuses to write more than MAX_BYTES.
+MAX_BYTES = 16 * 2**20
+# Strings, opening brackets, commas and colons (osep.htcondor.bounded_json) of a file of all the above:
+# a ceiling (in a negotiator of its own) 21, a vacate 9, a reservation 22, a job's recent vacates 10
+# and one per time after the first.
+MAX_TOKENS = MAX_ENTRIES * (21 + 9 + 22 + 10) + MAX_RECENT + 100
+MAX_DEPTH = 8  # levels of nesting: osep writes 6 (state.ceilings.NEGOTIATOR.SUBMITTER.set)
 MAX_NAME = 1_024  # characters in a negotiator, submitter, owner, place, schedd or pool name
 LEGACY = ""  # the negotiator of ceilings from a state file older than that distinction
 TEMP_SUFFIX = ".osep-tmp"
@@ -120,17 +137,11 @@ def decode(raw: bytes, path: Path | str = "state file") -> SavedState:
 
 def _decode(raw: bytes) -> SavedState:
     try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise _Bad("", f"is not UTF-8 text (byte {exc.start})") from None
-    try:
-        doc = json.loads(text, parse_constant=_no_constant)
-    except RecursionError:
-        raise _Bad("", "is not JSON osep wrote: nested too deeply") from None
-    except ValueError as exc:  # JSONDecodeError, and integers of more digits than Python reads
-        raise _Bad("", f"is not JSON: {exc}") from None
+        doc = bounded_json.loads(raw, MAX_DEPTH, MAX_TOKENS)
+    except bounded_json.Refused as exc:
+        raise _Bad("", str(exc)) from None
     if not isinstance(doc, dict):
-        raise _Bad("", f"is not a state file: a JSON {_kind(doc)}, not an object")
+        raise _Bad("", f"is not a state file: its JSON is {_kind(doc)}, not an object")
     if "format" not in doc:
         return _legacy(doc)
     _keys(doc, "", {"format", "version", "sha256", "state"})
@@ -144,15 +155,14 @@ def _decode(raw: bytes) -> SavedState:
     if digest != checksum(state):
         raise _Bad("sha256", "does not match the state: the file was changed or damaged")
     _keys(state, "state", {"ceilings", "vacates", "reservations", "recent"})
-    return SavedState(
-        ceilings=_ceilings(_field(state, "state", "ceilings", dict), "state.ceilings"),
-        vacates=[_vacate(v, f"state.vacates[{k}]")
-                 for k, v in enumerate(_entries(state, "state", "vacates"))],
-        reservations=[_reservation(r, f"state.reservations[{k}]")
-                      for k, r in enumerate(_entries(state, "state", "reservations"))],
-        recent=dict(_recent(r, f"state.recent[{k}]")
-                    for k, r in enumerate(_entries(state, "state", "recent"))),
-    )
+    ceilings = _ceilings(_field(state, "state", "ceilings", dict), "state.ceilings")
+    vacates = [_vacate(v, f"state.vacates[{k}]") for k, v in enumerate(_entries(state, "state", "vacates"))]
+    reservations = [_reservation(r, f"state.reservations[{k}]")
+                    for k, r in enumerate(_entries(state, "state", "reservations"))]
+    recent = dict(_recent(r, f"state.recent[{k}]") for k, r in enumerate(_entries(state, "state", "recent")))
+    if sum(len(times) for times in recent.values()) > MAX_RECENT:
+        raise _Bad("state.recent", f"more than {MAX_RECENT} times in all; osep writes at most that many")
+    return SavedState(ceilings=ceilings, vacates=vacates, reservations=reservations, recent=recent)
 
 
 def _legacy(doc: dict[str, Any]) -> SavedState:
@@ -319,10 +329,6 @@ def _whole(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a number JSON allows")
-
-
 _KINDS: dict[type, str] = {dict: "an object", list: "a list", str: "a string"}
 
 
@@ -367,6 +373,9 @@ def _canonical(value: Any) -> str:
 
 
 def encode(state: SavedState) -> bytes:
+    """The file that keeps ``state``: the newest entries of each kind up to the bounds (ceilings all);
+    ValueError if it would be larger than :data:`MAX_BYTES` (so osep never writes what it would
+    refuse to read)."""
     body: dict[str, Any] = {
         "ceilings": {n: {s: {"original": r.original, "set": list(r.values)} for s, r in records.items()}
                      for n, records in state.ceilings.items() if records},
@@ -375,11 +384,30 @@ def encode(state: SavedState) -> bytes:
         "reservations": [{"owner": r.owner, "place": r.slot, "expires": r.expires,
                           "until_running": r.until_running, "shape": list(r.shape)}
                          for r in state.reservations[-MAX_ENTRIES:]],
-        "recent": [[j.pool, j.schedd, j.cluster, j.proc, times[-MAX_TIMES:]]
-                   for j, times in list(state.recent.items())[-MAX_ENTRIES:] if times],
+        "recent": _recent_rows(state.recent),
     }
     doc = {"format": FORMAT, "version": VERSION, "sha256": checksum(body), "state": body}
-    return (_canonical(doc) + "\n").encode("utf-8")
+    data = (_canonical(doc) + "\n").encode("utf-8")
+    if len(data) > MAX_BYTES:
+        raise ValueError(f"it would be larger than {MAX_BYTES // 2**20} MiB (names of more than some "
+                         "hundred characters?), more than osep reads")
+    return data
+
+
+def _recent_rows(recent: dict[JobId, list[float]]) -> list[list[Any]]:
+    """The newest jobs' recent vacates, each job's newest, within :data:`MAX_ENTRIES` jobs and
+    :data:`MAX_RECENT` times in all."""
+    rows: list[list[Any]] = []
+    room = MAX_RECENT
+    for job, times in reversed(recent.items()):
+        if len(rows) == MAX_ENTRIES or not room:
+            break
+        kept = times[-min(MAX_TIMES, room):]
+        if kept:
+            rows.append([job.pool, job.schedd, job.cluster, job.proc, kept])
+            room -= len(kept)
+    rows.reverse()
+    return rows
 
 
 def write_state(path: Path, state: SavedState) -> None:
@@ -410,19 +438,32 @@ class StateFile:
     the process ends, however it ends) and reads it; :meth:`save` replaces it."""
 
     def __init__(self, path: Path, holder: Callable[[], str] | None = None) -> None:
+        """:class:`StateError` if ``path`` cannot name a file (``/``, ``.``, ``..``, empty): the lock
+        and the temporary file go beside it, under names made from its own."""
+        if path.name in ("", ".", ".."):
+            raise StateError(path, None, "names a directory, not a file: the state file is a file in "
+                             "a directory osep may write in")
         self.path = path
         self.lock_path = path.with_name(path.name + LOCK_SUFFIX)
         self._holder = holder if holder is not None else _holder
         self._fd: int | None = None
 
     def open(self) -> SavedState:
+        """Lock and read the file; :class:`StateError` if either fails. Something other than a
+        regular file in its place (a directory, a FIFO, a device) is refused before the lock file is
+        made beside it."""
+        try:
+            regular(self.path)
+        except NotRegular:
+            raise StateError(self.path, None, f"is not a regular file{_UNTIL}") from None
+        except (OSError, ValueError):
+            pass  # missing (a first run), or unreadable: the lock or the reading says which
         self.lock()
         try:
             return read_state(self.path)
         except StateError as exc:
             self.close()
-            raise StateError(exc.path, exc.key, f"{exc.reason}; osep sets and lifts no ceiling until it is "
-                             "repaired or moved away (see the README, \"The state file\")") from None
+            raise StateError(exc.path, exc.key, f"{exc.reason}{_UNTIL}") from None
 
     def lock(self) -> None:
         """Take the exclusive lock beside the state file, or say who has it."""
@@ -430,10 +471,17 @@ class StateFile:
             return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
+        except FileExistsError:  # exist_ok covers a directory only
+            raise StateError(self.path, None, f"cannot be made: {self.path.parent} is not a "
+                             "directory") from None
+        except (OSError, ValueError) as exc:
+            raise StateError(self.path, None, f"cannot be made: its directory cannot be: "
+                             f"{getattr(exc, 'strerror', None) or exc}") from None
+        try:
             fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-        except OSError as exc:
+        except (OSError, ValueError) as exc:
             raise StateError(self.lock_path, None, f"cannot be opened to lock the state file: "
-                             f"{exc.strerror or exc}") from None
+                             f"{getattr(exc, 'strerror', None) or exc}") from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -465,6 +513,9 @@ class StateFile:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
+
+
+_UNTIL = '; osep sets and lifts no ceiling until it is repaired or moved away (see the README, "The state file")'
 
 
 def _holder() -> str:
