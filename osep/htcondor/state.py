@@ -49,20 +49,20 @@ VERSION = 2
 NO_CEILING = -1
 LARGEST = 2**31 - 1  # ceilings, job numbers and counts: HTCondor's own int
 LATEST_TIME = 2.0**40  # about the year 36,800: no clock osep reads is later
-# What a pool can need, each bound loose for the largest pools and tight enough that a file of them all
-# stays well within MAX_BYTES with names as HTCondor makes them (some 30 characters): a vacate in
-# progress, a room kept and a job with recent vacates are each a job or a slot that osep acted on in
-# the last hour, and a cycle of a pool acts on a few hundred at most; ceilings go on submitters, of
-# which a policy names at most 10,000 (osep.config.bounds.MAX_OWNERS). A run with more keeps the newest
-# (its ceilings, which it cannot drop, it cannot save: it then sets no more, see the README).
+# What a pool can need, each bound loose for large pools and tight enough that a file of them all stays
+# well within MAX_BYTES with names as HTCondor makes them (some 30 characters): a vacate in progress, a
+# room kept and a job with recent vacates are each a job or a slot osep acted on within the last hour
+# (20,000 is a fifth of a pool of 100,000 jobs); ceilings go on submitters, of which a policy names at
+# most 10,000 (osep.config.bounds.MAX_OWNERS). A run with more keeps the newest; more ceilings, which
+# it cannot drop, it cannot save, and then it sets none (as when the file cannot be written).
 MAX_ENTRIES = 20_000  # ceilings, vacates, reservations and jobs with recent vacates, each
 MAX_TIMES = 1_000  # recent vacates of one job
 MAX_RECENT = 100_000  # recent vacates of all jobs
 MAX_SET = 8  # ceilings osep may have in force for one submitter (two while a command is on its way)
-# Reading a file costs at most about 100 bytes per token (below) and its size twice over, so any file
-# within these bounds costs some 150 MiB; measured, no file of 16 MiB, of any kind, made
-# `osep release` peak above 130 MiB (tests/htcondor/test_state_file.py). A file of every entry above,
-# of 30-character names, takes about 10 MiB; osep refuses to write more than MAX_BYTES.
+# Reading a file costs at most about 100 bytes per token (below) plus its size a few times over.
+# Measured: read_state peaked at 83 MiB on the costliest files of 16 MiB (tests/htcondor/
+# test_state_file.py), `osep release` at 147 MiB on a file of every entry above, of 30-character
+# names, which takes about 10 MiB. osep refuses to write more than MAX_BYTES.
 MAX_BYTES = 16 * 2**20
 # Strings, opening brackets, commas and colons (osep.htcondor.bounded_json) of a file of all the above:
 # a ceiling (in a negotiator of its own) 21, a vacate 9, a reservation 22, a job's recent vacates 10
@@ -306,8 +306,8 @@ def _canonical(value: Any) -> str:
 
 def encode(state: SavedState) -> bytes:
     """The file that keeps ``state``: the newest entries of each kind up to the bounds (ceilings all);
-    ValueError if it would be larger than :data:`MAX_BYTES` (so osep never writes what it would
-    refuse to read)."""
+    ValueError if it would hold more ceilings than :data:`MAX_ENTRIES` or be larger than
+    :data:`MAX_BYTES` (so osep never writes what it would refuse to read)."""
     body: dict[str, Any] = {
         "ceilings": {n: {s: {"original": r.original, "set": list(r.values)} for s, r in records.items()}
                      for n, records in state.ceilings.items() if records},
@@ -319,6 +319,9 @@ def encode(state: SavedState) -> bytes:
         "recent": _recent_rows(state.recent),
     }
     doc = {"format": FORMAT, "version": VERSION, "sha256": checksum(body), "state": body}
+    ceilings = sum(len(records) for records in state.ceilings.values())
+    if ceilings > MAX_ENTRIES:
+        raise ValueError(f"it would hold {ceilings} ceilings, more than the {MAX_ENTRIES} osep reads")
     data = (_canonical(doc) + "\n").encode("utf-8")
     if len(data) > MAX_BYTES:
         raise ValueError(f"it would be larger than {MAX_BYTES // 2**20} MiB (names of more than some "

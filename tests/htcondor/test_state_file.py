@@ -314,6 +314,9 @@ def test_osep_writes_nothing_it_would_refuse_to_read(tmp_path):
         encode(many)
     with pytest.raises(StateError, match="state: cannot be written: it would be larger than 16 MiB"):
         StateFile(tmp_path / "state").save(many)
+    ceilings = {"n": {f"u{k}@s": CeilingRecord(-1, (1,)) for k in range(MAX_ENTRIES + 1)}}
+    with pytest.raises(ValueError, match=f"{MAX_ENTRIES + 1} ceilings, more than the {MAX_ENTRIES}"):
+        encode(SavedState(ceilings=ceilings))
     # Recent vacates beyond the bound in all: the newest jobs' are kept.
     recent = {JobId("s", k, 0): [float(t) for t in range(MAX_TIMES)] for k in range(MAX_RECENT // MAX_TIMES + 3)}
     back = decode(encode(SavedState(recent=recent))).recent
