@@ -40,17 +40,35 @@ from osep.core.model import JobId
 from osep.core.reservations import Reservation
 from osep.core.resources import Shape
 from osep.errors import ConfigError
-from osep.files import NotRegular, read_regular
+from osep.files import NotRegular, read_regular, regular
+from osep.htcondor import bounded_json
+from osep.htcondor import json_fields as fields
 
 FORMAT = "osep-state"
 VERSION = 2
 NO_CEILING = -1
 LARGEST = 2**31 - 1  # ceilings, job numbers and counts: HTCondor's own int
 LATEST_TIME = 2.0**40  # about the year 36,800: no clock osep reads is later
-MAX_BYTES = 64 * 2**20  # osep never writes more (the entries are bounded below)
-MAX_ENTRIES = 100_000  # submitters, vacates, reservations and jobs with recent vacates, each
+# What a pool can need, each bound loose for large pools and tight enough that a file of them all stays
+# well within MAX_BYTES with names as HTCondor makes them (some 30 characters): a vacate in progress, a
+# room kept and a job with recent vacates are each a job or a slot osep acted on within the last hour
+# (20,000 is a fifth of a pool of 100,000 jobs); ceilings go on submitters, of which a policy names at
+# most 10,000 (osep.config.bounds.MAX_OWNERS). A run with more keeps the newest; more ceilings, which
+# it cannot drop, it cannot save, and then it sets none (as when the file cannot be written).
+MAX_ENTRIES = 20_000  # ceilings, vacates, reservations and jobs with recent vacates, each
 MAX_TIMES = 1_000  # recent vacates of one job
+MAX_RECENT = 100_000  # recent vacates of all jobs
 MAX_SET = 8  # ceilings osep may have in force for one submitter (two while a command is on its way)
+# Reading a file costs at most about 100 bytes per token (below) plus its size a few times over.
+# Measured: read_state peaked at 83 MiB on the costliest files of 16 MiB (tests/htcondor/
+# test_state_file.py), `osep release` at 147 MiB on a file of every entry above, of 30-character
+# names, which takes about 10 MiB. osep refuses to write more than MAX_BYTES.
+MAX_BYTES = 16 * 2**20
+# Strings, opening brackets, commas and colons (osep.htcondor.bounded_json) of a file of all the above:
+# a ceiling (in a negotiator of its own) 21, a vacate 9, a reservation 22, a job's recent vacates 10
+# and one per time after the first.
+MAX_TOKENS = MAX_ENTRIES * (21 + 9 + 22 + 10) + MAX_RECENT + 100
+MAX_DEPTH = 8  # levels of nesting: osep writes 6 (state.ceilings.NEGOTIATOR.SUBMITTER.set)
 MAX_NAME = 1_024  # characters in a negotiator, submitter, owner, place, schedd or pool name
 LEGACY = ""  # the negotiator of ceilings from a state file older than that distinction
 TEMP_SUFFIX = ".osep-tmp"
@@ -86,13 +104,6 @@ class SavedState:
 # -- reading ----------------------------------------------------------------------------------------
 
 
-class _Bad(Exception):
-    def __init__(self, key: str, reason: str) -> None:
-        super().__init__(reason)
-        self.key = key
-        self.reason = reason
-
-
 def read_state(path: Path) -> SavedState:
     """The state in ``path`` (empty if there is no such file); :class:`StateError` if it cannot be
     read or fails any check."""
@@ -114,53 +125,46 @@ def decode(raw: bytes, path: Path | str = "state file") -> SavedState:
     """The state ``raw`` holds; :class:`StateError` (naming ``path``) if it fails any check."""
     try:
         return _decode(raw)
-    except _Bad as exc:
+    except fields.Bad as exc:
         raise StateError(path, exc.key or None, exc.reason) from None
 
 
 def _decode(raw: bytes) -> SavedState:
     try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise _Bad("", f"is not UTF-8 text (byte {exc.start})") from None
-    try:
-        doc = json.loads(text, parse_constant=_no_constant)
-    except RecursionError:
-        raise _Bad("", "is not JSON osep wrote: nested too deeply") from None
-    except ValueError as exc:  # JSONDecodeError, and integers of more digits than Python reads
-        raise _Bad("", f"is not JSON: {exc}") from None
+        doc = bounded_json.loads(raw, MAX_DEPTH, MAX_TOKENS)
+    except bounded_json.Refused as exc:
+        raise fields.Bad("", str(exc)) from None
     if not isinstance(doc, dict):
-        raise _Bad("", f"is not a state file: a JSON {_kind(doc)}, not an object")
+        raise fields.Bad("", f"is not a state file: its JSON is {fields.kind_of(doc)}, not an object")
     if "format" not in doc:
         return _legacy(doc)
-    _keys(doc, "", {"format", "version", "sha256", "state"})
+    fields.known_keys(doc, "", {"format", "version", "sha256", "state"})
     if doc.get("format") != FORMAT:
-        raise _Bad("format", f"expected {FORMAT!r}, got {_show(doc.get('format'))}")
+        raise fields.Bad("format", f"expected {FORMAT!r}, got {fields.show(doc.get('format'))}")
     version = doc.get("version")
     if version != VERSION or isinstance(version, bool):
-        raise _Bad("version", f"this osep reads version {VERSION}, got {_show(version)}")
-    state = _field(doc, "", "state", dict)
-    digest = _field(doc, "", "sha256", str)
+        raise fields.Bad("version", f"this osep reads version {VERSION}, got {fields.show(version)}")
+    state = fields.field(doc, "", "state", dict)
+    digest = fields.field(doc, "", "sha256", str)
     if digest != checksum(state):
-        raise _Bad("sha256", "does not match the state: the file was changed or damaged")
-    _keys(state, "state", {"ceilings", "vacates", "reservations", "recent"})
-    return SavedState(
-        ceilings=_ceilings(_field(state, "state", "ceilings", dict), "state.ceilings"),
-        vacates=[_vacate(v, f"state.vacates[{k}]")
-                 for k, v in enumerate(_entries(state, "state", "vacates"))],
-        reservations=[_reservation(r, f"state.reservations[{k}]")
-                      for k, r in enumerate(_entries(state, "state", "reservations"))],
-        recent=dict(_recent(r, f"state.recent[{k}]")
-                    for k, r in enumerate(_entries(state, "state", "recent"))),
-    )
+        raise fields.Bad("sha256", "does not match the state: the file was changed or damaged")
+    fields.known_keys(state, "state", {"ceilings", "vacates", "reservations", "recent"})
+    ceilings = _ceilings(fields.field(state, "state", "ceilings", dict), "state.ceilings")
+    vacates = [_vacate(v, f"state.vacates[{k}]") for k, v in enumerate(_entries(state, "state", "vacates"))]
+    reservations = [_reservation(r, f"state.reservations[{k}]")
+                    for k, r in enumerate(_entries(state, "state", "reservations"))]
+    recent = dict(_recent(r, f"state.recent[{k}]") for k, r in enumerate(_entries(state, "state", "recent")))
+    if sum(len(times) for times in recent.values()) > MAX_RECENT:
+        raise fields.Bad("state.recent", f"more than {MAX_RECENT} times in all; osep writes at most that many")
+    return SavedState(ceilings=ceilings, vacates=vacates, reservations=reservations, recent=recent)
 
 
 def _legacy(doc: dict[str, Any]) -> SavedState:
     """Version 1 (``{"negotiators": {N: {"ceilings": ..., "original": ...}}}``) and version 0
     (``{"ceilings": ..., "original": ...}``): ceilings only."""
     if "negotiators" in doc:
-        _keys(doc, "", {"negotiators"})
-        entries = _field(doc, "", "negotiators", dict)
+        fields.known_keys(doc, "", {"negotiators"})
+        entries = fields.field(doc, "", "negotiators", dict)
         where = "negotiators"
     else:
         entries, where = {LEGACY: doc}, ""
@@ -168,26 +172,26 @@ def _legacy(doc: dict[str, Any]) -> SavedState:
     out: Ceilings = {}
     total = 0
     for name, entry in entries.items():
-        key = _join(where, _label(name)) if where else ""
+        key = fields.join(where, fields.label(name)) if where else ""
         _name(name, key or "negotiators", empty=True)
         if not isinstance(entry, dict):
-            raise _Bad(key, f"expected an object, got {_kind(entry)}")
-        _keys(entry, key, {"ceilings", "original"})
-        ceilings = _field(entry, key, "ceilings", dict) if "ceilings" in entry else {}
-        original = _field(entry, key, "original", dict) if "original" in entry else {}
+            raise fields.Bad(key, f"expected an object, got {fields.kind_of(entry)}")
+        fields.known_keys(entry, key, {"ceilings", "original"})
+        ceilings = fields.field(entry, key, "ceilings", dict) if "ceilings" in entry else {}
+        original = fields.field(entry, key, "original", dict) if "original" in entry else {}
         records: dict[str, CeilingRecord] = {}
         for submitter, value in ceilings.items():
-            at = _join(key, "ceilings", _label(submitter))
+            at = fields.join(key, "ceilings", fields.label(submitter))
             _name(submitter, at)
             before = original.get(submitter, NO_CEILING)
-            records[submitter] = CeilingRecord(_ceiling(before, _join(key, "original", _label(submitter))),
+            records[submitter] = CeilingRecord(_ceiling(before, fields.join(key, "original", fields.label(submitter))),
                                                (_ceiling(value, at),))
         for submitter, value in original.items():
-            _name(submitter, _join(key, "original", _label(submitter)))
-            _ceiling(value, _join(key, "original", _label(submitter)))
+            _name(submitter, fields.join(key, "original", fields.label(submitter)))
+            _ceiling(value, fields.join(key, "original", fields.label(submitter)))
         total += len(records)
         if total > MAX_ENTRIES:
-            raise _Bad(where, f"more than {MAX_ENTRIES} ceilings")
+            raise fields.Bad(where, f"more than {MAX_ENTRIES} ceilings")
         if records:
             out[name] = records
     return SavedState(ceilings=out)
@@ -197,24 +201,24 @@ def _ceilings(doc: dict[str, Any], where: str) -> Ceilings:
     out: Ceilings = {}
     total = 0
     for negotiator, submitters in doc.items():
-        key = _join(where, _label(negotiator))
+        key = fields.join(where, fields.label(negotiator))
         _name(negotiator, key, empty=True)
         if not isinstance(submitters, dict):
-            raise _Bad(key, f"expected an object, got {_kind(submitters)}")
+            raise fields.Bad(key, f"expected an object, got {fields.kind_of(submitters)}")
         total += len(submitters)
         if total > MAX_ENTRIES:
-            raise _Bad(where, f"more than {MAX_ENTRIES} ceilings")
+            raise fields.Bad(where, f"more than {MAX_ENTRIES} ceilings")
         records = {}
         for submitter, record in submitters.items():
-            at = _join(key, _label(submitter))
+            at = fields.join(key, fields.label(submitter))
             _name(submitter, at)
             if not isinstance(record, dict):
-                raise _Bad(at, f"expected an object, got {_kind(record)}")
-            _keys(record, at, {"original", "set"})
+                raise fields.Bad(at, f"expected an object, got {fields.kind_of(record)}")
+            fields.known_keys(record, at, {"original", "set"})
             original = _ceiling(record.get("original"), f"{at}.original")
-            values = _field(record, at, "set", list)
+            values = fields.field(record, at, "set", list)
             if not 1 <= len(values) <= MAX_SET:
-                raise _Bad(f"{at}.set", f"expected 1 to {MAX_SET} ceilings, got {len(values)}")
+                raise fields.Bad(f"{at}.set", f"expected 1 to {MAX_SET} ceilings, got {len(values)}")
             records[submitter] = CeilingRecord(
                 original, tuple(_ceiling(v, f"{at}.set[{k}]") for k, v in enumerate(values)))
         if records:
@@ -223,29 +227,29 @@ def _ceilings(doc: dict[str, Any], where: str) -> Ceilings:
 
 
 def _vacate(entry: Any, at: str) -> tuple[JobId, float | None, float]:
-    items = _list(entry, at, 6)
+    items = fields.items(entry, at, 6)
     start = None if items[4] is None else _time(items[4], f"{at}[4]")
     return _job(items, at), start, _time(items[5], f"{at}[5]")
 
 
 def _reservation(entry: Any, at: str) -> Reservation:
     if not isinstance(entry, dict):
-        raise _Bad(at, f"expected an object, got {_kind(entry)}")
-    _keys(entry, at, {"owner", "place", "expires", "until_running", "shape"})
+        raise fields.Bad(at, f"expected an object, got {fields.kind_of(entry)}")
+    fields.known_keys(entry, at, {"owner", "place", "expires", "until_running", "shape"})
     owner = _name(entry.get("owner"), f"{at}.owner")
     place = _name(entry.get("place"), f"{at}.place")
     expires = _time(entry.get("expires"), f"{at}.expires")
     until = _count_of(entry.get("until_running"), f"{at}.until_running")
-    raw = _list(entry.get("shape"), f"{at}.shape", len(get_args(Shape)))
+    raw = fields.items(entry.get("shape"), f"{at}.shape", len(get_args(Shape)))
     shape = cast(Shape, tuple(_count_of(v, f"{at}.shape[{k}]") for k, v in enumerate(raw)))
     return Reservation(owner, place, expires, until, shape)
 
 
 def _recent(entry: Any, at: str) -> tuple[JobId, list[float]]:
-    items = _list(entry, at, 5)
+    items = fields.items(entry, at, 5)
     times = items[4]
     if not isinstance(times, list) or len(times) > MAX_TIMES:
-        raise _Bad(f"{at}[4]", f"expected a list of at most {MAX_TIMES} times, got {_kind(times)}")
+        raise fields.Bad(f"{at}[4]", f"expected a list of at most {MAX_TIMES} times, got {fields.kind_of(times)}")
     return _job(items, at), [_time(t, f"{at}[4][{k}]") for k, t in enumerate(times)]
 
 
@@ -256,103 +260,37 @@ def _job(items: list[Any], at: str) -> JobId:
 
 
 def _entries(doc: dict[str, Any], where: str, key: str) -> list[Any]:
-    entries: list[Any] = _field(doc, where, key, list)
+    entries: list[Any] = fields.field(doc, where, key, list)
     _count(entries, f"{where}.{key}")
     return entries
 
 
-def _field(doc: dict[str, Any], where: str, key: str, kind: type) -> Any:
-    at = f"{where}.{key}" if where else key
-    if key not in doc:
-        raise _Bad(at, "is missing")
-    value = doc[key]
-    if not isinstance(value, kind):
-        raise _Bad(at, f"expected {_KINDS[kind]}, got {_kind(value)}")
-    return value
-
-
-def _keys(doc: dict[str, Any], where: str, allowed: set[str]) -> None:
-    unknown = sorted(k for k in doc if k not in allowed)
-    if unknown:
-        raise _Bad(where, f"unknown key {_show(unknown[0])}")
+def _name(value: Any, at: str, empty: bool = False) -> str:
+    return fields.name(value, at, MAX_NAME, empty)
 
 
 def _count(entries: dict[str, Any] | list[Any], where: str) -> None:
     if len(entries) > MAX_ENTRIES:
-        raise _Bad(where, f"more than {MAX_ENTRIES} entries; osep writes at most that many")
-
-
-def _list(value: Any, at: str, length: int) -> list[Any]:
-    if not isinstance(value, list) or len(value) != length:
-        raise _Bad(at, f"expected a list of {length} items, got {_kind(value)}")
-    return value
-
-
-def _name(value: Any, at: str, empty: bool = False) -> str:
-    if not isinstance(value, str) or len(value) > MAX_NAME or (not value and not empty) \
-            or not value.isprintable():
-        raise _Bad(at, f"expected a name of {0 if empty else 1} to {MAX_NAME} printable characters, "
-                   f"got {_kind(value)}")
-    return value
+        raise fields.Bad(where, f"more than {MAX_ENTRIES} entries; osep writes at most that many")
 
 
 def _ceiling(value: Any, at: str) -> int:
-    if not _whole(value) or not NO_CEILING <= value <= LARGEST:
-        raise _Bad(at, f"a ceiling is a whole number from -1 to {LARGEST}; got {_show(value)}")
+    if not fields.whole(value) or not NO_CEILING <= value <= LARGEST:
+        raise fields.Bad(at, f"a ceiling is a whole number from -1 to {LARGEST}; got {fields.show(value)}")
     return cast(int, value)
 
 
 def _count_of(value: Any, at: str) -> int:
-    if not _whole(value) or not 0 <= value <= LARGEST:
-        raise _Bad(at, f"expected a whole number from 0 to {LARGEST}; got {_show(value)}")
+    if not fields.whole(value) or not 0 <= value <= LARGEST:
+        raise fields.Bad(at, f"expected a whole number from 0 to {LARGEST}; got {fields.show(value)}")
     return cast(int, value)
 
 
 def _time(value: Any, at: str) -> float:
-    number = _whole(value) or (isinstance(value, float) and math.isfinite(value))
+    number = fields.whole(value) or (isinstance(value, float) and math.isfinite(value))
     if not number or not 0 <= value <= LATEST_TIME:
-        raise _Bad(at, f"expected a time in seconds from 0 to 2^40; got {_show(value)}")
+        raise fields.Bad(at, f"expected a time in seconds from 0 to 2^40; got {fields.show(value)}")
     return float(value)
-
-
-def _whole(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a number JSON allows")
-
-
-_KINDS: dict[type, str] = {dict: "an object", list: "a list", str: "a string"}
-
-
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true or false"
-    if isinstance(value, (int, float)):
-        return f"the number {_show(value)}"
-    if isinstance(value, str):
-        return f"the string {_show(value)}"
-    if isinstance(value, list):
-        return f"a list of {len(value)}"
-    return "an object"
-
-
-def _show(value: Any) -> str:
-    """A value from the file as a log line may show it: short and printable."""
-    text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
-
-
-def _label(name: str) -> str:
-    """A name from the file as a key in a message: as it is if short and printable, else quoted."""
-    return name if name and len(name) <= 40 and name.isprintable() else _show(name)
-
-
-def _join(*parts: str) -> str:
-    return ".".join(p for p in parts if p)
 
 
 # -- writing ----------------------------------------------------------------------------------------
@@ -367,6 +305,9 @@ def _canonical(value: Any) -> str:
 
 
 def encode(state: SavedState) -> bytes:
+    """The file that keeps ``state``: the newest entries of each kind up to the bounds (ceilings all);
+    ValueError if it would hold more ceilings than :data:`MAX_ENTRIES` or be larger than
+    :data:`MAX_BYTES` (so osep never writes what it would refuse to read)."""
     body: dict[str, Any] = {
         "ceilings": {n: {s: {"original": r.original, "set": list(r.values)} for s, r in records.items()}
                      for n, records in state.ceilings.items() if records},
@@ -375,11 +316,33 @@ def encode(state: SavedState) -> bytes:
         "reservations": [{"owner": r.owner, "place": r.slot, "expires": r.expires,
                           "until_running": r.until_running, "shape": list(r.shape)}
                          for r in state.reservations[-MAX_ENTRIES:]],
-        "recent": [[j.pool, j.schedd, j.cluster, j.proc, times[-MAX_TIMES:]]
-                   for j, times in list(state.recent.items())[-MAX_ENTRIES:] if times],
+        "recent": _recent_rows(state.recent),
     }
     doc = {"format": FORMAT, "version": VERSION, "sha256": checksum(body), "state": body}
-    return (_canonical(doc) + "\n").encode("utf-8")
+    ceilings = sum(len(records) for records in state.ceilings.values())
+    if ceilings > MAX_ENTRIES:
+        raise ValueError(f"it would hold {ceilings} ceilings, more than the {MAX_ENTRIES} osep reads")
+    data = (_canonical(doc) + "\n").encode("utf-8")
+    if len(data) > MAX_BYTES:
+        raise ValueError(f"it would be larger than {MAX_BYTES // 2**20} MiB (names of more than some "
+                         "hundred characters?), more than osep reads")
+    return data
+
+
+def _recent_rows(recent: dict[JobId, list[float]]) -> list[list[Any]]:
+    """The newest jobs' recent vacates, each job's newest, within :data:`MAX_ENTRIES` jobs and
+    :data:`MAX_RECENT` times in all."""
+    rows: list[list[Any]] = []
+    room = MAX_RECENT
+    for job, times in reversed(recent.items()):
+        if len(rows) == MAX_ENTRIES or not room:
+            break
+        kept = times[-min(MAX_TIMES, room):]
+        if kept:
+            rows.append([job.pool, job.schedd, job.cluster, job.proc, kept])
+            room -= len(kept)
+    rows.reverse()
+    return rows
 
 
 def write_state(path: Path, state: SavedState) -> None:
@@ -410,19 +373,32 @@ class StateFile:
     the process ends, however it ends) and reads it; :meth:`save` replaces it."""
 
     def __init__(self, path: Path, holder: Callable[[], str] | None = None) -> None:
+        """:class:`StateError` if ``path`` cannot name a file (``/``, ``.``, ``..``, empty): the lock
+        and the temporary file go beside it, under names made from its own."""
+        if path.name in ("", ".", ".."):
+            raise StateError(path, None, "names a directory, not a file: the state file is a file in "
+                             "a directory osep may write in")
         self.path = path
         self.lock_path = path.with_name(path.name + LOCK_SUFFIX)
         self._holder = holder if holder is not None else _holder
         self._fd: int | None = None
 
     def open(self) -> SavedState:
+        """Lock and read the file; :class:`StateError` if either fails. Something other than a
+        regular file in its place (a directory, a FIFO, a device) is refused before the lock file is
+        made beside it."""
+        try:
+            regular(self.path)
+        except NotRegular:
+            raise StateError(self.path, None, f"is not a regular file{_UNTIL}") from None
+        except (OSError, ValueError):
+            pass  # missing (a first run), or unreadable: the lock or the reading says which
         self.lock()
         try:
             return read_state(self.path)
         except StateError as exc:
             self.close()
-            raise StateError(exc.path, exc.key, f"{exc.reason}; osep sets and lifts no ceiling until it is "
-                             "repaired or moved away (see the README, \"The state file\")") from None
+            raise StateError(exc.path, exc.key, f"{exc.reason}{_UNTIL}") from None
 
     def lock(self) -> None:
         """Take the exclusive lock beside the state file, or say who has it."""
@@ -430,10 +406,17 @@ class StateFile:
             return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
+        except FileExistsError:  # exist_ok covers a directory only
+            raise StateError(self.path, None, f"cannot be made: {self.path.parent} is not a "
+                             "directory") from None
+        except (OSError, ValueError) as exc:
+            raise StateError(self.path, None, f"cannot be made: its directory cannot be: "
+                             f"{getattr(exc, 'strerror', None) or exc}") from None
+        try:
             fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-        except OSError as exc:
+        except (OSError, ValueError) as exc:
             raise StateError(self.lock_path, None, f"cannot be opened to lock the state file: "
-                             f"{exc.strerror or exc}") from None
+                             f"{getattr(exc, 'strerror', None) or exc}") from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -465,6 +448,9 @@ class StateFile:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
+
+
+_UNTIL = '; osep sets and lifts no ceiling until it is repaired or moved away (see the README, "The state file")'
 
 
 def _holder() -> str:

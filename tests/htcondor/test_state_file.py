@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -14,7 +15,9 @@ from osep.core.reservations import Reservation
 from osep.htcondor.state import (
     MAX_BYTES,
     MAX_ENTRIES,
+    MAX_RECENT,
     MAX_TIMES,
+    MAX_TOKENS,
     CeilingRecord,
     SavedState,
     StateError,
@@ -78,16 +81,16 @@ def test_the_two_earlier_formats_are_still_read():
 BAD = [
     # (what the file holds, the key named, a piece of the reason)
     (b"", "", "not JSON"),
-    (b"null", "", "a JSON null"),
-    (b"[]", "", "a JSON a list of 0"),
-    (b'"text"', "", "a JSON the string"),
+    (b"null", "", "its JSON is null"),
+    (b"[]", "", "its JSON is a list of 0"),
+    (b'"text"', "", "its JSON is the string"),
     (b"4", "", "the number 4"),
     (b"\xff\xfe{}", "", "not UTF-8 text (byte 0)"),
-    (b"[" * 100_000, "", "nested too deeply"),
+    (b"[" * 100_000, "", "nested more than 8 levels deep"),
     (b'{"ceilings": {"a@s": Infinity}}', "", "Infinity is not a number JSON allows"),
     (b'{"ceilings": {"a@s": NaN}}', "", "NaN is not a number JSON allows"),
-    (b'{"ceilings": {"a@s": 1e999}}', "ceilings.a@s", "got inf"),
-    (b'{"ceilings": {"a@s": ' + b"9" * 5000 + b"}}", "", "not JSON"),
+    (b'{"ceilings": {"a@s": 1e999}}', "", "the number 1e999 is out of range"),
+    (b'{"ceilings": {"a@s": ' + b"9" * 5000 + b"}}", "", "has more than 20 digits"),
     (b'{"ceilings": {"a@s": -2}}', "ceilings.a@s", "from -1 to"),
     (b'{"ceilings": {"a@s": 2147483648}}', "ceilings.a@s", "from -1 to"),
     (b'{"ceilings": {"a@s": true}}', "ceilings.a@s", "got True"),
@@ -126,8 +129,8 @@ BAD = [
     (document(body(recent=[["", "s", 1, 0, "x"]])), "state.recent[0][4]", "a list of at most"),
     (document(body(recent=[["", "s", 1, 0, [float("nan")]]])), "", "NaN is not a number"),
     (document(body(other=1)), "state", "unknown key 'other'"),
-    (document(body(vacates=[["", "s", 1, k, None, 5.0] for k in range(100_001)])), "state.vacates",
-     "more than 100000"),
+    (document(body(vacates=[["", "s", 1, k, None, 5.0] for k in range(MAX_ENTRIES + 1)])), "state.vacates",
+     f"more than {MAX_ENTRIES}"),
 ]
 
 
@@ -154,7 +157,7 @@ def test_the_file_system_in_the_way(tmp_path):
     big = tmp_path / "big"
     with big.open("wb") as handle:
         handle.truncate(MAX_BYTES + 1)
-    with pytest.raises(StateError, match="larger than 64 MiB"):
+    with pytest.raises(StateError, match="larger than 16 MiB"):
         read_state(big)
     # A temporary file left by a crash, or put there by anyone, is replaced, never written through.
     path, target = tmp_path / "state", tmp_path / "elsewhere"
@@ -243,3 +246,149 @@ def test_any_json_anywhere_is_read_or_refused_in_one_line(where, value):
         decode(raw, "/var/spool/osep.state")
     except StateError as exc:  # nothing else may escape
         assert str(exc).startswith("/var/spool/osep.state: ") and "\n" not in str(exc)
+
+
+# -- hostile files and paths: each refused in one line, cheaply ----------------------------------
+
+
+@pytest.mark.parametrize("number", ["1e400", "-1e400", "1" * 400 + ".0"])
+def test_a_number_out_of_range_is_refused_before_the_checksum_is_made(number):
+    # The checksum re-serialises the state: an infinite float there ended osep in a ValueError.
+    raw = document(body(vacates=[["", "s", 1, 0, None, 12345.5]])).replace(b"12345.5", number.encode())
+    with pytest.raises(StateError, match=r"state file: is not JSON osep wrote: the number .* is out of range"):
+        decode(raw)
+
+
+def test_numbers_json_reads_oddly():
+    with pytest.raises(StateError, match="has more than 20 digits"):
+        decode(b'{"ceilings": {"a@s": ' + b"9" * 4301 + b"}}")  # beyond Python's int-from-text limit
+    with pytest.raises(StateError, match="has more than 20 digits"):
+        decode(b'{"ceilings": {"a@s": -' + b"1" * 21 + b"}}")
+    assert decode(b'{"ceilings": {"a@s": -0}}').ceilings[""]["a@s"].values == (0,)
+
+
+def test_a_key_given_twice_is_refused():
+    # json.loads keeps the last: a file could say one thing to the checksum and another to a reader.
+    with pytest.raises(StateError, match=r"the key 'a@s' is in an object twice"):
+        decode(b'{"ceilings": {"a@s": 4, "a@s": 5}}')
+
+
+@pytest.mark.parametrize("depth", [9, 977, 100_000])
+def test_deep_nesting_is_refused_before_parsing(depth):
+    raw = document(body(vacates=[["", "s", 1, 0, None, 5.0]])).replace(
+        b"5.0", b"[" * depth + b"]" * depth)
+    with pytest.raises(StateError, match="nested more than 8 levels deep"):
+        decode(raw)
+
+
+def test_brackets_and_quotes_in_strings_are_no_nesting():
+    state = SavedState(ceilings={"n": {"[[[[[[[[[[{{{{{{{{\\\"x": CeilingRecord(-1, (1,))}})
+    assert decode(encode(state)) == state
+
+
+@pytest.mark.parametrize("unit", [b"[],", b'"",', b"0,", b'{"k":0},'])
+def test_too_many_values_are_refused_before_parsing(unit):
+    # Each of a few bytes costs json.loads some 60 bytes of objects: a 64 MiB file of [] took 1.8 GB.
+    count = MAX_TOKENS // (1 if unit == b"0," else 2) + 10
+    with pytest.raises(StateError, match=f"more than {MAX_TOKENS} strings, opening brackets"):
+        decode(b"[" + unit * count + b"0]")
+
+
+def test_the_largest_file_osep_writes_is_read(tmp_path):
+    name = "x" * 30
+    jobs = [JobId("schedd" + name, k, 0, "pool" + name) for k in range(MAX_ENTRIES)]
+    state = SavedState(
+        ceilings={f"n{k}" + name: {f"{k}" + name: CeilingRecord(-1, tuple(range(8)))} for k in range(MAX_ENTRIES)},
+        vacates=[(j, 1.5e9 + 0.25, 1.5e9 + 0.5) for j in jobs],
+        reservations=[Reservation("o" + name, f"slot{k}" + name, 1.5e9, 2, (4, 2048, 0, 0))
+                      for k in range(MAX_ENTRIES)],
+        recent={j: [1.5e9 + t + 0.125 for t in range(MAX_RECENT // MAX_ENTRIES)] for j in jobs})
+    raw = encode(state)
+    assert len(raw) < MAX_BYTES
+    assert decode(raw) == state
+
+
+def test_osep_writes_nothing_it_would_refuse_to_read(tmp_path):
+    many = SavedState(vacates=[(JobId("s" * 1024, k, 0, "p" * 1024), None, 5.0) for k in range(MAX_ENTRIES)])
+    with pytest.raises(ValueError, match="larger than 16 MiB"):
+        encode(many)
+    with pytest.raises(StateError, match="state: cannot be written: it would be larger than 16 MiB"):
+        StateFile(tmp_path / "state").save(many)
+    ceilings = {"n": {f"u{k}@s": CeilingRecord(-1, (1,)) for k in range(MAX_ENTRIES + 1)}}
+    with pytest.raises(ValueError, match=f"{MAX_ENTRIES + 1} ceilings, more than the {MAX_ENTRIES}"):
+        encode(SavedState(ceilings=ceilings))
+    # Recent vacates beyond the bound in all: the newest jobs' are kept.
+    recent = {JobId("s", k, 0): [float(t) for t in range(MAX_TIMES)] for k in range(MAX_RECENT // MAX_TIMES + 3)}
+    back = decode(encode(SavedState(recent=recent))).recent
+    assert sum(len(t) for t in back.values()) == MAX_RECENT and JobId("s", 0, 0) not in back
+    with pytest.raises(StateError, match=f"state.recent: more than {MAX_RECENT} times in all"):
+        decode(document(body(recent=[["", "s", k, 0, [5.0] * MAX_TIMES] for k in range(MAX_RECENT // MAX_TIMES + 1)])))
+
+
+@pytest.mark.parametrize("name", ["/", ".", "", "..", "a/.."])
+def test_a_path_that_names_no_file_is_refused(name):
+    # Path.with_name (for the lock and the temporary file) raised ValueError on these.
+    with pytest.raises(StateError, match="names a directory, not a file"):
+        StateFile(Path(name))
+
+
+def test_no_lock_is_made_beside_what_is_not_a_regular_file(tmp_path):
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "dir").mkdir()
+    for name in ("fifo", "dir"):
+        with pytest.raises(StateError, match=f"{name}: is not a regular file; osep sets and lifts no"):
+            StateFile(tmp_path / name).open()
+        assert not (tmp_path / f"{name}.lock").exists()
+    with pytest.raises(StateError, match="/dev/null: is not a regular file"):
+        StateFile(Path("/dev/null")).open()
+
+
+def test_a_path_under_a_file_is_refused(tmp_path):
+    (tmp_path / "file").write_text("")
+    with pytest.raises(StateError, match=r"file/state: cannot be made: .*file is not a directory"):
+        StateFile(tmp_path / "file" / "state").open()
+    with pytest.raises(StateError, match="file/sub/state: cannot be made: its directory cannot be: Not a dir"):
+        StateFile(tmp_path / "file" / "sub" / "state").open()
+
+
+# The peak memory of a process that reads a file: forked from a small launcher, since a child's
+# ru_maxrss counts what the process it was started from had (pytest's, here).
+_LAUNCH = """import os, sys
+pid = os.fork()
+if pid == 0:
+    os.execv(sys.executable, [sys.executable, "-c", sys.argv[1], sys.argv[2]])
+_, status, usage = os.wait4(pid, 0)
+print(usage.ru_maxrss, os.waitstatus_to_exitcode(status))
+"""
+_READ = """import sys
+from pathlib import Path
+from osep.htcondor.state import StateError, read_state
+try:
+    read_state(Path(sys.argv[1]))
+except StateError:
+    pass
+"""
+
+
+def test_no_file_within_the_limit_costs_much_memory(tmp_path):
+    import subprocess
+    import sys
+
+    def fill(head: bytes, unit: bytes, tail: bytes) -> bytes:
+        return head + unit * ((MAX_BYTES - len(head) - len(tail)) // len(unit)) + tail
+
+    worst = {  # the kinds that cost json.loads the most per byte, each as much as the bounds let by
+        "lists": b"[" + b"[]," * (MAX_TOKENS // 2 - 5) + b"[]]",
+        "floats": b"[" + b"1.5," * (MAX_TOKENS - 10) + b"1]",
+        "strings": b"[" + b'"abcdefghij",' * (MAX_TOKENS // 2 - 5) + b'""]',
+        "one string": fill(b'["', b"x", b'"]'),
+        "escapes": fill(b'["', b"\\u00e9", b'"]'),
+        "empty lists": fill(b"[", b"[],", b"[]]"),
+    }
+    for kind, raw in worst.items():
+        assert len(raw) <= MAX_BYTES
+        path = tmp_path / "state"
+        path.write_bytes(raw)
+        out = subprocess.run([sys.executable, "-c", _LAUNCH, _READ, str(path)], capture_output=True, text=True,
+                             timeout=60, check=True).stdout.split()
+        assert out[1] == "0" and int(out[0]) < 300 * 1024, (kind, out)  # KiB: about 150 MiB, measured
