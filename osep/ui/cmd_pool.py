@@ -81,8 +81,9 @@ def run(ctx: click.Context, once: bool, dry_run: bool | None, pool: str | None,
     log.configure(level, stream)
     try:
         live = condor.LivePool(loaded.live)  # takes the state file's lock and reads it
-    except OsepError as exc:  # a damaged state file, or another osep: in the log as well
-        structlog.get_logger("osep").error("not_started", problem=str(exc))
+    except OsepError as exc:  # a damaged state file, or another osep: in the log file as well
+        if stream is not None:  # (on stderr, the error's own line says it)
+            structlog.get_logger("osep").error("not_started", problem=str(exc))
         raise
     try:
         daemon = Daemon(load, live, initial=loaded)

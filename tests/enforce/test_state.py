@@ -494,3 +494,15 @@ def test_a_thousand_damaged_or_hostile_state_files_through_the_command_line(tmp_
     print(f"\nstate files through the CLI: {dict(sorted(figures.items()))}")
     assert figures["cases"] >= 1000 and figures["tracebacks"] == 0 and figures["hangs"] == 0
     assert not problems, "\n".join(problems[:20])
+
+
+def test_a_run_that_cannot_start_says_so_in_one_line_and_in_its_log_file(tmp_path, condor):
+    (tmp_path / "state").write_text("[" * 2000)
+    runner = CliRunner()
+    args = ["run", "--once", "--policy-file", str(policy(tmp_path)), "--state-file", str(tmp_path / "state")]
+    result = runner.invoke(cli, args)
+    assert result.exit_code == 2 and len(result.stderr.splitlines()) == 1
+    assert result.stderr.startswith("osep: error: ") and "nested" in result.stderr
+    logged = osep(tmp_path, *args)
+    assert logged.exit_code == 2 and [e["problem"] for e in events(tmp_path, "not_started")] == [
+        logged.stderr.removeprefix("osep: error: ").strip()]
