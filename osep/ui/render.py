@@ -94,7 +94,8 @@ def as_table(doc: Mapping[str, Any]) -> str:
     short = _stopped(policies)
     if short is not None:
         stop, which = short
-        lines.append(f"{', '.join(map(printable, which))} stopped at {stop['why']} with jobs left unfinished: "
+        runs = "the runs" if len(which) == len(names) > 1 else ", ".join(map(printable, which))
+        lines.append(f"{runs} stopped at {stop['why']} with jobs left unfinished: "
                      f"{'its' if len(which) == 1 else 'their'} figures cover the first "
                      f"{stop['horizon']:,.0f} s only")
     return "\n".join(lines) + "\n"
