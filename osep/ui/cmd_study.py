@@ -281,6 +281,9 @@ def replay(logs: tuple[str, ...], policy_file: Path, decisions: Path | None, slo
             click.echo("", err=True)
         warn.close()
     click.echo(render.RENDERERS[fmt](result.document), nl=False)
+    short = render.stopped_short(result.document)
+    if short is not None:
+        click.echo(short, err=True)
     if plot is not None:
         from osep.ui.plot import draw_series
 

@@ -122,8 +122,8 @@ def stopped_short(doc: Mapping[str, Any]) -> str | None:
     counts = ", ".join(f"{policies[n]['unfinished']:,} under {printable(n)}" for n in which)
     kind = "note" if stop["by"] != "bound" else "warning"
     runs = "the run" if len(which) == 1 else "the runs"
-    return (f"osep: {kind}: {runs} stopped at {stop['why']} with jobs unfinished ({counts}, of "
-            f"{doc['scenario']['jobs']:,}); "
+    jobs = doc["scenario"].get("what_if_jobs", doc["scenario"]["jobs"])  # replay: the workload simulated
+    return (f"osep: {kind}: {runs} stopped at {stop['why']} with jobs unfinished ({counts}, of {jobs:,}); "
             f"{'its' if len(which) == 1 else 'their'} figures cover the first {stop['horizon']:,.0f} s only; "
             f"{stop['advice']}")
 
