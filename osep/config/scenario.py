@@ -67,6 +67,7 @@ from pathlib import Path
 from typing import Any
 
 from osep.config import bounds as B
+from osep.config.horizon import BOUND, Horizon, bound_reason, simulation_limit
 from osep.config.joblist import JobListError, read_job_list
 from osep.config.policy import PolicyFile, parse_policy
 from osep.config.toml import Table, bound_text, check_name, check_number, escape, parse_choice, read_toml, show
@@ -98,6 +99,8 @@ class Scenario:
     # Lines of a workload log left out, per reason, and the first few of them.
     skipped: Mapping[str, int] = field(default_factory=dict)
     examples: tuple[str, ...] = ()
+    # When its runs stop at the latest, and why (None: at their last job, however late).
+    horizon: Horizon | None = None
 
     @property
     def capacity(self) -> int:
@@ -279,39 +282,29 @@ def _check_fit(path: Path | str, slots: tuple[SlotSpec, ...], origins: list[_Ori
         checked.add(shape)
 
 
-def simulation_limit(negotiation: float, interval: float, slots: int, jobs: int, owners: int) -> float:
-    """The latest a simulation may run to, in simulated seconds: by then the pool has made at most
-    ``MAX_CYCLES`` negotiation and enforcement cycles in all, and at most ``MAX_WORK`` of enforcement
-    cycles x (slots + jobs / ``JOBS_PER_UNIT`` + ``OWNER_WORK`` x owners) plus negotiation cycles x
-    owners. (The simulator runs only the cycles that could do something, but a file can keep every
-    one of them busy: an enforcement cycle looks at every slot and owner and hands the decision the
-    kept view of the jobs in flight, a negotiation cycle looks at the owners, the free slots and the
-    queued jobs' shapes.)"""
-    cycles = B.MAX_CYCLES / (1 / negotiation + 1 / interval)
-    per_cycle = slots + jobs / B.JOBS_PER_UNIT + B.OWNER_WORK * owners
-    work = B.MAX_WORK / (per_cycle / interval + owners / negotiation)
-    return min(cycles, work)
-
-
 def _horizon(path: Path | str, meta: Table, horizon: float | None, negotiation: float, interval: float,
-             slots: int, jobs: int, owners: int, origins: list[_Origin], given_t: bool) -> float:
-    """When the simulation stops at the latest: the file's horizon, or the latest the bounds allow
-    (a file whose jobs cannot all end by then, even on an idle pool, is refused)."""
+             slots: int, jobs: int, owners: int, origins: list[_Origin], given_t: bool, source: str) -> Horizon:
+    """When the simulation stops at the latest: the file's (or --horizon's) horizon, or the latest
+    the bounds allow (a file whose jobs cannot all end by then, even on an idle pool, is refused)."""
     limit = simulation_limit(negotiation, interval, slots, jobs, owners)
     why = (f"with a negotiation cycle every {negotiation:g} s and an enforcement cycle every {interval:g} s"
            f"{' (-t)' if given_t else ''} over {slots:,} slots, {jobs:,} jobs and {owners:,} owners, a "
            f"simulation stops by {limit:,.0f} s (at most {B.MAX_CYCLES:,} cycles, and {B.MAX_WORK:,} "
            f"enforcement cycles x (slots + jobs / {B.JOBS_PER_UNIT} + {B.OWNER_WORK} x owners) plus "
            "negotiation cycles x owners)")
+    trace = source == "--trace"
+    lift = ("give a longer --negotiation-interval or -t, or fewer jobs (--limit, --days)" if trace else
+            "give a longer pool.negotiation_interval or -t, or fewer jobs")
+    reason = bound_reason(negotiation, interval, slots, jobs, owners)
     if horizon is not None:
         if horizon > limit:
             raise meta.error("horizon", f"must be at most {limit:,.0f} s: {why}")
-        return horizon
+        return Horizon(float(horizon), "--horizon" if trace else "scenario.horizon", limit, reason, lift)
     key, end, _, _ = max(origins, key=lambda origin: origin[1])
     if end > limit:
         raise ConfigError(path, key, f"a job cannot end before {end:,.0f} s but {why}: use longer cycles, "
                                      "fewer or shorter jobs, or a horizon")
-    return limit
+    return Horizon(limit, BOUND, limit, reason, lift)
 
 
 def load_scenario(path: Path | str, interval: float | None = None,
@@ -379,8 +372,8 @@ def build(top: Table, path: Path | str, interval: float | None, *, policy: Polic
     shares = policy.settings.shares
     named = shares.nodes if isinstance(shares, ShareTree) else shares.shares
     owners = len({*named, *usage, *(job.owner for job in jobs)})
-    horizon = _horizon(path, meta, horizon, negotiation, t, len(slots), len(jobs), owners, origins,
-                       interval is not None)
+    stop = _horizon(path, meta, horizon, negotiation, t, len(slots), len(jobs), owners, origins,
+                    interval is not None, source)
     return Scenario(
         path=str(path),
         name=name,
@@ -397,13 +390,14 @@ def build(top: Table, path: Path | str, interval: float | None, *, policy: Polic
             models=models,
             checkpointing=mode,
             checkpoint_interval=every,
-            horizon=float(horizon),
+            horizon=stop.seconds,
         ),
         policy=policy.settings,
         interval=policy.interval,
         excess=policy.excess,
         skipped=dict(workload.skipped) if workload is not None else {},
         examples=tuple(workload.examples) if workload is not None else (),
+        horizon=stop,
     )
 
 

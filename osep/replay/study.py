@@ -163,7 +163,7 @@ def study(
         _check_what_if(sources, result, interval, capacity, what_if)
         scenario = replace(_scenario(sources, result, policy, interval, capacity, what_if), excess=excess)
         outcomes = run_scenario(scenario, what_if.policies, policy, interval, records=curves)
-        what_ifs = {n: outcome_column(o, totals(scenario)) for n, o in outcomes.items()}
+        what_ifs = {n: outcome_column(o, totals(scenario), scenario.horizon) for n, o in outcomes.items()}
     jobs = sum(o.jobs for o in result.metrics.owners)
     info = {
         "name": ", ".join(s.path.name for s in sources) if len(sources) <= 3
@@ -197,9 +197,16 @@ def study(
 def _scenario(sources: Sequence[LogSource], result: Replay, policy: PolicySettings,
               interval: float, capacity: int, what_if: WhatIf) -> Scenario:
     """The recorded workload (finished jobs: their arrival and run time) as a scenario."""
+    from osep.config.horizon import BOUND, Horizon
     from osep.config.scenario import Scenario
     from osep.sim.specs import Checkpointing, JobSpec, PoolSettings, SlotSpec
 
+    # The run stops where it would have made MAX_WHAT_IF_CYCLES cycles, every one of them run: past
+    # the recorded workload's end (_check_what_if), so only a run whose queue does not drain stops.
+    n = what_if.negotiation_interval
+    limit = MAX_WHAT_IF_CYCLES / (1 / n + 1 / interval)
+    horizon = Horizon(limit, BOUND, limit, f"{MAX_WHAT_IF_CYCLES:,} cycles at a negotiation cycle every {n:g} s "
+                      f"and an enforcement cycle every {interval:g} s", "give a longer --negotiation-interval or -t")
     return Scenario(
         path=str(sources[0].path),
         name="what-if",
@@ -211,9 +218,11 @@ def _scenario(sources: Sequence[LogSource], result: Replay, policy: PolicySettin
             negotiation_interval=what_if.negotiation_interval,
             vacate_delay=what_if.vacate_delay,
             checkpointing=Checkpointing.ON_VACATE,
+            horizon=limit,
         ),
         policy=policy,
         interval=interval,
+        horizon=horizon,
     )
 
 

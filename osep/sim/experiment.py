@@ -12,6 +12,7 @@ from typing import Any
 
 import structlog
 
+from osep.config.horizon import Horizon
 from osep.config.scenario import Scenario
 from osep.core.model import Snapshot
 from osep.core.plan import Target
@@ -199,8 +200,9 @@ def with_overrides(settings: PolicySettings, **changes: Any) -> PolicySettings:
     return replace(settings, **{k: v for k, v in changes.items() if v is not None})
 
 
-def outcome_column(out: Outcome, pool: Vec) -> dict[str, Any]:
-    """``pool``: the scenario's, in every resource (p depends on it as the decision saw it)."""
+def outcome_column(out: Outcome, pool: Vec, horizon: Horizon | None = None) -> dict[str, Any]:
+    """``pool``: the scenario's, in every resource (p depends on it as the decision saw it);
+    ``horizon``: where its run was to stop at the latest, and why (see :func:`stopped_short`)."""
     settings = None
     if out.variant.enforce:
         settings = {
@@ -213,11 +215,21 @@ def outcome_column(out: Outcome, pool: Vec) -> dict[str, Any]:
         }
     extra: dict[str, Any] = {}
     unfinished = out.result.unfinished
-    if unfinished:  # the run stopped at the scenario's horizon with these still queued or running
+    if unfinished:  # the run stopped at its horizon with these still queued or running
         extra["unfinished"] = unfinished
+        if horizon is not None:
+            extra["stopped_short"] = stopped_short(out.result, horizon)
     if out.groups is not None:
         extra["groups"] = column(out.groups, "top-level groups")["owners"]
     return column(out.metrics, out.variant.description, settings, **extra)
+
+
+def stopped_short(result: SimResult, horizon: Horizon) -> dict[str, Any]:
+    """Where and why a run with jobs left stopped: ``at`` the last event or cycle by its horizon
+    (``horizon``, in seconds), set ``by`` the simulator's bound (``"bound"``: the run was cut
+    short) or the file or option that gave it; ``why`` and ``advice`` (how to run longer) in words."""
+    return {"at": result.end, "horizon": horizon.seconds, "by": horizon.by, "why": horizon.named(),
+            "advice": horizon.advice()}
 
 
 def comparison(scenario: Scenario, outcomes: Mapping[str, Outcome]) -> dict[str, Any]:
@@ -237,5 +249,5 @@ def comparison(scenario: Scenario, outcomes: Mapping[str, Outcome]) -> dict[str,
     resource = first.resource if first is not None else "slots"
     dominant = first is not None and first.dominant is not None
     pool = totals(scenario)
-    return document(info, {n: outcome_column(o, pool) for n, o in outcomes.items()},
+    return document(info, {n: outcome_column(o, pool, scenario.horizon) for n, o in outcomes.items()},
                     resource, dominant)

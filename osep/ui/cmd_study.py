@@ -19,6 +19,7 @@ from osep.config.bounds import (
     MIN_COMPRESS,
     MIN_INTERVAL,
 )
+from osep.config.horizon import Horizon
 from osep.config.policy import load_policy
 from osep.config.toml import escape
 from osep.core.plan import Target, VictimOrder
@@ -139,7 +140,7 @@ def simulate(
             trace, owners, since, end, limit, compress, slots, cores_per_machine, least, policy_file,
             negotiation_interval, horizon), interval)
         loaded, resolved = made.scenario, made.resolved
-        _describe(resolved)
+        _describe(resolved, loaded.horizon)
     skipped(loaded)
     settings = with_overrides(
         loaded.policy,
@@ -153,6 +154,9 @@ def simulate(
     if resolved is not None:
         doc["scenario"]["trace"] = resolved
     click.echo(render.RENDERERS[fmt](doc), nl=False)
+    short = render.stopped_short(doc)
+    if short is not None:
+        click.echo(short, err=True)
     if plot is not None:
         from osep.ui.plot import draw
 
@@ -168,7 +172,7 @@ _TRACE_ONLY = ("owners", "policy_file", "least", "slots", "cores_per_machine", "
                "compress", "negotiation_interval", "horizon")
 
 
-def _describe(resolved: dict[str, Any]) -> None:
+def _describe(resolved: dict[str, Any], horizon: Horizon | None) -> None:
     """What a --trace run is, resolved, on stderr (in full in --format json's scenario.trace)."""
     window = resolved["window"]
     until = "the end" if window["until"] is None else f"{window['until']:,.0f}"
@@ -187,7 +191,7 @@ def _describe(resolved: dict[str, Any]) -> None:
     else:
         kind = f"{pool['cores']:,} one-core slots"
     click.echo(f"pool: {kind} (from {pool['from']}); negotiation every {resolved['negotiation_interval']:g} "
-               f"s; simulated until {resolved['horizon']:,.0f} s at most", err=True)
+               f"s; simulated until {resolved['horizon']:,.0f} s at most{_set_by(horizon)}", err=True)
     shares = resolved["shares"]
     if "owners" not in shares:
         click.echo(f"shares: from {escape(shares['from'])}; {resolved['owners_without_share']:,} owners of the "
@@ -197,6 +201,13 @@ def _describe(resolved: dict[str, Any]) -> None:
     shown = ", ".join(f"{escape(o)} {s if isinstance(s, str) else s['share']}" for o, s in list(given.items())[:6])
     click.echo(f"shares ({shares['unit']}): in proportion to {shares['from']}: {len(given):,} with a share "
                f"({shown}{', ...' if len(given) > 6 else ''}); all in --format json", err=True)
+
+
+def _set_by(horizon: Horizon | None) -> str:
+    """Who set a run's horizon, in a few words."""
+    if horizon is None:
+        return ""
+    return f" ({horizon.by})" if horizon.given else " (the simulator's bound)"
 
 
 def _is_share(share: Any) -> bool:
@@ -270,6 +281,9 @@ def replay(logs: tuple[str, ...], policy_file: Path, decisions: Path | None, slo
             click.echo("", err=True)
         warn.close()
     click.echo(render.RENDERERS[fmt](result.document), nl=False)
+    short = render.stopped_short(result.document)
+    if short is not None:
+        click.echo(short, err=True)
     if plot is not None:
         from osep.ui.plot import draw_series
 

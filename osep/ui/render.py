@@ -91,7 +91,41 @@ def as_table(doc: Mapping[str, Any]) -> str:
     lines = [header, "  ".join([" " * first] + [n.rjust(w) for n, w in zip(names, widths, strict=False)])]
     for label, cells in rows:
         lines.append("  ".join([label.ljust(first)] + [c.rjust(w) for c, w in zip(cells, widths, strict=False)]))
+    short = _stopped(policies)
+    if short is not None:
+        stop, which = short
+        runs = "the runs" if len(which) == len(names) > 1 else ", ".join(map(printable, which))
+        lines.append(f"{runs} stopped at {stop['why']} with jobs left unfinished: "
+                     f"{'its' if len(which) == 1 else 'their'} figures cover the first "
+                     f"{stop['horizon']:,.0f} s only")
     return "\n".join(lines) + "\n"
+
+
+def _stopped(policies: Mapping[str, Any]) -> tuple[Mapping[str, Any], list[str]] | None:
+    """Where the runs that stopped short stopped (one horizon for all of a scenario's runs), and
+    which they are; None if every run ended with its last job."""
+    which = [n for n, p in policies.items() if "stopped_short" in p]
+    if not which:
+        return None
+    return next(p["stopped_short"] for p in policies.values() if "stopped_short" in p), which
+
+
+def stopped_short(doc: Mapping[str, Any]) -> str | None:
+    """One line for stderr about the runs that stopped with jobs unfinished, how many each left and
+    why, and how to run longer: a warning when the simulator's bound cut them short, a note when a
+    horizon given stopped them (as asked); None if every run ended with its last job."""
+    policies = doc["policies"]
+    short = _stopped(policies)
+    if short is None:
+        return None
+    stop, which = short
+    counts = ", ".join(f"{policies[n]['unfinished']:,} under {printable(n)}" for n in which)
+    kind = "note" if stop["by"] != "bound" else "warning"
+    runs = "the run" if len(which) == 1 else "the runs"
+    jobs = doc["scenario"].get("what_if_jobs", doc["scenario"]["jobs"])  # replay: the workload simulated
+    return (f"osep: {kind}: {runs} stopped at {stop['why']} with jobs unfinished ({counts}, of {jobs:,}); "
+            f"{'its' if len(which) == 1 else 'their'} figures cover the first {stop['horizon']:,.0f} s only; "
+            f"{stop['advice']}")
 
 
 def _pool(scenario: Mapping[str, Any]) -> str:
