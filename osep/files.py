@@ -35,13 +35,24 @@ def regular(path: Path) -> os.stat_result:
     return info
 
 
-def read_regular(path: Path, limit: int) -> bytes:
-    """The bytes of the regular file at ``path``, at most ``limit + 1`` of them (so that a file
-    longer than ``limit`` shows as such); raises as :func:`regular` does."""
+def open_regular(path: Path) -> int:
+    """A descriptor of the regular file at ``path``, open for reading, without waiting; raises as
+    :func:`regular` does."""
     regular(path)  # before opening: a FIFO is not even opened
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0))
     try:
         _check(path, os.fstat(fd).st_mode)  # and again once open: it may have been swapped
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_regular(path: Path, limit: int) -> bytes:
+    """The bytes of the regular file at ``path``, at most ``limit + 1`` of them (so that a file
+    longer than ``limit`` shows as such); raises as :func:`regular` does."""
+    fd = open_regular(path)
+    try:
         data = bytearray()
         while len(data) <= limit:
             chunk = os.read(fd, limit + 1 - len(data))

@@ -37,6 +37,19 @@ MAX_SLOT_DISK = 1 << 50  # KiB: 1 EiB
 # 0.3 KiB loaded (README "Bounds"), so a million stay near 300 MiB.
 MAX_JOBS = 1_000_000
 MAX_JOB_LIST_BYTES = 1 << 27  # a CSV job list: 128 MiB (a million jobs take about 40 MiB)
+# A workload log (osep/sim/swf.py). The Parallel Workloads Archive's largest logs have a few million
+# lines of under 200 bytes, up to about 250 MB uncompressed; the bounds take those, and stop a
+# decompression bomb within seconds and a few MiB. Reading costs about 5 s a GiB before a line is
+# looked at, and 5 to 15 us a record: a real log of a few million lines takes tens of seconds.
+MAX_TRACE_BYTES = 1 << 28  # bytes of a log, after decompression: 256 MiB
+MAX_TRACE_LINE = 1 << 16  # characters in one line: 64 KiB (a record is 18 numbers, under 200 bytes)
+MAX_TRACE_RECORDS = 5_000_000  # data lines, read or left out (a real one is 50 to 120 bytes)
+# Lines that are no record: blank lines, comments (the header is a few dozen), lines that are not 18
+# numbers. A real log has a handful (its header a few dozen); a billion newlines (a gzip file of 1 MiB)
+# would take minutes, a hundred thousand take a tenth of a second.
+MAX_TRACE_OTHER_LINES = 100_000
+MAX_TRACE_HEADER_KEYS = 1000  # header keys kept (a log has a few dozen; more are ignored)
+MAX_TRACE_HEADER_VALUE = 1000  # characters of a header value kept (longer ones are cut)
 MAX_SUBMITS = 1000  # [[submit]] tables
 MAX_USAGE = 1e15  # a Fair-Share starting usage, in slot-seconds
 

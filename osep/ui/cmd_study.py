@@ -50,7 +50,7 @@ from osep.ui.shell import Number, Warnings, check_plot, cli, fails_cleanly, form
               help="Hold owners to their owner share (paper) or their feasible share.")
 @click.option("--victim-order", type=click.Choice([v.value for v in VictimOrder]),
               help="Vacate the lowest wall clock first (paper) or the least lost work first.")
-@click.option("--trace", type=click.Path(dir_okay=False, path_type=Path),
+@click.option("--trace", type=click.Path(path_type=Path),  # the reader refuses what is no file
               help="Run a workload log in the Standard Workload Format (.swf or .swf.gz) instead of a "
                    "SCENARIO; the options below say how.")
 @click.option("--owners", "owners", type=click.Choice(NAMINGS), default="user", show_default=True,

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import gzip
+import os
+import re
+import tracemalloc
+import zlib
 from pathlib import Path
 
 import pytest
@@ -10,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from builders import job_of
+from osep.config import bounds
 from osep.config.scenario import load_scenario
 from osep.errors import ConfigError
 from osep.sim import swf
@@ -210,3 +215,125 @@ def test_long_numbers_are_read_in_linear_time():
     """A line of long digit runs that fails at its end (the reader's pattern must not backtrack)."""
     line = " ".join(["1" * 5000] * 17) + " x"
     assert swf.parse([line]).skipped == {swf.NOT_NUMBERS: 1}
+
+
+# -- what a hostile log may cost: each bound, and the header numbers -------------------------------
+
+@pytest.mark.parametrize("value", ["\u00b2", "\u0663", "1\u00b2", "9" * 5000, "0" * 11 + "64", "-64", "64.0", ""])
+def test_a_header_number_is_ascii_digits_or_none(value):
+    """``str.isdigit`` takes a superscript two, which ``int`` refuses; ``int`` refuses 5,000 digits."""
+    work = swf.parse([f"; MaxProcs: {value}\n", GOOD])
+    assert work.header_number("MaxProcs") is None and len(work.jobs) == 1
+
+
+def test_a_header_keeps_its_first_keys_and_cuts_long_values(monkeypatch):
+    monkeypatch.setattr(bounds, "MAX_TRACE_HEADER_KEYS", 3)
+    lines = [f"; K{k}: {k}\n" for k in range(10)] + [GOOD]
+    assert swf.parse(lines).header == {"K0": "0", "K1": "1", "K2": "2"}
+    work = swf.parse(["; Note: " + "x" * 5000 + "\n", "; " + "k" * 5000 + ": 1\n"])
+    assert {len(k): len(v) for k, v in work.header.items()} == {4: 1000, 1000: 1}
+
+
+def gzip_file(path, chunk, count):
+    """A gzip file of ``chunk`` repeated ``count`` times, compressed a piece at a time."""
+    packer = zlib.compressobj(1, zlib.DEFLATED, 31)
+    with path.open("wb") as out:
+        for _ in range(count):
+            out.write(packer.compress(chunk))
+        out.write(packer.flush())
+    return path
+
+
+def test_a_line_longer_than_the_bound_is_an_error_naming_it(tmp_path):
+    """Read with a bounded readline: a 64 MiB line costs no more memory than a short one."""
+    log = gzip_file(tmp_path / "long.swf.gz", GOOD.encode() + b"7" * (1 << 20), 64)
+    tracemalloc.start()
+    try:
+        with pytest.raises(swf.TraceError, match=r"line 2 is longer than 65,536 characters"):
+            swf.read(log)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 << 20
+    fits = tmp_path / "fits.swf"
+    fits.write_text("; Note: " + "x" * (bounds.MAX_TRACE_LINE - 9) + "\n" + GOOD)
+    assert len(swf.read(fits).jobs) == 1
+
+
+def test_the_bytes_past_the_bound_are_not_read(tmp_path, monkeypatch):
+    monkeypatch.setattr(bounds, "MAX_TRACE_BYTES", 100 * len(GOOD))
+    log = gzip_file(tmp_path / "big.swf.gz", GOOD.encode(), 101)
+    with pytest.raises(swf.TraceError, match=r"big\.swf\.gz: more than 9,200 bytes \(uncompressed\), more than "
+                                             r"osep reads of a log: give it a part of the log \(such as"):
+        swf.read(log)
+    assert len(swf.read(gzip_file(tmp_path / "fits.swf.gz", GOOD.encode(), 100)).jobs) == 100
+    with pytest.raises(swf.TraceError, match="more than 9,200 bytes"):
+        swf.read(gzip_file(tmp_path / "zeros.swf.gz", b"\n" * 1000, 12))
+
+
+def test_records_past_the_bound_are_an_error(monkeypatch):
+    monkeypatch.setattr(bounds, "MAX_TRACE_RECORDS", 5)
+    assert len(swf.parse([GOOD] * 5).jobs) == 5
+    with pytest.raises(swf.TraceError, match=r"more than 5 records \(data lines\)"):
+        swf.parse([GOOD] * 6)
+    assert len(swf.parse([GOOD] * 6, limit=3).jobs) == 3  # --limit stops the reading before
+
+
+def test_lines_that_are_no_record_past_the_bound_are_an_error(monkeypatch):
+    """Blank lines, comments and lines that are not 18 numbers: a billion newlines compress to 1 MiB."""
+    monkeypatch.setattr(bounds, "MAX_TRACE_OTHER_LINES", 4)
+    assert len(swf.parse(["\n", "; c\n", "x\n", GOOD, "1 2\n", GOOD]).jobs) == 2
+    with pytest.raises(swf.TraceError, match=r"more than 4 lines that are no record \(blank, comments, or not "
+                                             r"18 numbers\) by line 6: is it a log"):
+        swf.parse(["\n", "; c\n", "x\n", GOOD, "1 2\n", "\n", GOOD])
+
+
+def test_a_line_of_many_fields_is_counted_cheaply():
+    work = swf.parse([" ".join(["1"] * 30000), " ".join(["1"] * 100), " ".join(["1"] * 101)])
+    assert work.skipped == {"more than 100 fields, not 18": 2, "100 fields, not 18": 1}
+
+
+def test_what_is_no_regular_file_is_refused_unopened(tmp_path):
+    fifo = tmp_path / "fifo.swf"
+    os.mkfifo(fifo)
+    with pytest.raises(swf.TraceError, match=r"fifo\.swf: not a regular file"):
+        swf.read(fifo)  # opening a FIFO with no writer would block
+    with pytest.raises(swf.TraceError, match="not a regular file"):
+        swf.read("/dev/zero")
+    loop = tmp_path / "loop.swf"
+    loop.symlink_to(loop)
+    with pytest.raises(swf.TraceError, match="cannot read: Too many levels of symbolic links"):
+        swf.read(loop)
+    with pytest.raises(swf.TraceError, match="NUL"):
+        swf.read(tmp_path / "a\0b.swf")
+
+
+def test_gzip_is_read_by_its_name_or_its_first_bytes(tmp_path):
+    unnamed = tmp_path / "packed.swf"
+    unnamed.write_bytes(gzip.compress(GOOD.encode() * 3))
+    assert len(swf.read(unnamed).jobs) == 3
+    misnamed = tmp_path / "plain.swf.gz"
+    misnamed.write_text(GOOD)
+    with pytest.raises(swf.TraceError, match="cannot read: Not a gzipped file"):
+        swf.read(misnamed)
+    trailing = tmp_path / "trailing.swf.gz"
+    trailing.write_bytes(gzip.compress(GOOD.encode()) + b"garbage")
+    with pytest.raises(swf.TraceError, match="cannot read"):
+        swf.read(trailing)
+
+
+_OLD_NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
+_OLD_RECORD = re.compile(rf"(?:{_OLD_NUMBER}\s+){{17}}{_OLD_NUMBER}")
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.one_of(st.sampled_from(["1", "-1", "1.", ".5", "+.5e-3", "1e", "e5", ".", "+", "1..2",
+                                           "1e5.5", "\u0663", "\u00b2", "00", "1E+2", "-.e1"]),
+                          st.text(alphabet="0123456789+-.eE \t\x1c\u2028\u0663x", max_size=6)),
+                min_size=15, max_size=20),
+       st.sampled_from([" ", "\t", "\x1c", "\u2028", "  "]))
+def test_the_record_pattern_decides_as_the_first_one_did(tokens, sep):
+    """The possessive pattern, and its ASCII spelling, match exactly the lines the plain one did."""
+    text = sep.join(tokens).strip()
+    fast = (swf._ASCII_RECORD if text.isascii() else swf._RECORD).fullmatch(text)
+    assert (fast is None) == (_OLD_RECORD.fullmatch(text) is None) == (swf._RECORD.fullmatch(text) is None)
