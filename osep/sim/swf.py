@@ -160,7 +160,7 @@ def _open(path: Path) -> io.FileIO:
     except FileNotFoundError:
         raise TraceError(path, "no such file") from None
     except NotRegular as exc:
-        raise TraceError(path, "no such file, but a directory of that name" if exc.directory
+        raise TraceError(path, "a directory, not a workload log" if exc.directory
                          else "not a regular file") from None
     except OSError as exc:  # a name the system refuses to look up (too long, a loop of links)
         raise TraceError(path, f"cannot read: {exc.strerror or exc}") from None

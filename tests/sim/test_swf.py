@@ -148,7 +148,7 @@ def test_unreadable_logs_are_one_clear_error(tmp_path):
     corrupt.write_bytes(bytes(data))
     with pytest.raises(swf.TraceError, match="cannot read"):
         swf.read(corrupt)
-    with pytest.raises(swf.TraceError, match="no such file"):
+    with pytest.raises(swf.TraceError, match="a directory, not a workload log"):
         swf.read(tmp_path)
     with pytest.raises(swf.TraceError, match="cannot read"):
         swf.read(tmp_path / ("x" * 300))
