@@ -20,7 +20,6 @@ from click.core import ParameterSource
 
 from osep.config.toml import escape
 
-USAGE_STATUS = 2  # click's status for a usage error, and osep's for any bad input
 INTERRUPTED_STATUS = 130  # 128 + SIGINT, as a shell reports a command ended by Ctrl-C
 SHOWN = 100  # characters shown of a long argument, as osep shows a long value from a file
 MAX_MESSAGE = 2000  # characters of the message at most, whatever it holds
@@ -41,11 +40,11 @@ def usage_line(exc: click.ClickException, argv: Sequence[str] = (),
     of the command's environment variables (``environ``) are the text the user gave: where click
     quotes such text as it came, it is shown escaped (a newline as ``\\n``) and, when long, cut
     short; any other line break in the message is click's (or osep's) own layout, folded into a
-    space. Every other character that
-    is not printable is shown escaped too, so that nothing given can end the line or reach the
-    terminal as an escape sequence."""
+    space. Every other character that is not printable is shown escaped too, so that nothing given
+    can end the line or reach the terminal as an escape sequence. A usage error keeps click's exit
+    status, 2, osep's status for any bad input."""
     ctx = exc.ctx if isinstance(exc, click.UsageError) else None
-    given = list(argv) + _env_values(ctx, environ)
+    given = [*argv, *_values(argv), *_env_values(ctx, environ)]
     message = _one_line(_message(exc, ctx), given)
     command = _command(ctx)
     line = f"{command}: {message}" if command else message
@@ -141,6 +140,12 @@ def _command(ctx: click.Context | None) -> str:
         names.append(ctx.info_name or "")
         ctx = ctx.parent
     return escape(" ".join(reversed(names)))
+
+
+def _values(argv: Sequence[str]) -> list[str]:
+    """The values given inside an argument: ``--name=VALUE``, ``-xVALUE``."""
+    return [arg.partition("=")[2] if arg.startswith("--") else arg[2:]
+            for arg in argv if arg.startswith("-") and len(arg) > 2]
 
 
 def _envvars(param: click.Parameter) -> list[str]:
