@@ -5,13 +5,14 @@ entry point."""
 
 from __future__ import annotations
 
+import errno
 import functools
 import math
 import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar, cast
+from typing import Any, NoReturn, TextIO, TypeVar, cast
 
 import click
 
@@ -19,6 +20,7 @@ from osep import __version__, log
 from osep.config.knobs import parse_knobs
 from osep.config.toml import escape
 from osep.errors import ConfigError, OsepError
+from osep.ui.usage import OsepGroup
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -75,7 +77,7 @@ def format_option(func: F) -> F:
     )(func)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(name="osep", cls=OsepGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
     "--log-level",
     type=click.Choice(log.LEVELS),
@@ -105,9 +107,10 @@ def cli(ctx: click.Context, log_level: str, log_file: Path | None) -> None:
     stream = None
     if log_file is not None:
         try:
-            stream = ctx.with_resource(log_file.open("a", encoding="utf-8"))
+            stream = ctx.with_resource(_append(log_file))
         except OSError as exc:
-            raise click.BadParameter(f"cannot open {log_file}: {exc.strerror}",
+            why = "a FIFO nobody reads" if exc.errno == errno.ENXIO else exc.strerror
+            raise click.BadParameter(f"cannot open {log_file}: {why}",
                                      param_hint="--log-file") from None
     # Kept for subcommands whose own configuration (knobs) may name a log or a level.
     ctx.obj = {
@@ -116,6 +119,19 @@ def cli(ctx: click.Context, log_level: str, log_file: Path | None) -> None:
         "log_level_given": given,
     }
     log.configure(log_level, stream)
+
+
+def _append(path: Path) -> TextIO:
+    """``path`` opened to append text to. Opened without waiting, so that a FIFO nobody reads is
+    refused (ENXIO) instead of hanging osep before it starts; then blocking again, so that a pipe
+    or a terminal that is read gets every line."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | os.O_CLOEXEC, 0o666)
+    try:
+        os.set_blocking(fd, True)
+        return open(fd, "a", encoding="utf-8")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 class Warnings:

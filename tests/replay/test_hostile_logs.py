@@ -547,7 +547,7 @@ def problem(result: Result, args: list[str], files: list[Path]) -> str | None:
         return f"{len(lines)} lines on stderr"
     if any(len(line) > MAX_LINE_CHARS for line in lines):
         return f"a line on stderr of more than {MAX_LINE_CHARS} characters"
-    if result.exit_code == 2 and "Error: Invalid value for '--decisions'" in result.stderr:
+    if result.exit_code == 2 and result.stderr.startswith("osep: error: replay: --decisions: "):
         # click's own check of the option (a directory where a file is wanted): a usage error.
         return None if any(f.is_dir() for f in files) else "usage error: " + result.stderr
     warnings = [line for line in lines if line.startswith("osep: warning: ")]

@@ -119,7 +119,8 @@ _NUMBERS = [
 @pytest.mark.parametrize("option, value", [("--slots", "1000001"), ("-p", "1000001")])
 def test_replay_counts_are_bounded(runner, option, value):
     result = runner.invoke(cli, ["replay", *SHARE_BACK, option, value])
-    assert result.exit_code == 2 and "Invalid value for" in result.output
+    assert result.exit_code == 2 and result.stderr.startswith("osep: error: replay: ")
+    assert f"{option}" in result.stderr and "is not in the range" in result.stderr
 
 
 @pytest.mark.parametrize("value", ["nan", "inf", "-inf", "1e300"])
@@ -128,13 +129,15 @@ def test_numbers_out_of_bounds_or_not_numbers_are_refused(runner, command, optio
     result = runner.invoke(cli, [*command, f"{option}={value}" if option.startswith("--") else option, *(
         [] if option.startswith("--") else [value])])
     assert result.exit_code == 2, result.output
-    assert "Invalid value for" in result.output and "Traceback" not in result.output
+    assert result.stderr.startswith(f"osep: error: {command[0]}: "), result.stderr
+    assert option in result.stderr and len(result.stderr.splitlines()) == 1, result.stderr
 
 
 def test_policy_name_typo(runner):
     result = runner.invoke(cli, ["simulate", JOB_SIZE, "--policy", "osepp"])
     assert result.exit_code == 2
-    assert "'osepp' is not one of" in result.output
+    assert result.stderr == ("osep: error: simulate: --policy: 'osepp' is not one of 'none', 'fairshare', 'osep', "
+                             "'osep-ckpt', 'slurm', 'share', 'grid', 'cambridge' (see 'osep simulate --help')\n")
 
 
 def test_bad_scenario_exits_2_naming_file_and_key(runner, tmp_path):
@@ -372,8 +375,7 @@ def test_report_usage_errors(runner, args, message):
     assert result.exit_code == 2
     assert message in result.output
     assert result.exception is None or isinstance(result.exception, SystemExit)
-    if not result.stderr.startswith("Usage:"):  # a misused option gets click's usage text; bad
-        assert len(result.stderr.splitlines()) == 1, result.stderr  # data one line
+    assert len(result.stderr.splitlines()) == 1, result.stderr  # a misused option as bad data
 
 
 def test_progress_only_on_a_terminal(monkeypatch, capsys):

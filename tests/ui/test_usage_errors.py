@@ -1,0 +1,377 @@
+"""Every usage error of every command is one line: ``osep: error: ...``, exit status 2.
+
+The cases are generated, with a fixed seed, from the commands' own click definitions: for each
+option and argument of each command (and of the ``osep`` group), values its type refuses (choices
+not in the list, numbers out of range, not numbers or nan, a directory where a file is wanted),
+a missing value, unknown options and commands, extra arguments, hostile text (newlines, terminal
+escapes, very long strings), and the option combinations the commands refuse themselves. They run
+in-process through click's runner, which goes through the group's ``main`` as the ``osep`` command
+does; a sample of them, and the paths that are missing or FIFOs (which must not hang), run as real
+``python -m osep`` processes, each within 20 s and 1 GiB.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import resource
+import signal
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from osep.ui.cli import cli
+from osep.ui.usage import SHOWN, usage_line
+
+ROOT = Path(__file__).parents[2]
+SEED = 20261128
+TIMEOUT = 20.0  # seconds a child may take
+MAX_RSS_KIB = 1024 * 1024  # 1 GiB, as ru_maxrss counts on Linux
+HOSTILE = ["a\nb", "\x1b[31mred\x1b[0m", "x\r\ny", "tab\there", "\x07", "\x9b2J", "line\u2028sep",
+           "\u202eevil", "é" * 3, "z" * 5000, "'\"\\", "-", "--", ""]
+# Placeholders for the files a case needs, made once per module (a FIFO nobody writes to is one).
+DIR, FIFO, MISSING, FILE = "{dir}", "{fifo}", "{missing}", "{file}"
+
+
+@dataclass(frozen=True)
+class Case:
+    """A command line, what its one line must start with, and what else it must name."""
+
+    args: tuple[str, ...]
+    starts: str = "osep: error: "
+    names: tuple[str, ...] = ()
+    usage: bool = True  # refused by click (or as a usage error): exit 2 and a "see --help"
+    choices: tuple[str, ...] = ()  # a bad choice: the line lists them all
+
+    def __str__(self) -> str:
+        return " ".join(a[:30] for a in self.args)[:120]
+
+
+def _long(option: click.Option) -> str:
+    longs = [o for o in option.opts if o.startswith("--")]
+    return longs[0] if longs else option.opts[0]
+
+
+def _given(option: click.Option, value: str) -> tuple[str, ...]:
+    """The option with ``value``: ``--name=value`` (so that a value starting with "-" is still the
+    option's), ``-x value`` for a short-only option."""
+    name = _long(option)
+    return (f"{name}={value}",) if name.startswith("--") else (name, value)
+
+
+def _bad_values(param: click.Parameter, rng: random.Random) -> list[str]:
+    """Values the parameter's type refuses, a few of each kind, drawn with ``rng``."""
+    kind = param.type
+    hostile = rng.sample(HOSTILE[:-3], 3)
+    if isinstance(kind, click.Choice):
+        choices = [str(c) for c in kind.choices]
+        return [choices[0] + "x", choices[-1].upper() + "Z", " " + choices[0], *hostile]
+    if isinstance(kind, click.IntRange):
+        out = ["1.5", "abc", "nan", "9" * 400, *hostile]
+        if kind.max is not None:
+            out.append(str(kind.max + 1 + rng.randrange(1000)))
+        if kind.min is not None:
+            out.append(str(kind.min - 1 - rng.randrange(1000)))
+        return out
+    if isinstance(kind, click.FloatRange):
+        out = ["nan", "inf", "-inf", "1e400", "abc", "1,5", *hostile]
+        if kind.max is not None:
+            out.append(repr(kind.max * (1 + rng.random()) + 1))
+        if kind.min is not None:
+            out.append(repr(kind.min - 1 - rng.random() * 100))
+        return out
+    if isinstance(kind, click.Path) and not kind.dir_okay:
+        return [DIR]
+    return []
+
+
+def _options(command: click.Command) -> list[click.Option]:
+    return [p for p in command.params if isinstance(p, click.Option) and p.expose_value]
+
+
+def generate() -> list[Case]:
+    """Every kind of usage error for every command, deterministic for the seed."""
+    rng = random.Random(SEED)
+    cases: list[Case] = []
+    commands: list[tuple[tuple[str, ...], click.Command]] = [((), cli)]
+    commands += [((name,), command) for name, command in sorted(cli.commands.items())]
+    for path, command in commands:
+        starts = f"osep: error: {path[0]}: " if path else "osep: error: "
+        for option in _options(command):
+            opts = tuple(option.opts)
+            choices = tuple(f"'{c}'" for c in getattr(option.type, "choices", ()))
+            for value in _bad_values(option, rng):
+                cases.append(Case((*path, *_given(option, value)), starts, opts, choices=choices))
+            if option.is_flag:
+                if option.opts[0].startswith("--"):
+                    cases.append(Case((*path, f"{option.opts[0]}={rng.choice(HOSTILE[:4])}"), starts))
+            else:
+                cases.append(Case((*path, option.opts[rng.randrange(len(option.opts))]), starts, opts))
+            near = _long(option)[:-1]  # a typo: one letter short, or a dash short
+            if near not in (o for p in command.params for o in getattr(p, "opts", ())):
+                cases.append(Case((*path, near), starts))
+        for argument in (p for p in command.params if isinstance(p, click.Argument)):
+            for value in _bad_values(argument, rng):
+                cases.append(Case((*path, value), starts))
+            if argument.required:
+                cases.append(Case(path, starts, (argument.human_readable_name,)))
+        for text in HOSTILE[:10]:
+            cases.append(Case((*path, f"--{text}"), starts))
+            cases.append(Case((*path, f"-{text[:1] or 'Z'}Q"), starts))
+        if path and all(p.nargs != -1 for p in command.params if isinstance(p, click.Argument)):
+            arguments = sum(1 for p in command.params if isinstance(p, click.Argument))
+            extra = [f"extra{n}" for n in range(arguments)] + [rng.choice(HOSTILE[:4])]
+            cases.append(Case((*path, *extra), starts, ("unexpected extra",)))
+    for text in [*HOSTILE[:10], "simulat", "valid", "Run", "help"]:
+        cases.append(Case((text,), "osep: error: no such command "))
+    cases += _refused_combinations()
+    return cases
+
+
+def _refused_combinations() -> list[Case]:
+    """The option combinations the commands refuse themselves (click.UsageError in osep/ui)."""
+    scenario = str(ROOT / "config" / "scenarios" / "paper-job-size.toml")
+    shares = str(ROOT / "config" / "slurm-classic-example.toml")
+    trace = str(ROOT / "config" / "traces" / "NASA-iPSC-1993-3.1-cln.swf.gz")
+    sim = "osep: error: simulate: "
+    cases = [
+        Case(("simulate",), sim, ("give a SCENARIO",)),
+        Case(("simulate", scenario, "--trace", trace), sim, ("not both",)),
+        Case(("simulate", "--trace", trace, "--until", "50", "--days", "1"), sim, ("--until or --days",)),
+        Case(("simulate", "--trace", trace, "--since", "50", "--until", "40"), sim, ("must be after",)),
+        Case(("simulate", "--trace", trace, "--least", "0.5", "--policy-file", shares), sim, ("--least",)),
+        Case(("simulate", scenario, "--plot", "x.gif"), sim, ("--plot", ".png or .svg")),
+        Case(("simulate", scenario, "--plot", "/no/such/dir/\x1b[31m\n.png"), sim, ("no directory",)),
+        Case(("shares",), "osep: error: shares: ", ("give a FILE",)),
+        Case(("shares", "--from-pool", shares), "osep: error: shares: ", ("do not go together",)),
+        Case(("shares", "--pool", "cm\nx", shares), "osep: error: shares: ", ("--pool goes with --from-pool",)),
+        Case(("report", "--since", "x\ny"), "osep: error: report: ", ("go with --history",)),
+        Case(("report", "--history", "--tree"), "osep: error: report: ", ("do not go with --history",)),
+        Case(("--log-file", DIR, "validate", scenario), "osep: error: --log-file: "),
+        Case(("--log-file", FIFO, "validate", scenario), "osep: error: --log-file: ", ("nobody reads",)),
+        Case(("--log-level", "info"), "osep: error: missing command"),
+    ]
+    for option in ("--slots", "--owners", "--since", "--horizon", "--limit"):
+        value = "group" if option == "--owners" else "4"
+        cases.append(Case(("simulate", scenario, option, value), sim, (f"{option} goes with --trace",)))
+    return cases
+
+
+# Paths an option or argument takes that click does not check (missing, a FIFO): the command's own
+# reading refuses them, in one line, and must not wait on a FIFO for ever. These run as children.
+def generate_paths() -> list[Case]:
+    cases = []
+    for name, command in sorted(cli.commands.items()):
+        for param in command.params:
+            if not isinstance(param.type, click.Path) or param.name in ("plot", "state_file", "decisions"):
+                continue  # a plot is written, a state file may be missing, decisions need --history
+            for value in (MISSING, FIFO):
+                if isinstance(param, click.Argument):
+                    args = (name, value, *(("--policy", FILE) if name == "replay" else ()))
+                elif name == "replay":
+                    args = (name, FILE, *_given(param, value)) if param.name != "policy_file" else (
+                        name, FILE, "--policy", value)
+                elif name == "simulate" and param.name == "policy_file":
+                    args = (name, "--trace", FILE, "--policy-file", value)
+                else:
+                    args = (name, *_given(param, value))
+                cases.append(Case(args, usage=False))
+    return cases
+
+
+CASES = generate()
+PATHS = generate_paths()
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory) -> dict[str, str]:
+    folder = tmp_path_factory.mktemp("usage")
+    fifo = folder / "fifo.swf"
+    os.mkfifo(fifo)
+    plain = folder / "file.log"
+    plain.write_text("not a log\n")
+    return {DIR: str(folder), FIFO: str(fifo), MISSING: str(folder / "missing.toml"), FILE: str(plain)}
+
+
+def _args(case: Case, files: dict[str, str]) -> list[str]:
+    out = []
+    for arg in case.args:
+        text = arg
+        for key, value in files.items():
+            text = text.replace(key, value)
+        out.append(text)
+    return out
+
+
+def check(case: Case, status: int, stdout: str, stderr: str) -> None:
+    """One line on stderr, osep's form, printable, naming what the case says; status 2."""
+    assert status == 2, (case.args, status, stderr)
+    assert stderr.endswith("\n") and stderr.count("\n") == 1, (case.args, stderr)
+    line = stderr[:-1]
+    assert line.startswith(case.starts), (case.args, line)
+    assert all(char.isprintable() for char in line), (case.args, line)
+    assert "Traceback" not in line and not stdout, (case.args, stdout)
+    if case.usage:
+        assert line.endswith("--help')"), line
+        assert any(name in line for name in case.names) if case.names else True, (case.names, line)
+        assert all(choice in line for choice in case.choices), (case.choices, line)
+    assert len(line) < 1000, len(line)  # a long argument is cut short
+
+
+def test_enough_cases_of_every_kind():
+    assert len(CASES) >= 300
+    assert {c.args[0] for c in CASES if c.args} >= set(cli.commands)
+    assert len(PATHS) >= 10
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_usage_error_is_one_line(case, files):
+    result = CliRunner().invoke(cli, _args(case, files), env={"OSEP_LOG_LEVEL": None})
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    check(case, result.exit_code, result.stdout, result.stderr)
+
+
+def _child(args: list[str], folder: Path) -> tuple[int, str, str, int, float]:
+    """``python -m osep ARGS`` as a child: its status, stdout, stderr, peak memory (KiB) and time;
+    killed after TIMEOUT seconds (status -9)."""
+    out, err = folder / "out", folder / "err"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OSEP_")}
+    start = time.monotonic()
+    with out.open("wb") as stdout, err.open("wb") as stderr:
+        child = subprocess.Popen([sys.executable, "-m", "osep", *args], stdin=subprocess.DEVNULL,
+                                 stdout=stdout, stderr=stderr, env=env, cwd=ROOT)
+    while True:
+        pid, status, usage = os.wait4(child.pid, os.WNOHANG)
+        if pid:
+            break
+        if time.monotonic() - start > TIMEOUT:
+            child.kill()
+            pid, status, usage = os.wait4(child.pid, 0)
+            break
+        time.sleep(0.02)
+    child.returncode = os.waitstatus_to_exitcode(status)  # reaped here: Popen must not wait again
+    return (child.returncode, out.read_text(errors="replace"), err.read_text(errors="replace"),
+            usage.ru_maxrss, time.monotonic() - start)
+
+
+def _sample() -> list[Case]:
+    """Every twentieth generated case (at least 30, of every command), and every unchecked path."""
+    picked = CASES[::20]
+    assert len(picked) >= 30
+    return picked + PATHS
+
+
+def test_as_real_processes(files, tmp_path):
+    """The same one line from the real ``osep``, within TIMEOUT seconds and 1 GiB each."""
+    cases = _sample()
+
+    def one(index: int) -> tuple[Case, tuple[int, str, str, int, float]]:
+        folder = tmp_path / str(index)
+        folder.mkdir()
+        return cases[index], _child(_args(cases[index], files), folder)
+
+    with ThreadPoolExecutor(max_workers=min(8, os.cpu_count() or 1)) as pool:
+        results = list(pool.map(one, range(len(cases))))
+    assert len(results) >= 30
+    for case, (status, stdout, stderr, rss, seconds) in results:
+        assert seconds < TIMEOUT and status != -signal.SIGKILL, (case.args, "hung")
+        assert rss <= MAX_RSS_KIB, (case.args, rss)
+        check(case, status, stdout, stderr)
+
+
+# The formatter itself: click's exceptions in, osep's line out.
+@click.group(name="osep", cls=type(cli))
+def toy() -> None:
+    pass
+
+
+@toy.command()
+@click.option("--kind", type=click.Choice(["a", "b"]), envvar="TOY_KIND")
+@click.option("-n", "--count", type=click.IntRange(0, 9))
+@click.argument("name", required=False)
+def make(kind: str | None, count: int | None, name: str | None) -> None:
+    if name == "both":
+        raise click.UsageError("NAME and --kind\ndo not go together.")
+    if name == "param":
+        raise click.BadParameter("is\nwrong", param_hint=["--kind", "-k"])
+
+
+@pytest.mark.parametrize("args, env, line", [
+    (["make", "--kind", "c"], {}, "make: --kind: 'c' is not one of 'a', 'b'"),
+    (["make", "-n", "10"], {}, "make: -n/--count: 10 is not in the range 0<=x<=9"),
+    (["make", "-n"], {}, "make: option '-n' requires an argument"),
+    (["make", "--kind=a\nb"], {}, "make: --kind: 'a\\nb' is not one of 'a', 'b'"),
+    (["make", "--zz\x1b[2J"], {}, "make: --zz\\x1b[2J: no such option"),
+    (["make", "--kinds"], {}, "make: --kinds: no such option (did you mean --kind?)"),
+    (["make", "x", "y\nz"], {}, "make: got unexpected extra argument (y\\nz)"),
+    (["make", "both"], {}, "make: NAME and --kind do not go together"),
+    (["make", "param"], {}, "make: --kind/-k: is wrong"),
+    (["make"], {"TOY_KIND": "q\n\x1b[1m"}, "make: --kind (from TOY_KIND): 'q\\n\\x1b[1m' is not one of 'a', 'b'"),
+    (["mak"], {}, "no such command 'mak' (did you mean make?)"),
+    (["m\nk"], {}, "no such command 'm\\nk'"),
+    (["make", "--kind=" + "x" * 300], {}, f"make: --kind: '{'x' * SHOWN}... (300 characters)' is not one of 'a', 'b'"),
+])
+def test_formatter(args, env, line):
+    result = CliRunner().invoke(toy, args, env=env)
+    assert result.exit_code == 2
+    hint = "(see 'osep --help')" if line.startswith("no such command") else "(see 'osep make --help')"
+    assert result.stderr == f"osep: error: {line} {hint}\n"
+
+
+def test_formatter_without_a_context():
+    assert usage_line(click.UsageError("Bad\n\tthing.")) == "bad thing"
+    assert usage_line(click.ClickException("a\x1b]0;title\x07b")) == "a\\x1b]0;title\\x07b"
+
+
+def test_help_and_version_are_click_s(tmp_path):
+    assert CliRunner().invoke(cli, ["--version"]).stdout == "osep, version 0.1.0\n"
+    for args in (["--help"], ["simulate", "--help"], ["simulate", "-h"]):
+        result = CliRunner().invoke(cli, args)
+        assert result.exit_code == 0 and result.stdout.startswith("Usage: osep")
+
+
+def test_a_bad_log_level_in_the_environment_is_one_line():
+    result = CliRunner().invoke(cli, ["validate", str(ROOT / "config" / "policy.toml")],
+                                env={"OSEP_LOG_LEVEL": "loud\n\x1b[31m"})
+    assert result.exit_code == 2
+    assert result.stderr.count("\n") == 1 and result.stderr.startswith("osep: error: environment: OSEP_LOG_LEVEL: ")
+    assert "\x1b" not in result.stderr
+
+
+def test_ctrl_c_is_one_line_and_status_130(monkeypatch):
+    def interrupted(path):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("osep.ui.cmd_files.read_toml", interrupted)
+    result = CliRunner().invoke(cli, ["validate", "x.toml"])
+    assert (result.exit_code, result.stderr) == (130, "osep: error: interrupted\n")
+
+
+def test_ctrl_c_of_a_real_process(tmp_path):
+    """SIGINT to a real osep while a command runs: one line, status 130."""
+    code = ("import sys, time\n"
+            "import osep.ui.cmd_files as files\n"
+            "def wait(path):\n"
+            "    print('ready', flush=True)\n"
+            "    time.sleep(30)\n"
+            "files.read_toml = wait\n"
+            "from osep.ui.cli import main\n"
+            "sys.argv = ['osep', 'validate', 'x.toml']\n"
+            "main()\n")
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True, cwd=ROOT)
+    try:
+        assert child.stdout is not None and child.stdout.readline() == "ready\n"
+        child.send_signal(signal.SIGINT)
+        _, stderr = child.communicate(timeout=TIMEOUT)
+    finally:
+        child.kill()
+    assert (child.returncode, stderr) == (130, "osep: error: interrupted\n")
+    assert resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss <= MAX_RSS_KIB
