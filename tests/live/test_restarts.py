@@ -57,9 +57,15 @@ def ceilings_at(live: Live, address: str) -> dict[str, int]:
 
 @pytest.mark.parametrize("live", [SLOW_NEGOTIATOR], indirect=True)
 def test_a_stop_after_a_collector_restart_lifts_every_ceiling(live: Live):
-    live.config(OSEP_POLICY_FILE=live.work / "policy.toml")
-    alice = holding(live)
-    daemon = live.daemons[-1]
+    # One vacate a cycle, every 15 s: bob takes minutes to reach his 10, and alice is held all that
+    # time (once he has them, nobody waits and her ceiling is lifted, which is not what this tests).
+    live.config(OSEP_POLICY_FILE=live.work / "policy.toml", OSEP_MAX_VACATES=1, OSEP_INTERVAL=15)
+    live.fill("alice")
+    live.policy(SHARES)
+    daemon = live.start()
+    live.submit("bob", 10)
+    alice = f"alice@{live.pool.uid_domain()}"
+    live.wait_until(lambda: live.ceilings().get(alice, -1) >= 0, 60, "alice's ceiling")
     address = live.pool.condor(["condor_status", "-negotiator", "-af", "MyAddress"]).strip()
     assert ceilings_at(live, address)[alice] >= 0
 
@@ -69,6 +75,7 @@ def test_a_stop_after_a_collector_restart_lifts_every_ceiling(live: Live):
     good = len(live.events("cycle"))
     live.wait_until(lambda: len(live.events("cycle")) >= good + 2, 120, "two good cycles after the restart")
     assert negotiators(live) == [], "the negotiator is back in the collector already: nothing to test"
+    assert live.running("bob") < 10 and ceilings_at(live, address)[alice] >= 0, "alice still held"
     assert live.stop(daemon) == 0
     assert (daemon.stderr.read() if daemon.stderr else "") == ""
     measured = len(live.events("negotiator_not_located"))
