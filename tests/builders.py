@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from osep.config.bounds import MAX_NAME, MAX_OWNERS, share_maximum
@@ -214,3 +214,16 @@ def translated(knobs: Mapping[str, str], pool_size: PoolSize = PoolSize(), **opt
     check_osep_rules(result.text)
     assert f"{len(result.problems):,} problem" in result.text or not result.problems
     return result
+
+
+def places(value: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+    """Every place in a parsed document (JSON or TOML): each key's value, each item of a list, as the
+    path of keys and indices that leads to it; what the hostile-file tests mutate."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield (*path, key)
+            yield from places(item, (*path, key))
+    elif isinstance(value, list):
+        for k, item in enumerate(value):
+            yield (*path, k)
+            yield from places(item, (*path, k))

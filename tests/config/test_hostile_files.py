@@ -19,7 +19,7 @@ import re
 import signal
 import time
 import tomllib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,6 +27,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from builders import places
 from osep.config.bounds import MAX_FILE_BYTES
 from osep.config.toml import escape
 from osep.sim.variants import NAMES as POLICY_NAMES
@@ -146,18 +147,6 @@ class Case:
     make: Callable[[Path], Path] | None = None
 
 
-def _paths(value: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
-    """Every place in a parsed document: each key of each table, each item of each array."""
-    if isinstance(value, dict):
-        for k, v in value.items():
-            yield (*path, k)
-            yield from _paths(v, (*path, k))
-    elif isinstance(value, list):
-        for i, v in enumerate(value):
-            yield (*path, i)
-            yield from _paths(v, (*path, i))
-
-
 def _get(doc: Any, path: tuple[Any, ...]) -> Any:
     for step in path:
         doc = doc[step]
@@ -239,13 +228,13 @@ def document_cases(kind: str, doc: dict[str, Any]) -> list[Case]:
         if new is not None:
             cases.append(Case(f"{kind}: {what}", name, toml_text(new).encode()))
 
-    places = list(_paths(doc))
-    numeric = [p for p in places if _numeric(_get(doc, p))]
+    every = list(places(doc))
+    numeric = [p for p in every if _numeric(_get(doc, p))]
     numeric += [p for p in OPTIONAL if p[0] in doc and p not in numeric]
     for p in numeric:
         for n, text in enumerate(HOSTILE_NUMBERS):
             add("hostile number", f"num-{p}-{n}", _set(doc, p, Raw(text)))
-    for p in places:
+    for p in every:
         value = _get(doc, p)
         if _amount(value):
             for n, text in enumerate(HOSTILE_AMOUNTS):
@@ -254,13 +243,13 @@ def document_cases(kind: str, doc: dict[str, Any]) -> list[Case]:
             for n, text in enumerate(HOSTILE_STRINGS):
                 add("hostile string", f"str-{p}-{n}", _set(doc, p, text))
         for k in range(7):  # seven of the wrong types at each place, a different seven at the next
-            n = (places.index(p) + k) % len(WRONG_TYPES)
+            n = (every.index(p) + k) % len(WRONG_TYPES)
             add("wrong type", f"type-{p}-{n}", _set(doc, p, WRONG_TYPES[n]))
-    owners = [p for p in places if len(p) == 2 and p[0] in ("owners", "usage")]
+    owners = [p for p in every if len(p) == 2 and p[0] in ("owners", "usage")]
     for p in owners[:2]:
         for n, text in enumerate(HOSTILE_STRINGS):
             add("hostile name", f"name-{p}-{n}", _rename(doc, p, text))
-    deep_at = (numeric[0] if numeric else places[0])
+    deep_at = (numeric[0] if numeric else every[0])
     for depth in DEPTHS:
         add("deep nesting", f"deep-array-{depth}", _set(doc, deep_at, Raw("[" * depth + "]" * depth)))
         add("deep nesting", f"deep-inline-{depth}",
@@ -271,7 +260,7 @@ def document_cases(kind: str, doc: dict[str, Any]) -> list[Case]:
         cases.append(Case(f"{kind}: deep nesting", f"deep-header-{depth}",
                           toml_text(doc).encode() + f"\n[{dotted}]\n".encode()))
     for size in (10_000, MAX_FILE_BYTES - 200, MAX_FILE_BYTES + 1):
-        first = places[0]
+        first = every[0]
         add("huge string", f"huge-{size}", _set(doc, first, "x" * size))
     return cases
 

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from builders import places
 from osep.config.toml import escape
 from osep.core.model import JobId
 from osep.core.reservations import Reservation
@@ -116,18 +117,6 @@ def resum(doc: dict[str, Any]) -> dict[str, Any]:
     with contextlib.suppress(KeyError, TypeError, ValueError):
         doc["sha256"] = checksum(doc["state"])
     return doc
-
-
-def places(value: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
-    """Every place in a parsed document: each key's value, each item."""
-    if isinstance(value, dict):
-        for key, item in value.items():
-            yield (*path, key)
-            yield from places(item, (*path, key))
-    elif isinstance(value, list):
-        for k, item in enumerate(value):
-            yield (*path, k)
-            yield from places(item, (*path, k))
 
 
 def put(doc: Any, path: tuple[Any, ...], value: Any) -> Any:
