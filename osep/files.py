@@ -35,6 +35,18 @@ def regular(path: Path) -> os.stat_result:
     return info
 
 
+def unreadable(exc: OSError | ValueError, directory: str = "is a directory, not a file") -> str:
+    """Why :func:`open_regular` or :func:`read_regular` refused a path, as a reader's one-line error
+    says it (``directory``: what it says of a directory)."""
+    if isinstance(exc, FileNotFoundError):
+        return "no such file"
+    if isinstance(exc, NotRegular):
+        return directory if exc.directory else "not a regular file"
+    if isinstance(exc, ValueError):  # os.open refuses a name with a NUL in it
+        return "cannot read: the name has a NUL character"
+    return f"cannot read: {exc.strerror or exc}"
+
+
 def open_regular(path: Path) -> int:
     """A descriptor of the regular file at ``path``, open for reading, without waiting; raises as
     :func:`regular` does."""

@@ -21,7 +21,7 @@ from osep.config import bounds as B
 from osep.config.toml import bound_text, check_name, show
 from osep.core.model import JobId
 from osep.errors import ConfigError, OsepError
-from osep.files import NotRegular, regular
+from osep.files import open_regular, unreadable
 from osep.sim.specs import JobSpec
 from osep.sim.swf import Workload
 
@@ -66,14 +66,9 @@ def read_job_list(path: Path, since: float = 0.0, until: float | None = None,
     """The jobs submitted in ``[since, until)`` (at most ``limit``), submit times counted from
     ``since``; at most MAX_JOBS + 1 of them (enough to tell that there are too many)."""
     try:
-        regular(path)  # before opening: a FIFO is not even opened
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0))
-    except FileNotFoundError:
-        raise JobListError("no such file") from None
-    except NotRegular as exc:
-        raise JobListError("is a directory, not a file" if exc.directory else "not a regular file") from None
+        fd = open_regular(path)
     except (OSError, ValueError) as exc:
-        raise JobListError(f"cannot read: {getattr(exc, 'strerror', None) or exc}") from None
+        raise JobListError(unreadable(exc)) from None
     raw = _Bounded(fd, path, B.MAX_JOB_LIST_BYTES)
     text = io.TextIOWrapper(io.BufferedReader(raw, 1 << 16), encoding="utf-8", newline="",
                             errors="surrogateescape")  # a byte that is not UTF-8 shows in its cell

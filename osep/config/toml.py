@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 
 from osep.config.bounds import MAX_FILE_BYTES, MAX_KEY_PARTS, MAX_NAME, MAX_TABLES
 from osep.errors import ConfigError
-from osep.files import NotRegular, read_regular
+from osep.files import read_regular, unreadable
 
 E = TypeVar("E", bound=enum.Enum)
 _MISSING: Any = object()
@@ -126,15 +126,8 @@ def _read_bytes(path: Path) -> bytes:
     """The file's bytes: a regular file of at most MAX_FILE_BYTES (see :mod:`osep.files`)."""
     try:
         data = read_regular(path, MAX_FILE_BYTES)
-    except FileNotFoundError:
-        raise ConfigError(path, None, "no such file") from None
-    except NotRegular as exc:
-        raise ConfigError(path, None, "is a directory, not a file" if exc.directory
-                          else "not a regular file") from None
-    except OSError as exc:
-        raise ConfigError(path, None, f"cannot read: {exc.strerror or exc}") from None
-    except ValueError:
-        raise ConfigError(path, None, "cannot read: the name has a NUL character") from None
+    except (OSError, ValueError) as exc:
+        raise ConfigError(path, None, unreadable(exc)) from None
     if len(data) > MAX_FILE_BYTES:
         raise ConfigError(path, None, f"larger than {MAX_FILE_BYTES:,} bytes: not a policy or scenario")
     return data

@@ -49,7 +49,7 @@ from pathlib import Path
 from osep.config import bounds as B
 from osep.core.model import JobId
 from osep.errors import OsepError
-from osep.files import NotRegular, open_regular
+from osep.files import open_regular, unreadable
 from osep.sim.specs import JobSpec
 
 FIELDS = 18
@@ -157,15 +157,8 @@ def _open(path: Path) -> io.FileIO:
     and anything swapped in meanwhile once it is (see :mod:`osep.files`)."""
     try:
         return io.FileIO(open_regular(path), "rb")
-    except FileNotFoundError:
-        raise TraceError(path, "no such file") from None
-    except NotRegular as exc:
-        raise TraceError(path, "a directory, not a workload log" if exc.directory
-                         else "not a regular file") from None
-    except OSError as exc:  # a name the system refuses to look up (too long, a loop of links)
-        raise TraceError(path, f"cannot read: {exc.strerror or exc}") from None
-    except ValueError:
-        raise TraceError(path, "cannot read: the name has a NUL character") from None
+    except (OSError, ValueError) as exc:
+        raise TraceError(path, unreadable(exc, "a directory, not a workload log")) from None
 
 
 def _lines(path: Path) -> Generator[str, None, None]:
