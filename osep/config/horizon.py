@@ -55,11 +55,13 @@ def simulation_limit(negotiation: float, interval: float, slots: int, jobs: int,
     one of them busy: an enforcement cycle looks at every slot and owner and hands the decision the
     kept view of the jobs in flight, a negotiation cycle looks at the owners, the free slots and the
     queued jobs' shapes.)"""
-    return min(_cycles(negotiation, interval), _work(negotiation, interval, slots, jobs, owners))
+    return min(within_cycles(negotiation, interval), _work(negotiation, interval, slots, jobs, owners))
 
 
-def _cycles(negotiation: float, interval: float) -> float:
-    return B.MAX_CYCLES / (1 / negotiation + 1 / interval)
+def within_cycles(negotiation: float, interval: float, cycles: float = B.MAX_CYCLES) -> float:
+    """The simulated seconds by which a pool negotiating every ``negotiation`` seconds and enforcing
+    every ``interval`` has made ``cycles`` cycles in all."""
+    return cycles / (1 / negotiation + 1 / interval)
 
 
 def _work(negotiation: float, interval: float, slots: int, jobs: int, owners: int) -> float:
@@ -70,7 +72,7 @@ def _work(negotiation: float, interval: float, slots: int, jobs: int, owners: in
 def bound_reason(negotiation: float, interval: float, slots: int, jobs: int, owners: int) -> str:
     """What the bound is, in a few words: the one of its two limits that binds."""
     cycles = f"a negotiation cycle every {negotiation:g} s and an enforcement cycle every {interval:g} s"
-    if _cycles(negotiation, interval) <= _work(negotiation, interval, slots, jobs, owners):
+    if within_cycles(negotiation, interval) <= _work(negotiation, interval, slots, jobs, owners):
         return f"{B.MAX_CYCLES:,} cycles at {cycles}"
     pool = "1 slot or machine" if slots == 1 else f"{slots:,} slots and machines"
     return f"{B.MAX_WORK:,} units of work at {cycles} over {pool}, {jobs:,} jobs and {owners:,} owners"

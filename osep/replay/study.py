@@ -197,14 +197,14 @@ def study(
 def _scenario(sources: Sequence[LogSource], result: Replay, policy: PolicySettings,
               interval: float, capacity: int, what_if: WhatIf) -> Scenario:
     """The recorded workload (finished jobs: their arrival and run time) as a scenario."""
-    from osep.config.horizon import BOUND, Horizon
+    from osep.config.horizon import BOUND, Horizon, within_cycles
     from osep.config.scenario import Scenario
     from osep.sim.specs import Checkpointing, JobSpec, PoolSettings, SlotSpec
 
     # The run stops where it would have made MAX_WHAT_IF_CYCLES cycles, every one of them run: past
     # the recorded workload's end (_check_what_if), so only a run whose queue does not drain stops.
     n = what_if.negotiation_interval
-    limit = MAX_WHAT_IF_CYCLES / (1 / n + 1 / interval)
+    limit = within_cycles(n, interval, MAX_WHAT_IF_CYCLES)
     horizon = Horizon(limit, BOUND, limit, f"{MAX_WHAT_IF_CYCLES:,} cycles at a negotiation cycle every {n:g} s "
                       f"and an enforcement cycle every {interval:g} s", "give a longer --negotiation-interval or -t")
     return Scenario(
