@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import errno
 import functools
+import importlib.util
 import math
 import os
 import sys
@@ -178,6 +179,9 @@ def check_plot(plot: Path | None) -> None:
         raise click.BadParameter(f"no directory {escape(str(folder))} to write it in", param_hint="--plot")
     if not os.access(folder, os.W_OK | os.X_OK):
         raise click.BadParameter(f"cannot write in {escape(str(folder))}", param_hint="--plot")
+    if importlib.util.find_spec("matplotlib") is None:  # optional where osep is packaged for a server
+        raise click.BadParameter("plots need matplotlib, which is not installed (pip install "
+                                 "matplotlib; on Debian: apt install python3-matplotlib)", param_hint="--plot")
 
 
 def skipped(scenario: Any) -> None:

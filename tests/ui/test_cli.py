@@ -98,6 +98,16 @@ def test_a_plot_that_could_not_be_written_is_refused_before_the_run(runner, tmp_
     assert "PV" not in result.stdout  # no results printed before the error
 
 
+def test_a_plot_without_matplotlib_is_refused_before_the_run(runner, tmp_path, monkeypatch):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "matplotlib" else real(name, *a))
+    result = runner.invoke(cli, ["simulate", JOB_SIZE, "--plot", str(tmp_path / "x.png")])
+    assert result.exit_code == 2 and "matplotlib" in result.output and "python3-matplotlib" in result.output
+    assert "PV" not in result.stdout and not (tmp_path / "x.png").exists()
+
+
 # Every number a command takes is bounded, and nan is refused as well as what is out of bounds (click
 # lets nan through a float range); a user's typo never runs for ever or prints a 300-digit figure.
 _NUMBERS = [
