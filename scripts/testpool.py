@@ -51,11 +51,16 @@ from pathlib import Path
 DEFAULT_DIR = Path(os.environ.get("OSEP_TESTPOOL_DIR", "/var/cache/osep-testpool"))
 MIRROR = os.environ.get("OSEP_TESTPOOL_MIRROR", "http://deb.debian.org/debian")
 # Each suite's build recipe; bump one when its recipe changes, so that its cached root is rebuilt.
-RECIPES = {"trixie": "2", "forky": "2"}
+RECIPES = {"trixie": "3", "forky": "3"}
 SUITES = tuple(RECIPES)
 DEFAULT_SUITE = os.environ.get("OSEP_TESTPOOL_SUITE", "trixie")
 DEBOOTSTRAP_SCRIPTS = Path("/usr/share/debootstrap/scripts")
 USERS = ("alice", "bob", "carol")
+# Besides HTCondor: what osep's Debian package needs to be built (scripts/debpackage.py) and to run
+# in the root, so that it installs there with no network (inside ``isolate`` there is none).
+PACKAGING = ("build-essential", "debhelper", "dh-python", "pybuild-plugin-pyproject", "python3-all",
+             "python3-setuptools", "python3-click", "python3-structlog", "python3-tenacity",
+             "python3-prometheus-client")
 ADDRESS = "127.0.0.1:9618"
 
 BASE_CONFIG = """\
@@ -182,7 +187,7 @@ class TestPool:
         # in a mount namespace of its own, so that it is gone with the command however it ends.
         _run(["unshare", "--mount", "--propagation", "private", "--", "sh", "-c",
               'mount -t proc proc "$0/proc" && exec chroot "$0" apt-get install -y -qq '
-              "--no-install-recommends condor minicondor", str(fresh)], log, env)
+              f"--no-install-recommends condor minicondor {' '.join(PACKAGING)}", str(fresh)], log, env)
         for user in USERS:
             _run(["chroot", str(fresh), "useradd", "--create-home", user], log, env)
         (fresh / ".osep-testpool").write_text(self.recipe + "\n")
