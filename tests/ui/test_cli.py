@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from osep.ui.cli import cli
 
 ROOT = Path(__file__).parents[2]
-JOB_SIZE = str(ROOT / "config" / "scenarios" / "paper-job-size.toml")
+JOB_SIZE = str(ROOT / "osep" / "data" / "scenarios" / "paper-job-size.toml")
 
 
 @pytest.fixture
@@ -33,10 +33,10 @@ def test_simulate_table(runner):
 
 
 def test_the_table_says_when_the_slots_are_cores_of_partitionable_machines(runner):
-    result = runner.invoke(cli, ["simulate", str(ROOT / "config" / "scenarios" / "machines.toml")])
+    result = runner.invoke(cli, ["simulate", str(ROOT / "osep" / "data" / "scenarios" / "machines.toml")])
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines()[0] == "machines: 20 cores in 4 partitionable machines, 22 jobs"
-    doc = json.loads(runner.invoke(cli, ["simulate", str(ROOT / "config" / "scenarios" / "machines.toml"),
+    doc = json.loads(runner.invoke(cli, ["simulate", str(ROOT / "osep" / "data" / "scenarios" / "machines.toml"),
                                          "--format", "json"]).stdout)
     assert (doc["scenario"]["slots"], doc["scenario"]["machines"], doc["scenario"]["machine_cores"]) == (20, 4, 20)
 
@@ -102,11 +102,11 @@ def test_a_plot_that_could_not_be_written_is_refused_before_the_run(runner, tmp_
 # lets nan through a float range); a user's typo never runs for ever or prints a 300-digit figure.
 _NUMBERS = [
     (["simulate", JOB_SIZE], "-t"),
-    (["simulate", "--trace", str(ROOT / "config" / "traces" / "LCG-2005.swf.gz")], "--negotiation-interval"),
-    (["simulate", "--trace", str(ROOT / "config" / "traces" / "LCG-2005.swf.gz")], "--compress"),
-    (["simulate", "--trace", str(ROOT / "config" / "traces" / "LCG-2005.swf.gz")], "--least"),
-    (["simulate", "--trace", str(ROOT / "config" / "traces" / "LCG-2005.swf.gz")], "--horizon"),
-    (["simulate", "--trace", str(ROOT / "config" / "traces" / "LCG-2005.swf.gz")], "--since"),
+    (["simulate", "--trace", str(ROOT / "osep" / "data" / "traces" / "LCG-2005.swf.gz")], "--negotiation-interval"),
+    (["simulate", "--trace", str(ROOT / "osep" / "data" / "traces" / "LCG-2005.swf.gz")], "--compress"),
+    (["simulate", "--trace", str(ROOT / "osep" / "data" / "traces" / "LCG-2005.swf.gz")], "--least"),
+    (["simulate", "--trace", str(ROOT / "osep" / "data" / "traces" / "LCG-2005.swf.gz")], "--horizon"),
+    (["simulate", "--trace", str(ROOT / "osep" / "data" / "traces" / "LCG-2005.swf.gz")], "--since"),
     (["replay", "x.log", "--policy", "p.toml"], "--negotiation-interval"),
     (["replay", "x.log", "--policy", "p.toml"], "--vacate-delay"),
     (["replay", "x.log", "--policy", "p.toml"], "-t"),
@@ -156,7 +156,7 @@ def test_missing_scenario(runner, tmp_path):
 
 
 def test_validate(runner, tmp_path):
-    ok = runner.invoke(cli, ["validate", str(ROOT / "config" / "policy.toml"), JOB_SIZE])
+    ok = runner.invoke(cli, ["validate", str(ROOT / "osep" / "data" / "policy.toml"), JOB_SIZE])
     assert ok.exit_code == 0, ok.output
     assert "policy: 3 owners, 80 slots in all" in ok.output
     assert "scenario 'paper-job-size': 10 slots, 20 jobs" in ok.output
@@ -362,12 +362,12 @@ def test_report_history_from_the_decision_log(runner):
     (["replay", "--policy", str(DATA / "share-back.policy.toml"), "--decisions", str(DATA),
       str(DATA / "share-back.events.log")], "cannot read the decision log: not a regular file"),
     # Owner trees: --tree needs one, shares takes a FILE or --from-pool.
-    (["report", "--tree", "--policy", str(ROOT / "config" / "policy.toml")], "flat, not a tree"),
+    (["report", "--tree", "--policy", str(ROOT / "osep" / "data" / "policy.toml")], "flat, not a tree"),
     (["report", "--tree", "--history", "--decisions", "x.jsonl"], "do not go with --history"),
     (["shares"], "give a FILE, or --from-pool"),
-    (["shares", "--from-pool", str(ROOT / "config" / "slurm-classic-example.toml")],
+    (["shares", "--from-pool", str(ROOT / "osep" / "data" / "slurm-classic-example.toml")],
      "do not go together"),
-    (["shares", "--pool", "cm", str(ROOT / "config" / "slurm-classic-example.toml")],
+    (["shares", "--pool", "cm", str(ROOT / "osep" / "data" / "slurm-classic-example.toml")],
      "--pool goes with --from-pool"),
 ])
 def test_report_usage_errors(runner, args, message):

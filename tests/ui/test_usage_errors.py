@@ -137,9 +137,9 @@ def generate() -> list[Case]:
 
 def _refused_combinations() -> list[Case]:
     """The option combinations the commands refuse themselves (click.UsageError in osep/ui)."""
-    scenario = str(ROOT / "config" / "scenarios" / "paper-job-size.toml")
-    shares = str(ROOT / "config" / "slurm-classic-example.toml")
-    trace = str(ROOT / "config" / "traces" / "NASA-iPSC-1993-3.1-cln.swf.gz")
+    scenario = str(ROOT / "osep" / "data" / "scenarios" / "paper-job-size.toml")
+    shares = str(ROOT / "osep" / "data" / "slurm-classic-example.toml")
+    trace = str(ROOT / "osep" / "data" / "traces" / "NASA-iPSC-1993-3.1-cln.swf.gz")
     sim = "osep: error: simulate: "
     cases = [
         Case(("simulate",), sim, ("give a SCENARIO",)),
@@ -338,7 +338,7 @@ def test_help_and_version_are_click_s(tmp_path):
 
 
 def test_a_bad_log_level_in_the_environment_is_one_line():
-    result = CliRunner().invoke(cli, ["validate", str(ROOT / "config" / "policy.toml")],
+    result = CliRunner().invoke(cli, ["validate", str(ROOT / "osep" / "data" / "policy.toml")],
                                 env={"OSEP_LOG_LEVEL": "loud\n\x1b[31m"})
     assert result.exit_code == 2
     assert result.stderr.count("\n") == 1 and result.stderr.startswith("osep: error: environment: OSEP_LOG_LEVEL: ")
