@@ -12,6 +12,7 @@ does; a sample of them, and the paths that are missing or FIFOs (which must not 
 
 from __future__ import annotations
 
+import importlib.metadata
 import os
 import random
 import resource
@@ -27,6 +28,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
+import osep
 from osep.ui.cli import cli
 from osep.ui.usage import SHOWN, usage_line
 
@@ -331,7 +333,8 @@ def test_formatter_without_a_context():
 
 
 def test_help_and_version_are_click_s(tmp_path):
-    assert CliRunner().invoke(cli, ["--version"]).stdout == "osep, version 0.1.0\n"
+    assert CliRunner().invoke(cli, ["--version"]).stdout == f"osep, version {osep.__version__}\n"
+    assert importlib.metadata.version("osep") == osep.__version__  # pyproject reads it from the package
     for args in (["--help"], ["simulate", "--help"], ["simulate", "-h"]):
         result = CliRunner().invoke(cli, args)
         assert result.exit_code == 0 and result.stdout.startswith("Usage: osep")
