@@ -388,3 +388,32 @@ def test_progress_only_on_a_terminal(monkeypatch, capsys):
     assert report is not None
     report(100_000, 1795331988.0)
     assert capsys.readouterr().err == "\r100,000 events, log time 2026-11-22 07:19 UTC"
+
+
+def test_a_bundled_scenario_runs_by_name_from_any_folder(runner, tmp_path, monkeypatch):
+    by_path = runner.invoke(cli, ["simulate", JOB_SIZE, "--format", "json"])
+    monkeypatch.chdir(tmp_path)
+    by_name = runner.invoke(cli, ["simulate", "paper-job-size", "--format", "json"])
+    assert by_name.exit_code == 0, by_name.output
+    assert by_name.stdout == by_path.stdout
+    # Its workload log is found relative to the bundled file, not to the working folder.
+    nasa = runner.invoke(cli, ["simulate", "nasa-ipsc", "--policy", "none", "--format", "json"])
+    assert nasa.exit_code == 0, nasa.output
+    assert json.loads(nasa.stdout)["scenario"]["jobs"] == 1059
+
+
+def test_validate_takes_a_bundled_scenario_s_name(runner, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(cli, ["validate", "paper-general", "lcg-2005"])
+    assert result.exit_code == 0, result.output
+    assert "scenario 'paper-general': 20 slots, 60 jobs" in result.stdout
+    assert "scenario 'lcg-2005': 600 slots, 13651 jobs" in result.stdout
+
+
+@pytest.mark.parametrize("command", ["simulate", "validate"])
+def test_an_unknown_scenario_name_is_one_line_listing_the_bundled_ones(runner, tmp_path, monkeypatch, command):
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(cli, [command, "paper-generl"])
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr == ("osep: error: paper-generl: no such file, nor a bundled scenario (those are: "
+                             "lcg-2005, machines, nasa-ipsc, paper-general, paper-job-size, tree)\n")
