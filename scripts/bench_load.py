@@ -29,7 +29,7 @@ _env.check()
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-LCG = ROOT / "config" / "traces" / "LCG-2005.swf.gz"
+LCG = ROOT / "osep" / "data" / "traces" / "LCG-2005.swf.gz"
 POOL = '[pool]\nslots = {slots}\nnegotiation_interval = 300\n[policy]\ninterval = 300\n[owners]\n"{owner}" = 1\n'
 
 
@@ -82,7 +82,7 @@ def write_files(tmp: Path) -> dict[str, Path]:
                                       + '[workload]\ncsv = "lcg.csv"\n')
     (tmp / "tables.toml").write_text("".join(f'[[submit]]\nowner = "{j.owner}"\ntime = {j.submit!r}\n'
                                              f"runtime = {j.runtime!r}\n" for j in work.jobs))
-    scenarios = ROOT / "config" / "scenarios"
+    scenarios = ROOT / "osep" / "data" / "scenarios"
     bundled = (scenarios / "lcg-2005.toml").read_text()
     head, _, tail = bundled.partition("[workload]")
     rest = tail.split("\n\n", 1)[1]

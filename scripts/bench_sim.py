@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """How long a simulation takes at scale: prints figures, asserts nothing.
 
-Two workloads, both drawn from the LCG 2005 trace (config/traces/LCG-2005.swf.gz), owners being the
+Two workloads, both drawn from the LCG 2005 trace (osep/data/traces/LCG-2005.swf.gz), owners being the
 trace's virtual organisations (``group<G>``) with shares in proportion to the core-seconds each asks
 for, on one-core slots (the trace's jobs are single-core):
 
@@ -54,7 +54,7 @@ from osep.sim import swf  # noqa: E402
 from osep.sim.experiment import run_policy  # noqa: E402
 from osep.sim.specs import JobSpec, PoolSettings, SlotSpec  # noqa: E402
 
-TRACE = ROOT / "config" / "traces" / "LCG-2005.swf.gz"
+TRACE = ROOT / "osep" / "data" / "traces" / "LCG-2005.swf.gz"
 DAY = 86400.0
 DEFAULTS = {"week": {"slots": 10_000, "policies": "none,osep"},
             "trace": {"slots": 1_580, "policies": "none,fairshare,osep"}}

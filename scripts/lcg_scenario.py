@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Write the LCG 2005 scenario (config/scenarios/lcg-2005.toml and its job list, lcg-2005.csv) from the
+"""Write the LCG 2005 scenario (osep/data/scenarios/lcg-2005.toml and its job list, lcg-2005.csv) from the
 trace itself.
 
-The trace (config/traces/LCG-2005.swf.gz, or ``--trace FILE``) records which virtual organisation
+The trace (osep/data/traces/LCG-2005.swf.gz, or ``--trace FILE``) records which virtual organisation
 (field 13, ``group<G>``) and user (field 12, ``user<N>``) ran each job. The scenario makes them an
 owner tree: every VO that used at least ``--least`` of the window's core seconds is a group whose
 share is what it used (it contributed in proportion to its use, as the NASA scenario assumes of its
@@ -13,7 +13,7 @@ scenario (loading it is about 7 times faster than reading the whole log again; R
 logs"); ``osep simulate --trace`` with the same window reads the same jobs.
 
     .venv/bin/python scripts/lcg_scenario.py [--days 1] [--slots 800] [--least 0.01] [--horizon 3]
-                                             [--out config/scenarios/lcg-2005.toml]
+                                             [--out osep/data/scenarios/lcg-2005.toml]
 
 The bundled scenario is ``--slots 600 --horizon 2.4`` (which writes it again byte for byte).
 """
@@ -36,7 +36,7 @@ sys.path.insert(0, str(ROOT))
 from osep.config.toml import key_text  # noqa: E402
 from osep.sim import swf  # noqa: E402
 
-TRACE = ROOT / "config" / "traces" / "LCG-2005.swf.gz"
+TRACE = ROOT / "osep" / "data" / "traces" / "LCG-2005.swf.gz"
 
 
 def main() -> None:
@@ -48,7 +48,7 @@ def main() -> None:
     parser.add_argument("--negotiation", type=float, default=300.0)
     parser.add_argument("--interval", type=float, default=300.0)
     parser.add_argument("--horizon", type=float, default=3.0, help="days simulated")
-    parser.add_argument("--out", type=Path, default=ROOT / "config" / "scenarios" / "lcg-2005.toml")
+    parser.add_argument("--out", type=Path, default=ROOT / "osep" / "data" / "scenarios" / "lcg-2005.toml")
     args = parser.parse_args()
     until = args.days * 86400
     work = swf.read(args.trace, "group.user", 0.0, until)

@@ -9,7 +9,7 @@ and, for scenarios with an owner tree, draws each top-level group's PV per polic
 Default scenarios: paper-general, paper-job-size, tree and lcg-2005 (17 s in all on 2026-11-25, on
 a 2-core machine, 15.6 s of it LCG's 11 runs).
 
-``--whole-lcg``: the whole LCG 2005 trace instead (config/traces/LCG-2005.swf.gz, 187,520 jobs on
+``--whole-lcg``: the whole LCG 2005 trace instead (osep/data/traces/LCG-2005.swf.gz, 187,520 jobs on
 1,580 one-core slots, its 28 virtual organisations as groups with their users under them, as
 ``osep simulate --trace ... --slots 1580 --owners group.user`` runs it) under every policy and
 hybrid. Each run's figures, per group too, go to DIR/whole-lcg/NAME.json as it ends (``--resume``
@@ -43,7 +43,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DEFAULT = ("paper-general", "paper-job-size", "tree", "lcg-2005")
 POLICIES = ("none", "fairshare", "slurm", "share", "grid", "cambridge", "osep", "osep-ckpt")
 HYBRIDS = (Order.SLURM, Order.SHARE, Order.GRID)  # OSEP over each, owner targets
-TRACE = ROOT / "config" / "traces" / "LCG-2005.swf.gz"
+TRACE = ROOT / "osep" / "data" / "traces" / "LCG-2005.swf.gz"
 TRACE_SLOTS = 1580  # the cores the trace keeps busy on average (scripts/bench_sim.py's choice)
 
 
@@ -229,7 +229,7 @@ def main() -> None:
         args.out.mkdir(parents=True, exist_ok=True)
         whole_lcg(args.out, args.policy or list(NAMES), args.resume)
         return
-    paths = args.scenarios or [ROOT / "config" / "scenarios" / f"{n}.toml" for n in DEFAULT]
+    paths = args.scenarios or [ROOT / "osep" / "data" / "scenarios" / f"{n}.toml" for n in DEFAULT]
     args.out.mkdir(parents=True, exist_ok=True)
     for path in paths:
         began = time.process_time()

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from osep.config.bundled import file_or_scenario
 from osep.config.knobs import KNOBS, Overrides, parse_knobs
 from osep.config.policy import load_policy
 from osep.config.toml import Table, escape, read_toml
@@ -21,10 +22,12 @@ from osep.ui.shell import Number, cli, fails_cleanly, format_option, skipped
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
 @fails_cleanly
 def validate(files: tuple[Path, ...]) -> None:
-    """Check policy and scenario FILES without running anything (exit 2 on the first bad one)."""
+    """Check policy and scenario FILES without running anything (exit 2 on the first bad one). A
+    FILE may be the name of a bundled scenario (osep example --list shows them)."""
     from osep.config.scenario import load_scenario
 
-    for path in files:
+    for given in files:
+        path = file_or_scenario(given)
         data = read_toml(path)
         if "scenario" in Table(path, data).data:
             scenario = load_scenario(path, data=data)  # the file read once

@@ -19,6 +19,7 @@ from osep.config.bounds import (
     MIN_COMPRESS,
     MIN_INTERVAL,
 )
+from osep.config.bundled import file_or_scenario
 from osep.config.horizon import Horizon
 from osep.config.policy import load_policy
 from osep.config.toml import escape
@@ -107,7 +108,8 @@ def simulate(
     horizon: float | None,
 ) -> None:
     """Run SCENARIO (or, with --trace, a workload log) on the simulated pool under each policy and
-    compare the paper's metrics."""
+    compare the paper's metrics. SCENARIO is a scenario file, or the name of a bundled one
+    (osep example --list shows them)."""
     from osep.config.scenario import load_scenario
     from osep.sim.experiment import comparison, run_scenario, with_overrides
     from osep.ui import render
@@ -122,7 +124,7 @@ def simulate(
         if given:
             raise click.UsageError(f"{given[0]} goes with --trace")
         check_plot(plot)
-        loaded = load_scenario(scenario, interval)
+        loaded = load_scenario(file_or_scenario(scenario), interval)
     else:
         if scenario is not None:
             raise click.UsageError("give a SCENARIO file or --trace, not both")

@@ -78,7 +78,7 @@ biology = { gpus = 2, memory = "512G", disk = "512 MiB" }
 def test_bundled_policy_example_is_valid():
     from pathlib import Path
 
-    settings = load_policy(Path(__file__).parents[2] / "config" / "policy.toml").settings
+    settings = load_policy(Path(__file__).parents[2] / "osep" / "data" / "policy.toml").settings
     assert settings.shares.shares
 
 

@@ -1,7 +1,7 @@
 """Damaged and hostile policy and scenario files through the real command line.
 
-Every case is made, deterministically, from the bundled files (config/policy.toml, the [policy] and
-[owners] tables of each bundled scenario, and config/scenarios/*.toml): bytes flipped, the file cut
+Every case is made, deterministically, from the bundled files (osep/data/policy.toml, the [policy] and
+[owners] tables of each bundled scenario, and osep/data/scenarios/*.toml): bytes flipped, the file cut
 short, invalid UTF-8, deep nesting, hostile numbers in every numeric key, wrong types for every key,
 huge strings, names with newlines, terminal escapes and quotes, duplicated keys and tables, empty
 files, and paths that are not files. Each goes through ``osep validate`` and, where that accepts it,
@@ -34,8 +34,8 @@ from osep.sim.variants import NAMES as POLICY_NAMES
 from osep.ui.cli import cli
 
 ROOT = Path(__file__).parents[2]
-SCENARIOS = sorted((ROOT / "config" / "scenarios").glob("*.toml"))
-JOB_LISTS = sorted((ROOT / "config" / "scenarios").glob("*.csv"))
+SCENARIOS = sorted((ROOT / "osep" / "data" / "scenarios").glob("*.toml"))
+JOB_LISTS = sorted((ROOT / "osep" / "data" / "scenarios").glob("*.csv"))
 GUARD = 60  # seconds a case may take before it counts as a hang
 MINIMUM = 1000  # cases of each family
 
@@ -316,8 +316,8 @@ def file_cases(kind: str, base: bytes) -> list[Case]:
 
 
 def _policy_bases() -> list[tuple[str, bytes]]:
-    """config/policy.toml, and each bundled scenario's [policy] and [owners] as a policy file."""
-    bases = [("policy", (ROOT / "config" / "policy.toml").read_bytes())]
+    """osep/data/policy.toml, and each bundled scenario's [policy] and [owners] as a policy file."""
+    bases = [("policy", (ROOT / "osep" / "data" / "policy.toml").read_bytes())]
     for path in SCENARIOS:
         doc = tomllib.loads(path.read_text())
         part = {k: doc[k] for k in ("policy", "owners") if k in doc}
@@ -411,7 +411,7 @@ def run_corpus(family: str, tmp_path: Path) -> Figures:
     figures = Figures()
     home = tmp_path / "cases" / "scenarios"  # a scenario's workload log is in ../traces
     home.mkdir(parents=True)
-    (tmp_path / "cases" / "traces").symlink_to(ROOT / "config" / "traces")
+    (tmp_path / "cases" / "traces").symlink_to(ROOT / "osep" / "data" / "traces")
     for n, case in enumerate(corpus(family)):
         figures.cases[case.kind] = figures.cases.get(case.kind, 0) + 1
         work = home / f"{n:05d}"

@@ -39,13 +39,13 @@ def write(tmp_path, text):
 
 @pytest.mark.parametrize("name", ["paper-job-size", "paper-general", "machines"])
 def test_bundled_scenarios_load(name):
-    scenario = load_scenario(ROOT / "config" / "scenarios" / f"{name}.toml")
+    scenario = load_scenario(ROOT / "osep" / "data" / "scenarios" / f"{name}.toml")
     assert scenario.policies == ("none", "fairshare", "osep", "osep-ckpt")
     assert scenario.pool.checkpointing is Checkpointing.ON_VACATE
 
 
 def test_paper_general_matches_the_paper():
-    s = load_scenario(ROOT / "config" / "scenarios" / "paper-general.toml")
+    s = load_scenario(ROOT / "osep" / "data" / "scenarios" / "paper-general.toml")
     assert s.capacity == 20
     assert s.policy.shares.resolve(20) == {"owner1": 6, "owner2": 8, "owner3": 3, "owner4": 3}
     assert len(s.jobs) == 60
@@ -61,7 +61,7 @@ def test_minimal_scenario_defaults(tmp_path):
 
 
 def test_partitionable_machines(tmp_path):
-    s = load_scenario(ROOT / "config" / "scenarios" / "machines.toml")
+    s = load_scenario(ROOT / "osep" / "data" / "scenarios" / "machines.toml")
     assert [(x.cpus, x.memory, x.gpus, x.partitionable) for x in s.slots] == [(5, 5120, 1, True)] * 4
     assert s.capacity == 20  # one slot per core
     assert {(j.cpus, j.memory) for j in s.jobs if j.owner == "owner2"} == {(4, 2048)}
@@ -162,7 +162,7 @@ def fails(load, path):
 
 
 def test_workload_bounds(tmp_path, monkeypatch):
-    (tmp_path / "traces").symlink_to(ROOT / "config" / "traces")
+    (tmp_path / "traces").symlink_to(ROOT / "osep" / "data" / "traces")
     base = ("[pool]\nslots = [{ cpus = 128, partitionable = true }]\n[owners]\nuser1 = 1\n[workload]\n"
             'swf = "traces/NASA-iPSC-1993-3.1-cln.swf.gz"\n')
     for extra, key, reason in [
@@ -204,7 +204,7 @@ def _unbounded(path: Path) -> bool:
     return "horizon" not in tomllib.loads(path.read_text())["scenario"]
 
 
-@pytest.mark.parametrize("path", [p for p in sorted((ROOT / "config" / "scenarios").glob("*.toml"))
+@pytest.mark.parametrize("path", [p for p in sorted((ROOT / "osep" / "data" / "scenarios").glob("*.toml"))
                                   if _unbounded(p)], ids=lambda p: p.stem)
 def test_the_limit_does_not_change_the_bundled_scenarios(path):
     """The horizon osep sets lies beyond the end of every bundled scenario: stopping there or never
@@ -224,7 +224,7 @@ def test_the_lcg_scenario_stops_at_its_own_horizon_with_long_jobs_still_running(
     measured, and the jobs still running are counted, not lost."""
     from osep.sim.experiment import comparison, run_scenario
 
-    scenario = load_scenario(ROOT / "config" / "scenarios" / "lcg-2005.toml")
+    scenario = load_scenario(ROOT / "osep" / "data" / "scenarios" / "lcg-2005.toml")
     assert scenario.pool.horizon == 2.4 * 86400 and len(scenario.jobs) == 13651
     doc = comparison(scenario, run_scenario(scenario, ("osep",)))
     osep = doc["policies"]["osep"]

@@ -149,7 +149,7 @@ def test_a_bad_tree_names_its_key(text: str, key: str, reason: str) -> None:
 def test_the_bundled_tree_example_loads() -> None:
     from osep.config.policy import load_policy
 
-    loaded = load_policy(Path(__file__).parents[2] / "config" / "tree.toml")
+    loaded = load_policy(Path(__file__).parents[2] / "osep" / "data" / "tree.toml")
     assert isinstance(loaded.settings.shares, ShareTree)
 
 

@@ -95,7 +95,7 @@ def test_newcomers_whose_bounds_cover_the_machine_are_held_at_their_due():
     assert near["old"] == pytest.approx(0.4)
 
 
-# The tree scenario (config/scenarios/tree.toml) when vo_a comes back: every active user has an
+# The tree scenario (osep/data/scenarios/tree.toml) when vo_a comes back: every active user has an
 # m_share of 0.2, reached by different products (0.6 * 2/3 * 0.5 inside vo_a, 0.4 * 0.5 inside
 # vo_b); only vo_b.b1 has usage, the four others are held to K5 times their due together.
 TREE = Hierarchy({"vo_a": "", "vo_a.p1": "vo_a", "vo_a.p1.u1": "vo_a.p1", "vo_a.p1.u2": "vo_a.p1",

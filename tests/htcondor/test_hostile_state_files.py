@@ -45,7 +45,7 @@ SEED = 20261128
 GUARD = 20  # seconds: a case still running after this long is a hang
 MEMORY = 1 << 20  # KiB: 1 GiB
 WORKERS = 3  # cases run at once, each its own process (some wait on the pool they cannot find)
-POLICY = Path(__file__).parents[2] / "config" / "policy.toml"
+POLICY = Path(__file__).parents[2] / "osep" / "data" / "policy.toml"
 
 T0 = 1_790_000_000.0
 REAL = SavedState(

@@ -273,11 +273,11 @@ def test_reload_and_signals(live: Live):
 
 
 def master_setup() -> dict:
-    """The pool configured with config/condor/50-osep.config as a pool administrator would paste it,
+    """The pool configured with osep/data/condor/50-osep.config as a pool administrator would paste it,
     changing only what must differ here: where osep is installed, dry run off, a short interval and
     no minimum run time. The Python installation, the virtual environment and this checkout are
     mounted read-only at their own paths inside the chroot, so its condor_master can start them."""
-    snippet = (ROOT / "config" / "condor" / "50-osep.config").read_text()
+    snippet = (ROOT / "osep" / "data" / "condor" / "50-osep.config").read_text()
     changes = {
         "OSEP": f"{Path(sys.prefix) / 'bin' / 'osep'}",
         "OSEP_DRY_RUN": "false",

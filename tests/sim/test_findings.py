@@ -9,7 +9,7 @@ import pytest
 from osep.config.scenario import load_scenario
 from osep.sim.experiment import run_policy, run_scenario, with_overrides
 
-SCENARIOS = Path(__file__).parents[2] / "config" / "scenarios"
+SCENARIOS = Path(__file__).parents[2] / "osep" / "data" / "scenarios"
 
 
 @pytest.fixture(scope="module")

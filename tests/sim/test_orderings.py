@@ -106,7 +106,7 @@ def test_share_runs_no_one_with_no_share_before_an_owner():
     assert order.rank(60.0, queued("stranger", "a"), {"a": 5}, acc) == ["a", "stranger"]
 
 
-# vo_a of config/scenarios/tree.toml comes back while vo_b.b1 holds the pool: the four users with no
+# vo_a of osep/data/scenarios/tree.toml comes back while vo_b.b1 holds the pool: the four users with no
 # usage all have an m_share of 0.2 (0.6 * 2/3 * 0.5 in vo_a, 0.4 * 0.5 in vo_b) and the same guarded
 # usage, so the same priority increment, but for the last bits.
 SHARE_TREE = Hierarchy(
@@ -248,7 +248,7 @@ def test_the_models_tree_has_every_job_owner_as_a_leaf():
 
 # -- whole scenarios --------------------------------------------------------------------------------
 
-SCENARIOS = Path(__file__).parents[2] / "config" / "scenarios"
+SCENARIOS = Path(__file__).parents[2] / "osep" / "data" / "scenarios"
 
 
 def test_the_models_run_a_tree_scenario_and_keep_its_groups_apart():

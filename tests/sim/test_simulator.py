@@ -246,7 +246,7 @@ def test_a_scenario_in_cores_is_measured_in_core_seconds():
     from osep.config.scenario import load_scenario
     from osep.sim.experiment import comparison, run_scenario
 
-    scenario = load_scenario(Path(__file__).parents[2] / "config" / "scenarios" / "machines.toml")
+    scenario = load_scenario(Path(__file__).parents[2] / "osep" / "data" / "scenarios" / "machines.toml")
     outcomes = run_scenario(scenario, ("none", "osep"), records=True)
     none, osep = outcomes["none"], outcomes["osep"]
     assert none.resource == "cpus" and none.capacity == 20 and none.shares == {"owner1": 10, "owner2": 10}

@@ -20,7 +20,7 @@ from osep.errors import ConfigError
 from osep.sim import swf
 
 ROOT = Path(__file__).parents[2]
-NASA = ROOT / "config" / "traces" / "NASA-iPSC-1993-3.1-cln.swf.gz"
+NASA = ROOT / "osep" / "data" / "traces" / "NASA-iPSC-1993-3.1-cln.swf.gz"
 SHARED = ROOT.parent / "shared" / "data" / "traces" / NASA.name
 GOOD = "    1        0     -1   1451  128     -1    -1   -1     -1    -1 -1   1   1  -1 -1 -1 -1 -1\n"
 
@@ -199,7 +199,7 @@ def test_a_workload_and_submits_together(tmp_path):
 def test_the_nasa_scenario_runs_and_osep_serves_the_owners():
     from osep.sim.experiment import run_scenario
 
-    s = load_scenario(ROOT / "config" / "scenarios" / "nasa-ipsc.toml")
+    s = load_scenario(ROOT / "osep" / "data" / "scenarios" / "nasa-ipsc.toml")
     assert len(s.jobs) == 1059 and s.capacity == 128 and s.skipped == {swf.ZERO_RUNTIME: 173}
     out = run_scenario(s, ("none", "osep"))
     owners = ("user4", "user2", "user1", "user8")

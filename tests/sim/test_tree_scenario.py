@@ -1,4 +1,4 @@
-"""The three-level tree scenario (config/scenarios/tree.toml): subgroup isolation under OSEP."""
+"""The three-level tree scenario (osep/data/scenarios/tree.toml): subgroup isolation under OSEP."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 from osep.config.scenario import load_scenario
 from osep.sim.experiment import run_scenario
 
-SCENARIO = Path(__file__).parents[2] / "config" / "scenarios" / "tree.toml"
+SCENARIO = Path(__file__).parents[2] / "osep" / "data" / "scenarios" / "tree.toml"
 
 
 def test_an_idle_subgroups_share_goes_to_its_siblings_not_to_the_other_vo():

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from osep.ui.cli import cli
 
 ROOT = Path(__file__).parents[2]
-JOB_SIZE = str(ROOT / "config" / "scenarios" / "paper-job-size.toml")
+JOB_SIZE = str(ROOT / "osep" / "data" / "scenarios" / "paper-job-size.toml")
 
 
 @pytest.fixture
@@ -33,10 +33,10 @@ def test_simulate_table(runner):
 
 
 def test_the_table_says_when_the_slots_are_cores_of_partitionable_machines(runner):
-    result = runner.invoke(cli, ["simulate", str(ROOT / "config" / "scenarios" / "machines.toml")])
+    result = runner.invoke(cli, ["simulate", str(ROOT / "osep" / "data" / "scenarios" / "machines.toml")])
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines()[0] == "machines: 20 cores in 4 partitionable machines, 22 jobs"
-    doc = json.loads(runner.invoke(cli, ["simulate", str(ROOT / "config" / "scenarios" / "machines.toml"),
+    doc = json.loads(runner.invoke(cli, ["simulate", str(ROOT / "osep" / "data" / "scenarios" / "machines.toml"),
                                          "--format", "json"]).stdout)
     assert (doc["scenario"]["slots"], doc["scenario"]["machines"], doc["scenario"]["machine_cores"]) == (20, 4, 20)
 
@@ -112,11 +112,11 @@ def test_a_plot_without_matplotlib_is_refused_before_the_run(runner, tmp_path, m
 # lets nan through a float range); a user's typo never runs for ever or prints a 300-digit figure.
 _NUMBERS = [
     (["simulate", JOB_SIZE], "-t"),
-    (["simulate", "--trace", str(ROOT / "config" / "traces" / "LCG-2005.swf.gz")], "--negotiation-interval"),
-    (["simulate", "--trace", str(ROOT / "config" / "traces" / "LCG-2005.swf.gz")], "--compress"),
-    (["simulate", "--trace", str(ROOT / "config" / "traces" / "LCG-2005.swf.gz")], "--least"),
-    (["simulate", "--trace", str(ROOT / "config" / "traces" / "LCG-2005.swf.gz")], "--horizon"),
-    (["simulate", "--trace", str(ROOT / "config" / "traces" / "LCG-2005.swf.gz")], "--since"),
+    (["simulate", "--trace", str(ROOT / "osep" / "data" / "traces" / "LCG-2005.swf.gz")], "--negotiation-interval"),
+    (["simulate", "--trace", str(ROOT / "osep" / "data" / "traces" / "LCG-2005.swf.gz")], "--compress"),
+    (["simulate", "--trace", str(ROOT / "osep" / "data" / "traces" / "LCG-2005.swf.gz")], "--least"),
+    (["simulate", "--trace", str(ROOT / "osep" / "data" / "traces" / "LCG-2005.swf.gz")], "--horizon"),
+    (["simulate", "--trace", str(ROOT / "osep" / "data" / "traces" / "LCG-2005.swf.gz")], "--since"),
     (["replay", "x.log", "--policy", "p.toml"], "--negotiation-interval"),
     (["replay", "x.log", "--policy", "p.toml"], "--vacate-delay"),
     (["replay", "x.log", "--policy", "p.toml"], "-t"),
@@ -166,7 +166,7 @@ def test_missing_scenario(runner, tmp_path):
 
 
 def test_validate(runner, tmp_path):
-    ok = runner.invoke(cli, ["validate", str(ROOT / "config" / "policy.toml"), JOB_SIZE])
+    ok = runner.invoke(cli, ["validate", str(ROOT / "osep" / "data" / "policy.toml"), JOB_SIZE])
     assert ok.exit_code == 0, ok.output
     assert "policy: 3 owners, 80 slots in all" in ok.output
     assert "scenario 'paper-job-size': 10 slots, 20 jobs" in ok.output
@@ -372,12 +372,12 @@ def test_report_history_from_the_decision_log(runner):
     (["replay", "--policy", str(DATA / "share-back.policy.toml"), "--decisions", str(DATA),
       str(DATA / "share-back.events.log")], "cannot read the decision log: not a regular file"),
     # Owner trees: --tree needs one, shares takes a FILE or --from-pool.
-    (["report", "--tree", "--policy", str(ROOT / "config" / "policy.toml")], "flat, not a tree"),
+    (["report", "--tree", "--policy", str(ROOT / "osep" / "data" / "policy.toml")], "flat, not a tree"),
     (["report", "--tree", "--history", "--decisions", "x.jsonl"], "do not go with --history"),
     (["shares"], "give a FILE, or --from-pool"),
-    (["shares", "--from-pool", str(ROOT / "config" / "slurm-classic-example.toml")],
+    (["shares", "--from-pool", str(ROOT / "osep" / "data" / "slurm-classic-example.toml")],
      "do not go together"),
-    (["shares", "--pool", "cm", str(ROOT / "config" / "slurm-classic-example.toml")],
+    (["shares", "--pool", "cm", str(ROOT / "osep" / "data" / "slurm-classic-example.toml")],
      "--pool goes with --from-pool"),
 ])
 def test_report_usage_errors(runner, args, message):
@@ -398,3 +398,32 @@ def test_progress_only_on_a_terminal(monkeypatch, capsys):
     assert report is not None
     report(100_000, 1795331988.0)
     assert capsys.readouterr().err == "\r100,000 events, log time 2026-11-22 07:19 UTC"
+
+
+def test_a_bundled_scenario_runs_by_name_from_any_folder(runner, tmp_path, monkeypatch):
+    by_path = runner.invoke(cli, ["simulate", JOB_SIZE, "--format", "json"])
+    monkeypatch.chdir(tmp_path)
+    by_name = runner.invoke(cli, ["simulate", "paper-job-size", "--format", "json"])
+    assert by_name.exit_code == 0, by_name.output
+    assert by_name.stdout == by_path.stdout
+    # Its workload log is found relative to the bundled file, not to the working folder.
+    nasa = runner.invoke(cli, ["simulate", "nasa-ipsc", "--policy", "none", "--format", "json"])
+    assert nasa.exit_code == 0, nasa.output
+    assert json.loads(nasa.stdout)["scenario"]["jobs"] == 1059
+
+
+def test_validate_takes_a_bundled_scenario_s_name(runner, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(cli, ["validate", "paper-general", "lcg-2005"])
+    assert result.exit_code == 0, result.output
+    assert "scenario 'paper-general': 20 slots, 60 jobs" in result.stdout
+    assert "scenario 'lcg-2005': 600 slots, 13651 jobs" in result.stdout
+
+
+@pytest.mark.parametrize("command", ["simulate", "validate"])
+def test_an_unknown_scenario_name_is_one_line_listing_the_bundled_ones(runner, tmp_path, monkeypatch, command):
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(cli, [command, "paper-generl"])
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr == ("osep: error: paper-generl: no such file, nor a bundled scenario (those are: "
+                             "lcg-2005, machines, nasa-ipsc, paper-general, paper-job-size, tree)\n")

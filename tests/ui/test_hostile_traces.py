@@ -32,7 +32,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).parents[2]
-NASA = ROOT / "config" / "traces" / "NASA-iPSC-1993-3.1-cln.swf.gz"
+NASA = ROOT / "osep" / "data" / "traces" / "NASA-iPSC-1993-3.1-cln.swf.gz"
 SEED = 20261128
 GUARD = 20.0  # seconds a case may take
 MEMORY = 1 << 20  # KiB (ru_maxrss): 1 GiB

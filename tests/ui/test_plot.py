@@ -58,7 +58,7 @@ def test_group_plot_draws_every_policy_for_an_owner_tree(tmp_path):
     from osep.sim.experiment import run_scenario
     from osep.ui.plot import draw_groups
 
-    scenarios = Path(__file__).parents[2] / "config" / "scenarios"
+    scenarios = Path(__file__).parents[2] / "osep" / "data" / "scenarios"
     outcomes = run_scenario(load_scenario(scenarios / "tree.toml"), ("none", "slurm", "osep"))
     draw_groups(tmp_path / "groups.png", "tree", outcomes)
     assert (tmp_path / "groups.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

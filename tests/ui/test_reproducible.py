@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).parents[2]
-TREE = str(ROOT / "config" / "scenarios" / "tree.toml")
+TREE = str(ROOT / "osep" / "data" / "scenarios" / "tree.toml")
 MODELS = ("fairshare", "slurm", "share", "grid", "cambridge", "osep")
 # Under the first two the share model once served the owners it ties in different orders (PV 306,000
 # slot-seconds against 250,200).

@@ -17,7 +17,7 @@ from osep.ui.cli import cli
 from osep.ui.shares import shares_document, shares_table
 
 ROOT = Path(__file__).parents[2]
-SLURM_EXAMPLE = str(ROOT / "config" / "slurm-classic-example.toml")
+SLURM_EXAMPLE = str(ROOT / "osep" / "data" / "slurm-classic-example.toml")
 MANUAL_FACTORS = {"user1": "0.408479", "user2": "0.022097", "user3": "0.125000", "user4": "0.500000",
                   "user5": "0.749154"}
 

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from osep.ui.cli import cli
 
 ROOT = Path(__file__).parents[2]
-TRACES = ROOT / "config" / "traces"
+TRACES = ROOT / "osep" / "data" / "traces"
 NASA = TRACES / "NASA-iPSC-1993-3.1-cln.swf.gz"
 LCG = TRACES / "LCG-2005.swf.gz"
 SHARED = ROOT.parent / "shared" / "data" / "traces"
@@ -164,9 +164,9 @@ def test_skipped_records_are_counted(runner, tmp_path):
 
 @pytest.mark.parametrize("args, text", [
     ([], "give a SCENARIO file, or --trace"),
-    ([str(ROOT / "config" / "scenarios" / "paper-job-size.toml"), "--trace", "x.swf"], "not both"),
-    ([str(ROOT / "config" / "scenarios" / "paper-job-size.toml"), "--slots", "4"], "--slots goes with --trace"),
-    ([str(ROOT / "config" / "scenarios" / "paper-job-size.toml"), "--owners", "group"], "--owners goes with"),
+    ([str(ROOT / "osep" / "data" / "scenarios" / "paper-job-size.toml"), "--trace", "x.swf"], "not both"),
+    ([str(ROOT / "osep" / "data" / "scenarios" / "paper-job-size.toml"), "--slots", "4"], "--slots goes with --trace"),
+    ([str(ROOT / "osep" / "data" / "scenarios" / "paper-job-size.toml"), "--owners", "group"], "--owners goes with"),
     (["--trace", "{log}", "--until", "50", "--days", "1"], "--until or --days, not both"),
     (["--trace", "{log}", "--since", "50", "--until", "40"], "must be after --since"),
     (["--trace", "{log}", "--least", "0.5", "--policy-file", "p.toml"], "does not go with --policy-file"),
@@ -251,7 +251,7 @@ def test_the_nasa_log_as_the_bundled_scenario(runner, tmp_path):
     for log in (NASA, *([SHARED / NASA.name] if (SHARED / NASA.name).exists() else [])):
         traced = json.loads(ok(runner, "--trace", log, "--days", "7", "--compress", "2.5", "--cores-per-machine",
                                "128", "--policy-file", policy, "--policy", "osep", "--format", "json").stdout)
-        filed = json.loads(ok(runner, ROOT / "config" / "scenarios" / "nasa-ipsc.toml", "--policy", "osep",
+        filed = json.loads(ok(runner, ROOT / "osep" / "data" / "scenarios" / "nasa-ipsc.toml", "--policy", "osep",
                               "--format", "json").stdout)
         assert traced["policies"] == filed["policies"]
         assert traced["scenario"]["trace"]["skipped"] == {"run time 0 (under half a second)": 173}

@@ -12,6 +12,7 @@ does; a sample of them, and the paths that are missing or FIFOs (which must not 
 
 from __future__ import annotations
 
+import importlib.metadata
 import os
 import random
 import resource
@@ -27,6 +28,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
+import osep
 from osep.ui.cli import cli
 from osep.ui.usage import SHOWN, usage_line
 
@@ -137,9 +139,9 @@ def generate() -> list[Case]:
 
 def _refused_combinations() -> list[Case]:
     """The option combinations the commands refuse themselves (click.UsageError in osep/ui)."""
-    scenario = str(ROOT / "config" / "scenarios" / "paper-job-size.toml")
-    shares = str(ROOT / "config" / "slurm-classic-example.toml")
-    trace = str(ROOT / "config" / "traces" / "NASA-iPSC-1993-3.1-cln.swf.gz")
+    scenario = str(ROOT / "osep" / "data" / "scenarios" / "paper-job-size.toml")
+    shares = str(ROOT / "osep" / "data" / "slurm-classic-example.toml")
+    trace = str(ROOT / "osep" / "data" / "traces" / "NASA-iPSC-1993-3.1-cln.swf.gz")
     sim = "osep: error: simulate: "
     cases = [
         Case(("simulate",), sim, ("give a SCENARIO",)),
@@ -331,14 +333,15 @@ def test_formatter_without_a_context():
 
 
 def test_help_and_version_are_click_s(tmp_path):
-    assert CliRunner().invoke(cli, ["--version"]).stdout == "osep, version 0.1.0\n"
+    assert CliRunner().invoke(cli, ["--version"]).stdout == f"osep, version {osep.__version__}\n"
+    assert importlib.metadata.version("osep") == osep.__version__  # pyproject reads it from the package
     for args in (["--help"], ["simulate", "--help"], ["simulate", "-h"]):
         result = CliRunner().invoke(cli, args)
         assert result.exit_code == 0 and result.stdout.startswith("Usage: osep")
 
 
 def test_a_bad_log_level_in_the_environment_is_one_line():
-    result = CliRunner().invoke(cli, ["validate", str(ROOT / "config" / "policy.toml")],
+    result = CliRunner().invoke(cli, ["validate", str(ROOT / "osep" / "data" / "policy.toml")],
                                 env={"OSEP_LOG_LEVEL": "loud\n\x1b[31m"})
     assert result.exit_code == 2
     assert result.stderr.count("\n") == 1 and result.stderr.startswith("osep: error: environment: OSEP_LOG_LEVEL: ")
