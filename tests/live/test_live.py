@@ -273,19 +273,25 @@ def test_reload_and_signals(live: Live):
 
 
 def master_setup() -> dict:
-    """The pool configured with osep/data/condor/50-osep.config as a pool administrator would paste it,
-    changing only what must differ here: where osep is installed, dry run off, a short interval and
-    no minimum run time. The Python installation, the virtual environment and this checkout are
-    mounted read-only at their own paths inside the chroot, so its condor_master can start them."""
+    """The pool configured with osep/data/condor/50-osep.config as an administrator who installed
+    osep with pip would paste it, changing only what must differ here: the policy file named, where
+    osep is installed, the account it runs as (condor: the pool's root has no osep account), where it
+    logs and keeps its state, dry run off, a short interval and no minimum run time. The Python
+    installation, the virtual environment and this checkout are mounted read-only at their own paths
+    inside the chroot, so its condor_master can start them."""
     snippet = (ROOT / "osep" / "data" / "condor" / "50-osep.config").read_text()
     changes = {
-        "OSEP": f"{Path(sys.prefix) / 'bin' / 'osep'}",
-        "OSEP_DRY_RUN": "false",
-        "OSEP_INTERVAL": str(INTERVAL),
-        "OSEP_MIN_RUN_TIME": "0",
+        "# OSEP_POLICY_FILE": "OSEP_POLICY_FILE = $(ETC)/osep-policy.toml",
+        "# OSEP": f"OSEP = {Path(sys.prefix) / 'bin' / 'osep'}",
+        "    OSEP_USERID": "OSEP_USERID = condor",
+        "    OSEP_LOG": "OSEP_LOG = $(LOG)/OsepLog",
+        "    OSEP_STATE_FILE": "OSEP_STATE_FILE = $(SPOOL)/osep.state",
+        "    OSEP_DRY_RUN": "OSEP_DRY_RUN = false",
+        "    OSEP_INTERVAL": f"OSEP_INTERVAL = {INTERVAL}",
+        "    OSEP_MIN_RUN_TIME": "OSEP_MIN_RUN_TIME = 0",
     }
     for knob, value in changes.items():
-        snippet, count = re.subn(rf"^{knob} = .*$", f"{knob} = {value}", snippet, flags=re.M)
+        snippet, count = re.subn(rf"^{knob} = .*$", value, snippet, flags=re.M)
         assert count == 1, f"{knob} is not in the shipped snippet"
     binds = {Path(p).resolve() for p in (sys.base_prefix, sys.prefix, ROOT)}
     return {"layout": "static", "binds": tuple(sorted(binds)), "extra_config": snippet}
