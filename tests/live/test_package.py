@@ -54,7 +54,9 @@ def installed(live: Live, deb: Path):
 
 
 def give_token(live: Live, uid: int) -> None:
-    """osep@UID_DOMAIN's token with only the levels osep uses, in the osep account's own directory."""
+    """osep@UID_DOMAIN's token with only the levels osep uses, in the osep account's own directory,
+    and its user record at the schedd, as README.Debian tells an administrator."""
+    live.user_record(f"osep@{live.pool.uid_domain()}")
     args = ["condor_token_create", "-identity", f"osep@{live.pool.uid_domain()}"]
     for level in AUTHZ:
         args += ["-authz", level]
