@@ -118,11 +118,14 @@ class FakeCondor:
     # -- the bindings' face ---------------------------------------------------------------------
 
     def install(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        from osep.htcondor import live, probe
+        from osep.htcondor import live, pinging, probe
 
         fake = _Bindings(self)
         monkeypatch.setattr(live, "htcondor", fake)
         monkeypatch.setattr(probe, "htcondor", fake)
+        monkeypatch.setattr(pinging, "htcondor", fake)
+        # In this process: the fake answers at once, and what it records must be seen by the test.
+        monkeypatch.setattr(probe, "bounded", lambda work, seconds=0.0: work())
         monkeypatch.setattr(htcondor2._negotiator, "_negotiator_command_user_value", self._wire)
 
     def _refuse(self, daemon: str) -> None:

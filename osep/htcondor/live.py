@@ -63,6 +63,7 @@ from osep.htcondor.ads import (
     to_osep_ad,
 )
 from osep.htcondor.ceilings import NO_CEILING, Ceilings
+from osep.htcondor.pinging import ping
 from osep.htcondor.quota_shares import PoolSize
 from osep.htcondor.reading import NOT_DEFINED, SLOT_FACTS, Reading
 from osep.htcondor.rights import LEASE_CEILING, PUBLISH, READ_CEILINGS, SET_CEILING, SUPER, VACATE, WITHDRAW, needs
@@ -179,6 +180,8 @@ class _Negotiator:
         self._daemon = htcondor.Negotiator(ad)
         self.name = str(ad.get("Name", ""))
         self.leases = takes_leases(ad.get("CondorVersion"))
+        self._ad = ad
+        self._granted = False  # asked once per round of ceilings (osep.htcondor.pinging)
 
     def ceilings(self) -> dict[str, int]:
         ads = self._pool.call(f"reading submitter ceilings ({needs(READ_CEILINGS, self.name)})",
@@ -193,6 +196,12 @@ class _Negotiator:
 
     def set_ceiling(self, submitter: str, value: int, lease: float | None = None) -> None:
         negotiator = self._daemon
+        if not self._granted:  # SET_CEILING has no answer: a refusal would go unseen
+            answer = ping(self._ad, SET_CEILING.command)
+            if not answer.granted:
+                raise PoolError(f"setting the ceiling of {submitter} ({needs(SET_CEILING, self.name)}): the "
+                                f"negotiator does not grant it: {answer.problem}")
+            self._granted = True
         if self.leases:
             # A lease in force takes no other ceiling (one sent would be undone when it ends): it
             # is ended first, whether osep set it or not (none in force: refused, harmlessly).

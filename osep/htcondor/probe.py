@@ -11,14 +11,22 @@ running schedd has them, a READ command) and compared with the identity the sche
 its vacate probe (:func:`osep.htcondor.rights.super_user`): no job is touched to find out.
 
 Each probe is sent once, not retried, and a daemon that does not answer its first is asked nothing
-more, so that a daemon that hangs costs one timeout of the bindings, not one per right.
+more. The bindings' ping waits for ever on a daemon that accepts the connection and never answers (a
+stopped process behind the shared port: it connects and sends with no timeout), so each daemon is
+probed in a child process of its own, given PROBE_SECONDS and killed if it has not answered by then:
+a daemon that hangs costs that long, once, and is reported as not answering.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import os
+import pickle
+import select
+import signal
+import time
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeVar
 
 import classad2
 import htcondor2 as htcondor
@@ -26,10 +34,54 @@ import htcondor2 as htcondor
 from osep.core.model import Snapshot
 from osep.htcondor import rights as r
 from osep.htcondor.live import LivePool, takes_leases
+from osep.htcondor.pinging import FAULTS, ping, problem
 from osep.htcondor.rights import DaemonProbe, Finding, Ping, Right
 from osep.htcondor.settings import LiveSettings
 
-_FAULTS = (htcondor.HTCondorException, OSError, ValueError, RuntimeError, TypeError)
+PROBE_SECONDS = 20.0  # what one daemon's probes may take, as long as the bindings give a query
+T = TypeVar("T")
+# The facts of a daemon's ad a probe needs (a ClassAd does not cross to the parent process).
+FACTS = ("Name", "MyAddress", "CondorVersion")
+
+
+def bounded(work: Callable[[], T], seconds: float = PROBE_SECONDS) -> T | None:
+    """``work()`` in a child process: what it returned, or None if it had not within ``seconds`` (the
+    child is then killed). What ``work`` raised is raised here as a RuntimeError with its text."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: nothing of the parent's (log streams, locks) is touched but the pipe
+        os.close(read)
+        try:
+            data = pickle.dumps((True, work()))
+        except BaseException as exc:  # noqa: BLE001 - handed to the parent as text
+            data = pickle.dumps((False, f"{type(exc).__name__}: {exc}"))
+        with os.fdopen(write, "wb") as out:
+            out.write(data)
+        os._exit(0)
+    os.close(write)
+    chunks = []
+    deadline = time.monotonic() + seconds
+    try:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([read], [], [], left)[0]:
+                os.kill(pid, signal.SIGKILL)
+                return None
+            chunk = os.read(read, 1 << 16)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        os.close(read)
+        os.waitpid(pid, 0)
+    done, value = pickle.loads(b"".join(chunks))  # from this process's own child
+    if not done:
+        raise RuntimeError(value)
+    return value  # type: ignore[no-any-return]
+
+
+def _facts(ad: Any) -> dict[str, str]:
+    return {k: str(ad[k]) for k in FACTS if isinstance(ad.get(k), str)}
 
 
 def bindings_version() -> str:
@@ -37,40 +89,33 @@ def bindings_version() -> str:
     return r.version_number(str(htcondor.version())) or str(htcondor.version())
 
 
-def _problem(exc: BaseException) -> str:
-    return f"{exc}" if str(exc) else type(exc).__name__
+def probe_daemon(daemon: str, facts: Mapping[str, str], commands: Iterable[str]) -> DaemonProbe:
+    """Ping the daemon ``facts`` locates with each of ``commands`` (its read first), once each, all
+    within PROBE_SECONDS (a daemon that does not answer by then is reported so); a schedd's queue
+    super users and user record are read too where it granted its vacate probe."""
+    wanted = list(commands)
+    found = bounded(lambda: _probe(daemon, facts, wanted))
+    if found is not None:
+        return found
+    silent = Ping(False, None, f"no answer within {PROBE_SECONDS:g} s")
+    return DaemonProbe(daemon, facts.get("Name", ""), facts.get("MyAddress", ""), facts.get("CondorVersion"),
+                       {wanted[0]: silent})
 
 
-def ping(ad: Any, command: str) -> Ping:
-    try:
-        answer = htcondor.ping(ad, command)
-    except _FAULTS as exc:
-        return Ping(False, None, _problem(exc))
-    identity = answer.get("MyRemoteUserName")
-    granted = answer.get("AuthorizationSucceeded") in (True, "True", "true")
-    return Ping(granted, str(identity) if identity is not None else None,
-                "" if granted else "the daemon refused it")
-
-
-def probe_daemon(daemon: str, ad: Any, commands: Iterable[str]) -> DaemonProbe:
-    """Ping ``ad``'s daemon with each of ``commands`` (its read first), once each; a schedd's queue
-    super users are read too where it granted its vacate probe."""
+def _probe(daemon: str, facts: Mapping[str, str], commands: Iterable[str]) -> DaemonProbe:
+    ad = classad2.ClassAd(dict(facts))
     pings: dict[str, Ping] = {}
     for command in commands:
         answer = ping(ad, command)
         pings[command] = answer
         if len(pings) == 1 and not answer.granted:
             break  # it does not answer: nothing more is asked of it
-    found = DaemonProbe(daemon, str(ad.get("Name", "")), str(ad.get("MyAddress", "")),
-                        _text(ad.get("CondorVersion")), pings)
+    found = DaemonProbe(daemon, facts.get("Name", ""), facts.get("MyAddress", ""), facts.get("CondorVersion"),
+                        pings)
     vacate = pings.get(r.VACATE.command)
     if daemon == r.SCHEDD and vacate is not None and vacate.granted:
         found = _super_users(found, ad)
     return found
-
-
-def _text(value: object) -> str | None:
-    return value if isinstance(value, str) else None
 
 
 def _super_users(found: DaemonProbe, ad: Any) -> DaemonProbe:
@@ -79,8 +124,8 @@ def _super_users(found: DaemonProbe, ad: Any) -> DaemonProbe:
     try:
         config = htcondor.RemoteParam(ad)
         supers, domain = (str(config.get(k, r.NOT_DEFINED)) for k in ("QUEUE_SUPER_USERS", "UID_DOMAIN"))
-    except _FAULTS as exc:
-        return replace(found, config_problem=_problem(exc))
+    except FAULTS as exc:
+        return replace(found, config_problem=problem(exc))
     # Undefined, QUEUE_SUPER_USERS is the schedd's default (root, condor).
     found = replace(found, super_users="root, condor" if supers == r.NOT_DEFINED else supers,
                     uid_domain=None if domain == r.NOT_DEFINED else domain,
@@ -91,8 +136,8 @@ def _super_users(found: DaemonProbe, ad: Any) -> DaemonProbe:
     try:
         records = htcondor.Schedd(ad).queryUserAds(constraint=f"User == {classad2.quote(str(identity))}",
                                                    projection=["User", "Enabled"])
-    except _FAULTS as exc:
-        return replace(found, config_problem=f"its user records could not be read: {_problem(exc)}")
+    except FAULTS as exc:
+        return replace(found, config_problem=f"its user records could not be read: {problem(exc)}")
     enabled = [rec.get("Enabled") for rec in records]
     return replace(found, user_record=r.ENABLED if any(e in (True, 1) for e in enabled)
                    else r.DISABLED if enabled else r.NO_RECORD)
@@ -110,34 +155,49 @@ def probe_pool(settings: LiveSettings, acting: bool = True,
     """Probe the collector, the negotiator and every schedd it lists for the rights a run needs
     (``acting``: a real run; ``publish``: one that publishes its ad). Returns the probes, the
     rights they were for, and whether the negotiator takes ceilings that lapse (by target)."""
-    collector = htcondor.Collector(settings.pool) if settings.pool else htcondor.Collector()
-    probes: list[DaemonProbe] = []
+    located = bounded(lambda: _locate(settings))
+    if located is None:
+        silent = f"the collector did not answer within {PROBE_SECONDS:g} s"
+        return [DaemonProbe(r.COLLECTOR, "", located=silent)], r.needed(acting, publish), {}
+    ads, probes = located
+    negotiator = next((facts for daemon, facts in ads if daemon == r.NEGOTIATOR), None)
+    lapse = negotiator is not None and takes_leases(negotiator.get("CondorVersion"))
+    wanted = r.needed(acting, publish, lapse)
     leases: dict[str, bool] = {}
+    for daemon, facts in ads:
+        probe = probe_daemon(daemon, facts, _commands(daemon, wanted))
+        if daemon == r.NEGOTIATOR:
+            leases[probe.target] = lapse
+        probes.append(probe)
+    order = (r.COLLECTOR, r.NEGOTIATOR, r.SCHEDD)
+    return sorted(probes, key=lambda p: order.index(p.daemon)), wanted, leases
+
+
+def _locate(settings: LiveSettings) -> tuple[list[tuple[str, dict[str, str]]], list[DaemonProbe]]:
+    """Where the collector says the daemons are (each ad's FACTS), and those it could not say."""
+    collector = htcondor.Collector(settings.pool) if settings.pool else htcondor.Collector()
+    ads: list[tuple[str, dict[str, str]]] = []
+    missing: list[DaemonProbe] = []
 
     def locate(daemon: str, find: Callable[[], Any]) -> Any:
         try:
             return find()
-        except _FAULTS as exc:
-            probes.append(DaemonProbe(daemon, "", located=_problem(exc)))
+        except FAULTS as exc:
+            missing.append(DaemonProbe(daemon, "", located=problem(exc)))
             return None
 
     own = locate(r.COLLECTOR, lambda: _collector_ad(collector))
-    negotiator = None if own is None else locate(
-        r.NEGOTIATOR, lambda: collector.locate(htcondor.DaemonType.Negotiator))
-    schedds = [] if own is None else locate(r.SCHEDD, lambda: collector.locateAll(htcondor.DaemonType.Schedd))
-    lapse = negotiator is not None and takes_leases(negotiator.get("CondorVersion"))
-    wanted = r.needed(acting, publish, lapse)
-    if own is not None:
-        probes.insert(0, probe_daemon(r.COLLECTOR, own, _commands(r.COLLECTOR, wanted)))
+    if own is None:
+        return ads, missing
+    ads.append((r.COLLECTOR, _facts(own)))
+    negotiator = locate(r.NEGOTIATOR, lambda: collector.locate(htcondor.DaemonType.Negotiator))
     if negotiator is not None:
-        probe = probe_daemon(r.NEGOTIATOR, negotiator, _commands(r.NEGOTIATOR, wanted))
-        leases[probe.target] = lapse
-        probes.append(probe)
-    for ad in schedds or []:
-        probes.append(probe_daemon(r.SCHEDD, ad, _commands(r.SCHEDD, wanted)))
-    if own is not None and schedds == []:
-        probes.append(DaemonProbe(r.SCHEDD, "", located="the collector lists no schedd"))
-    return probes, wanted, leases
+        ads.append((r.NEGOTIATOR, _facts(negotiator)))
+    schedds = locate(r.SCHEDD, lambda: collector.locateAll(htcondor.DaemonType.Schedd))
+    ads += [(r.SCHEDD, _facts(ad)) for ad in schedds or []]
+    if schedds == []:
+        missing.append(DaemonProbe(r.SCHEDD, "", located="the collector lists no schedd"))
+    return ads, missing
 
 
 def _collector_ad(collector: Any) -> Any:

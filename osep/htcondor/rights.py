@@ -44,7 +44,8 @@ SUPER_USER = "queue super user"  # the schedd's QUEUE_SUPER_USERS, where a level
 OK, WARN, FAIL = "ok", "warn", "fail"
 UNAUTHENTICATED = "unauthenticated@"  # what a daemon calls a client it did not authenticate
 NOT_DEFINED = "Not defined"  # what a daemon answers for a knob that has no value
-ENABLED, DISABLED, NO_RECORD = "enabled", "disabled", "none"  # a schedd's user record of osep
+# A schedd's user record of osep: a disabled one stops its owner submitting, not vacating.
+ENABLED, DISABLED, NO_RECORD = "enabled", "disabled", "none"
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,18 +247,17 @@ def _super(probe: DaemonProbe, right: Right, who: str) -> Finding:
     if identity is None:
         return Finding(check, probe.target, WARN if vacate is not None and vacate.granted else FAIL,
                        f"not checked: the schedd did not authenticate {who} ({listed})", right, probe)
-    if probe.user_record in (NO_RECORD, DISABLED):
-        what = "no user record of" if probe.user_record == NO_RECORD else "a disabled user record of"
-        return Finding(check, probe.target, FAIL, f"the schedd has {what} {identity}, and refuses every vacate "
-                       f"from it, super user or not (condor_qusers -add {identity})", right, probe)
+    if probe.user_record == NO_RECORD:
+        return Finding(check, probe.target, FAIL, f"the schedd has no user record of {identity}, and refuses "
+                       f"every vacate from it, super user or not (condor_qusers -add {identity})", right, probe)
     found = super_user(identity, probe.super_users, probe.uid_domain)
     if found is None:
         return Finding(check, probe.target, WARN, f"{identity} may be in a Unix group it names, which "
                        f"only the schedd's host can tell ({listed})", right, probe)
     if not found:
-        return Finding(check, probe.target, FAIL, f"{identity} is not one (needed {right.purpose}; "
-                       f"{listed})", right, probe)
-    return Finding(check, probe.target, OK, f"{identity} is one ({listed})", right, probe)
+        return Finding(check, probe.target, FAIL, f"{identity} is not one ({listed})", right, probe)
+    record = ", with a user record" if probe.user_record in (ENABLED, DISABLED) else ""
+    return Finding(check, probe.target, OK, f"{identity} is one{record} ({listed})", right, probe)
 
 
 def version_findings(probes: Sequence[DaemonProbe], leases: Mapping[str, bool] | None = None) -> list[Finding]:

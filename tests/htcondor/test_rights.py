@@ -47,9 +47,9 @@ def test_what_a_run_needs(acting, publish, leases, levels):
 
 
 def schedd(name: str = "schedd@cm", **changes) -> DaemonProbe:
-    base = dict(daemon=r.SCHEDD, name=name, address="<cm:2>", version="$CondorVersion: 23.9.6 x $",
-                pings={"QUERY_JOB_ADS": Ping(True, None), "ACT_ON_JOBS": GRANTED},
-                super_users="root, condor osep", uid_domain="cm", user_record=r.ENABLED)
+    base = {"daemon": r.SCHEDD, "name": name, "address": "<cm:2>", "version": "$CondorVersion: 23.9.6 x $",
+            "pings": {"QUERY_JOB_ADS": Ping(True, None), "ACT_ON_JOBS": GRANTED},
+            "super_users": "root, condor osep", "uid_domain": "cm", "user_record": r.ENABLED}
     return DaemonProbe(**{**base, **changes})
 
 
@@ -70,7 +70,7 @@ WANTED = r.needed(True, False, False)
     (schedd(super_users="root, condor"), ("queue super user", "schedd schedd@cm"), r.FAIL, "is not one"),
     (schedd(user_record=r.NO_RECORD), ("queue super user", "schedd schedd@cm"), r.FAIL,
      "no user record of osep@cm"),
-    (schedd(user_record=r.DISABLED), ("queue super user", "schedd schedd@cm"), r.FAIL, "a disabled user record"),
+    (schedd(user_record=r.DISABLED), ("queue super user", "schedd schedd@cm"), r.OK, "with a user record"),
     (schedd(super_users="%admins"), ("queue super user", "schedd schedd@cm"), r.WARN, "Unix group"),
     (schedd(super_users=None, config_problem="timed out"), ("queue super user", "schedd schedd@cm"), r.WARN,
      "not read from the schedd: timed out"),

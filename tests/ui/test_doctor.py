@@ -91,10 +91,15 @@ def test_a_right_taken_away_is_that_rows_failure(tmp_path, condor, denied, row):
     assert failed(rows) == [row]
 
 
+def test_a_disabled_user_record_is_enough(tmp_path, condor):
+    condor.user_records["osep@cm"] = 0  # it may not submit, which osep does not
+    result, rows = doctor(tmp_path)
+    assert result.exit_code == 0 and "with a user record" in rows[("queue super user", f"schedd {SCHEDD}")]["detail"]
+
+
 @pytest.mark.parametrize(("change", "says"), [
     ({"schedd_config": {"QUEUE_SUPER_USERS": "root, condor", "UID_DOMAIN": "cm"}}, "osep@cm is not one"),
     ({"user_records": {}}, "no user record of osep@cm"),
-    ({"user_records": {"osep@cm": 0}}, "a disabled user record of osep@cm"),
 ])
 def test_a_schedd_that_would_refuse_osep_s_vacates(tmp_path, condor, change, says):
     for name, value in change.items():
@@ -246,17 +251,31 @@ def test_a_daemon_down_at_start_is_logged_and_the_run_goes_on_as_through_any_out
     assert hold["outcome"] == "failed" and condor.vacates == []  # no vacate without its hold
 
 
-def test_a_right_lost_mid_run_fails_the_action_naming_it_and_nothing_goes_without_it(tmp_path, condor):
-    def denied(submitter: str, value: int) -> None:  # granted at start, refused once the run acts
-        raise htcondor2.HTCondorException("Failed to start command.")
+@pytest.mark.parametrize("silent", [True, False])
+def test_a_right_lost_once_running_fails_the_hold_naming_it_and_no_vacate_goes_without_it(tmp_path, condor,
+                                                                                           silent):
+    """Granted at start, refused once the run acts: SET_CEILING has no answer, so a negotiator that
+    drops it does so in silence (``silent``), and osep asks before each round of ceilings."""
+    probes = iter([True])  # the probe at start is granted; the run's own ask is refused
 
-    condor._set_ceiling = denied  # type: ignore[method-assign]
+    def ping(ad: Any, command: str) -> Any:
+        if command == "SET_CEILING" and not next(probes, False):
+            raise htcondor2.HTCondorException("Failed to start command.")
+        return condor_ping(ad, command)
+
+    condor_ping = condor.ping
+    condor.ping = ping  # type: ignore[method-assign]
+    if not silent:
+        def refused(submitter: str, value: int) -> None:
+            raise htcondor2.HTCondorException("Failed to start command.")
+
+        condor._set_ceiling = refused  # type: ignore[method-assign]
     result = run(tmp_path)
     assert result.exit_code == 0, result.output  # the cycle ran: its actions' failures are logged
     holds = [e for e in events(tmp_path, "action") if e["kind"] == "hold"]
     assert holds and holds[0]["outcome"] == "failed"
     assert "needs ADMINISTRATOR at the negotiator negotiator@cm" in holds[0]["detail"]
-    assert condor.vacates == []
+    assert condor.vacates == [] and condor.ceiling_commands == []
     vacates = [e for e in events(tmp_path, "action") if e["kind"] == "vacate"]
     assert vacates and all(e["outcome"] == "failed" for e in vacates)
     [cycle] = events(tmp_path, "cycle")
