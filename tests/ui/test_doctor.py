@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 from pathlib import Path
 from typing import Any
 
@@ -17,25 +16,12 @@ from fakecondor import SCHEDD, FakeCondor
 from osep.htcondor.state import StateFile
 from osep.ui.cli import cli
 
-SIGNALS = (signal.SIGHUP, signal.SIGTERM, signal.SIGQUIT)
-
-
-@pytest.fixture(autouse=True)
-def signals_restored():
-    saved = {s: signal.getsignal(s) for s in SIGNALS}
-    yield
-    for sig, handler in saved.items():
-        signal.signal(sig, handler)
+pytestmark = pytest.mark.usefixtures("signals_restored")  # osep run installs its handlers here
 
 
 @pytest.fixture
-def condor(monkeypatch) -> FakeCondor:
-    fake = FakeCondor()
-    fake.run("alice", 4)
-    fake.idle("bob", 2)
-    fake.ceilings["alice@site"] = -1
-    fake.install(monkeypatch)
-    return fake
+def condor(fake_pool) -> FakeCondor:
+    return fake_pool
 
 
 def policy(where: Path, owners: str = "alice = 2\nbob = 2\n", unit: str = "slots") -> Path:
