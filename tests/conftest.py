@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import time
 
 import pytest
@@ -49,3 +50,24 @@ def quiet_logs():
 def verbose_logs():
     """Let every level through, for tests that read events with structlog.testing.capture_logs."""
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.DEBUG))
+
+
+@pytest.fixture
+def signals_restored():
+    """``osep run`` installs its signal handlers in the test's own process: the old ones go back."""
+    saved = {s: signal.getsignal(s) for s in (signal.SIGHUP, signal.SIGTERM, signal.SIGQUIT)}
+    yield
+    for sig, handler in saved.items():
+        signal.signal(sig, handler)
+
+
+@pytest.fixture
+def fake_pool(monkeypatch):
+    """A fake pool in place of the bindings (tests/fakecondor.py): alice runs 4 jobs, bob waits with 2."""
+    from fakecondor import FakeCondor
+
+    fake = FakeCondor()
+    fake.run("alice", 4)
+    fake.idle("bob", 2)
+    fake.install(monkeypatch)
+    return fake

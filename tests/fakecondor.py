@@ -1,7 +1,10 @@
 """A pool as the HTCondor bindings show it, for tests of the live adapter and of ``osep run`` and
 ``osep release`` without HTCondor: a collector (slot ads and the daemon's own ad), schedds (job ads,
-vacates; one, ``SCHEDD``, unless more are added to ``queues``) and a negotiator (submitter ceilings,
-and its own configuration, ``negotiator_config``, which ``RemoteParam`` reads as the real one does).
+vacates; one, ``SCHEDD``, unless more are added to ``queues``; each schedd's configuration,
+``schedd_config``) and a negotiator (submitter ceilings, and its own configuration,
+``negotiator_config``), whose configurations ``RemoteParam`` reads as the real one does. ``ping``
+answers as a daemon does: granted, as ``identity``, unless the daemon is down or the right is in
+``denied``.
 :meth:`FakeCondor.install` puts it in place of the bindings in :mod:`osep.htcondor.live`; the knobs
 are its ``param``. Only the network is fake: queries evaluate their constraints in the ads."""
 
@@ -16,6 +19,8 @@ import pytest
 
 NEGOTIATOR = "negotiator@cm"
 SCHEDD = "schedd@cm"
+COLLECTOR = "collector@cm"
+VERSION = "$CondorVersion: 23.9.6 2024-07-12 $"
 
 
 def classad(**attrs: Any) -> classad2.ClassAd:
@@ -33,6 +38,15 @@ class FakeCondor:
         # with an empty value, which the daemon answers as "Not defined".
         self.negotiator_config: dict[str, str | None] = {}
         self.config_reads: list[str] = []  # every key RemoteParam asked the negotiator for
+        # Every schedd's own configuration, as RemoteParam reads it: osep's identity is a super user.
+        self.schedd_config: dict[str, str | None] = {"QUEUE_SUPER_USERS": "root, condor, osep",
+                                                     "UID_DOMAIN": "cm"}
+        self.identity = "osep@cm"  # who every daemon authenticates osep as
+        # (daemon, command) refused by ping, a daemon named by its kind ("negotiator", "schedd"), or its
+        # name (a schedd's), and the command as osep pings it ("SET_CEILING")
+        self.denied: set[tuple[str, str]] = set()
+        self.pings: list[tuple[str, str]] = []  # every ping: (daemon's name, command)
+        self.user_records: dict[str, int] = {"osep@cm": 1}  # every schedd's user records: Enabled
         self.now = now
         self.slots: list[classad2.ClassAd] = []
         self.jobs: list[classad2.ClassAd] = []  # the queue of SCHEDD
@@ -104,15 +118,30 @@ class FakeCondor:
     # -- the bindings' face ---------------------------------------------------------------------
 
     def install(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        from osep.htcondor import live
+        from osep.htcondor import live, pinging, probe
 
         fake = _Bindings(self)
         monkeypatch.setattr(live, "htcondor", fake)
+        monkeypatch.setattr(probe, "htcondor", fake)
+        monkeypatch.setattr(pinging, "htcondor", fake)
+        # In this process: the fake answers at once, and what it records must be seen by the test.
+        monkeypatch.setattr(probe, "bounded", lambda work, seconds=0.0: work())
         monkeypatch.setattr(htcondor2._negotiator, "_negotiator_command_user_value", self._wire)
 
     def _refuse(self, daemon: str) -> None:
         if daemon in self.down:
             raise htcondor2.HTCondorException(f"{daemon} is down")
+
+    def kind(self, name: str) -> str:
+        return "negotiator" if name == NEGOTIATOR else "collector" if name == COLLECTOR else "schedd"
+
+    def ping(self, ad: Any, command: str) -> classad2.ClassAd:
+        name = str(ad["Name"])
+        kind = self.kind(name)
+        self.pings.append((name, command))
+        if kind in self.down or name in self.down or {(kind, command), (name, command)} & self.denied:
+            raise htcondor2.HTCondorException("Failed to start command.")
+        return classad(AuthorizationSucceeded=True, MyRemoteUserName=self.identity, RemoteVersion=VERSION)
 
     def _wire(self, addr: str, command: int, submitter: str, value: int) -> None:
         self._set_ceiling(submitter, value)
@@ -226,24 +255,34 @@ class _Bindings:
     def RemoteParam(self, ad: Any) -> _RemoteParam:
         if ad is None or "MyAddress" not in ad:
             raise ValueError("Address not available in location ClassAd.")
-        return _RemoteParam(self._pool)
+        return _RemoteParam(self._pool, str(ad.get("Name", NEGOTIATOR)))
+
+    def ping(self, ad: Any, command: str) -> classad2.ClassAd:
+        return self._pool.ping(ad, command)
+
+    def version(self) -> str:
+        return VERSION
 
 
 class _RemoteParam(Mapping[str, str]):
     """htcondor2.RemoteParam: the key list is fetched once (as the daemon spells its keys) and gates
-    every lookup, case and all; each value is one more request to the daemon."""
+    every lookup, case and all; each value is one more request to the daemon (``name``: the
+    negotiator's configuration, or a schedd's)."""
 
-    def __init__(self, pool: FakeCondor) -> None:
+    def __init__(self, pool: FakeCondor, name: str) -> None:
         self._pool = pool
-        pool._refuse("negotiator")
-        self._keys = list(pool.negotiator_config)
+        self._name = name
+        self._config = pool.negotiator_config if pool.kind(name) == "negotiator" else pool.schedd_config
+        pool._refuse(name if self._config is pool.schedd_config else "negotiator")
+        self._keys = list(self._config)
 
     def __getitem__(self, key: str) -> str:
         if key not in self._keys:
             raise KeyError(key)
-        self._pool._refuse("negotiator")
-        self._pool.config_reads.append(key)
-        value = self._pool.negotiator_config.get(key)
+        self._pool._refuse(self._name if self._config is self._pool.schedd_config else "negotiator")
+        if self._config is self._pool.negotiator_config:
+            self._pool.config_reads.append(key)
+        value = self._config.get(key)
         return "Not defined" if value is None else value
 
     def __iter__(self) -> Iterator[str]:
@@ -259,18 +298,23 @@ class _Collector:
 
     def locateAll(self, kind: Any) -> list[classad2.ClassAd]:
         self._pool._refuse("collector")
-        return [classad(Name=name, MyAddress=f"<cm:{k + 2}>") for k, name in enumerate(self._pool.queues)]
+        return [classad(Name=name, MyAddress=f"<cm:{k + 2}>", CondorVersion=VERSION)
+                for k, name in enumerate(self._pool.queues)]
 
     def locate(self, kind: Any) -> classad2.ClassAd:
         self._pool._refuse("collector")
+        if kind == htcondor2.DaemonType.Collector:
+            return classad(Name=COLLECTOR, MyAddress="<cm:0>", CondorVersion=VERSION)
         self._pool._refuse("negotiator")
         if "negotiator" in self._pool.unlisted:
             raise htcondor2.HTCondorException("Unable to locate local daemon.")
-        return classad(Name=NEGOTIATOR, MyAddress="<cm:1>")
+        return classad(Name=NEGOTIATOR, MyAddress="<cm:1>", CondorVersion=VERSION)
 
     def query(self, kind: Any, constraint: str | None = None,
               projection: Any = None) -> list[classad2.ClassAd]:
         self._pool._refuse("collector")
+        if kind == htcondor2.AdTypes.Collector:
+            return [classad(Name=COLLECTOR, MyAddress="<cm:0>", CondorVersion=VERSION)]
         if kind == htcondor2.AdTypes.Startd:
             expr = classad2.ExprTree(constraint or "true")
             return [ad for ad in self._pool.slots if expr.eval(ad) is True]
@@ -310,6 +354,13 @@ class _Schedd:
 
     def act(self, action: Any, ids: list[str]) -> classad2.ClassAd:
         return self._pool._act(self._name, action, ids)
+
+    def queryUserAds(self, constraint: str = "true", projection: Any = None) -> list[classad2.ClassAd]:
+        self._pool._refuse("schedd")
+        self._pool._refuse(self._name)
+        expr = classad2.ExprTree(constraint)
+        ads = [classad(User=user, Enabled=enabled) for user, enabled in self._pool.user_records.items()]
+        return [ad for ad in ads if expr.eval(ad) is True]
 
 
 class _Negotiator:

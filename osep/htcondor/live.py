@@ -1,6 +1,8 @@
 """The live HTCondor pool behind the :class:`osep.core.pool.Pool` face: the only stateful part of the
-adapter, and with :mod:`osep.htcondor.eventlog` the only code that imports ``htcondor2`` (the
-ClassAd library, ``classad2``, is translation's too).
+adapter, and with :mod:`osep.htcondor.eventlog` and :mod:`osep.htcondor.probe` (the probes of osep's
+rights) the only code that imports ``htcondor2`` (the ClassAd library, ``classad2``, is translation's
+too). A command that fails names the right it needed (:func:`osep.htcondor.rights.needs`): a refusal
+and a daemon that does not answer look alike to the bindings.
 
 It reads a snapshot from the collector (slot ads) and every schedd (job ads), the answers read into
 the snapshot's parts by :mod:`osep.htcondor.reading` (each ad by :mod:`osep.htcondor.ads`); vacates
@@ -61,8 +63,10 @@ from osep.htcondor.ads import (
     to_osep_ad,
 )
 from osep.htcondor.ceilings import NO_CEILING, Ceilings
+from osep.htcondor.pinging import ping
 from osep.htcondor.quota_shares import PoolSize
 from osep.htcondor.reading import NOT_DEFINED, SLOT_FACTS, Reading
+from osep.htcondor.rights import LEASE_CEILING, PUBLISH, READ_CEILINGS, SET_CEILING, SUPER, VACATE, WITHDRAW, needs
 from osep.htcondor.settings import LiveSettings
 from osep.htcondor.state import MAX_ENTRIES, SavedState, StateError, StateFile
 from osep.replay.damage import MAX_JOB_NUMBER
@@ -176,9 +180,12 @@ class _Negotiator:
         self._daemon = htcondor.Negotiator(ad)
         self.name = str(ad.get("Name", ""))
         self.leases = takes_leases(ad.get("CondorVersion"))
+        self._ad = ad
+        self._granted = False  # asked once per round of ceilings (osep.htcondor.pinging)
 
     def ceilings(self) -> dict[str, int]:
-        ads = self._pool.call("reading submitter ceilings", self._daemon.getPriorities)
+        ads = self._pool.call(f"reading submitter ceilings ({needs(READ_CEILINGS, self.name)})",
+                              self._daemon.getPriorities)
         out = {}
         for ad in ads:
             name, ceiling = ad.get("Name"), ad.get("Ceiling")
@@ -189,6 +196,12 @@ class _Negotiator:
 
     def set_ceiling(self, submitter: str, value: int, lease: float | None = None) -> None:
         negotiator = self._daemon
+        if not self._granted:  # SET_CEILING has no answer: a refusal would go unseen
+            answer = ping(self._ad, SET_CEILING.command)
+            if not answer.granted:
+                raise PoolError(f"setting the ceiling of {submitter} ({needs(SET_CEILING, self.name)}): the "
+                                f"negotiator does not grant it: {answer.problem}")
+            self._granted = True
         if self.leases:
             # A lease in force takes no other ceiling (one sent would be undone when it ends): it
             # is ended first, whether osep set it or not (none in force: refused, harmlessly).
@@ -198,7 +211,7 @@ class _Negotiator:
                                          "Duration": max(1, math.ceil(lease))})
                 return
         if value >= 0:
-            self._pool.call(f"setting the ceiling of {submitter}",
+            self._pool.call(f"setting the ceiling of {submitter} ({needs(SET_CEILING, self.name)})",
                             lambda: negotiator.setCeiling(submitter, value))
             return
         # "No ceiling" is -1 on the wire, which Negotiator.setCeiling refuses to send (it checks
@@ -206,7 +219,7 @@ class _Negotiator:
         from htcondor2 import _negotiator as wire
 
         self._pool.call(
-            f"lifting the ceiling of {submitter}",
+            f"lifting the ceiling of {submitter} ({needs(SET_CEILING, self.name)})",
             lambda: wire._negotiator_command_user_value(
                 negotiator._addr, negotiator._SET_CEILING, submitter, NO_CEILING),
         )
@@ -219,7 +232,7 @@ class _Negotiator:
         from htcondor2 import htcondor2_impl as wire
 
         request = classad2.ClassAd({"Submitter": submitter, **what})
-        doing = f"{what['Action']} the ceiling lease of {submitter}"
+        doing = f"{what['Action']} the ceiling lease of {submitter} ({needs(LEASE_CEILING, self.name)})"
         reply = self._pool.call(doing, lambda: wire._send_generic_payload_command(
             self._daemon._addr, MANAGE_CEILING, request._handle), attempts=1 if not check else None)
         answer = reply[0] if isinstance(reply, tuple) and reply else reply
@@ -485,13 +498,16 @@ class LivePool:
                 self.vacates.forget(job_id)
                 raise PoolError(f"not sent, as it could not be recorded first: {problem}")
         try:
-            result = self.call(f"vacating {job_id}", lambda: schedd.act(action, [job_id.local]), attempts=1)
+            result = self.call(f"vacating {job_id} ({needs(VACATE, job_id.schedd)})",
+                               lambda: schedd.act(action, [job_id.local]), attempts=1)
         except PoolError as exc:
             self._accounts.vacated(job_id)
             raise UnknownOutcome(f"{exc}; it may have been carried out") from exc
         if integer(result.get("TotalSuccess", 0)) != 1:
             self.vacates.forget(job_id)  # refused: on record until the next save, harmlessly
-            raise PoolError(f"schedd {job_id.schedd} did not vacate {job_id}: {dict(result)}")
+            denied = integer(result.get("TotalPermissionDenied", 0)) or 0
+            why = f" (permission denied: {needs(SUPER, job_id.schedd)})" if denied > 0 else ""
+            raise PoolError(f"schedd {job_id.schedd} did not vacate {job_id}{why}: {dict(result)}")
         # The job no longer counts for its owner: it will not be capped for it, nor counted running.
         self._accounts.vacated(job_id)
 
@@ -565,7 +581,8 @@ class LivePool:
         for key, value in attrs.items():
             ad[key] = _to_classad_value(value)
         collector = self._collector()
-        self.call("publishing the OSEP ad", lambda: collector.advertise([ad], "UPDATE_AD_GENERIC"))
+        self.call(f"publishing the OSEP ad ({needs(PUBLISH)})",
+                  lambda: collector.advertise([ad], "UPDATE_AD_GENERIC"))
 
     def others(self) -> list[OsepAd]:
         """Every osep ad in the collector that says who published it (this process's own too)."""
@@ -583,7 +600,7 @@ class LivePool:
         # Quoted: a name is data, and one with a quote or a backslash must still name only itself.
         ad["Requirements"] = classad2.ExprTree(f"Name == {classad2.quote(self.settings.name)}")
         collector = self._collector()
-        self.call("withdrawing the OSEP ad",
+        self.call(f"withdrawing the OSEP ad ({needs(WITHDRAW)})",
                   lambda: collector.advertise([ad], "INVALIDATE_ADS_GENERIC"))
 
 

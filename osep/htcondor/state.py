@@ -421,7 +421,7 @@ class StateFile:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             try:
-                holder = _printable(os.pread(fd, 200, 0))
+                holder = printable(os.pread(fd, 200, 0))
             except OSError:
                 holder = ""
             os.close(fd)
@@ -464,6 +464,6 @@ def _reason(exc: Exception) -> str:
     return str(exc)
 
 
-def _printable(raw: bytes) -> str:
+def printable(raw: bytes) -> str:
     text = raw.decode("utf-8", "replace").strip()
     return "".join(c if c.isprintable() else "?" for c in text)[:120]

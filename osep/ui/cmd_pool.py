@@ -47,6 +47,7 @@ def run(ctx: click.Context, once: bool, dry_run: bool | None, pool: str | None,
     from osep.config.knobs import KNOB_SOURCE, RunSettings, load_run_settings
     from osep.enforce.daemon import Daemon
     from osep.htcondor import live as condor
+    from osep.htcondor.probe import check_at_start
 
     overrides = Overrides(
         dry_run=dry_run, pool=pool, policy_file=policy_file, interval=interval,
@@ -86,11 +87,18 @@ def run(ctx: click.Context, once: bool, dry_run: bool | None, pool: str | None,
             structlog.get_logger("osep").error("not_started", problem=str(exc))
         raise
     try:
-        daemon = Daemon(load, live, initial=loaded)
-        daemon.install_signal_handlers()
-        status = daemon.run(once=once)
+        # Every right a real run uses, probed before anything is touched: a daemon that does not
+        # grant one stops the run here (exit status 1), with one line naming the right and the daemon.
+        refused = check_at_start(loaded.live, settings.dry_run, settings.publish, structlog.get_logger("osep"))
+        if refused is None:
+            daemon = Daemon(load, live, initial=loaded)
+            daemon.install_signal_handlers()
+            status = daemon.run(once=once)
     finally:
         live.close()
+    if refused is not None:
+        click.echo(f"osep: error: {escape(refused)}", err=True)
+        sys.exit(1)
     if daemon.left_behind is not None:
         click.echo(f"osep: error: {escape(daemon.left_behind)}", err=True)
     sys.exit(status)

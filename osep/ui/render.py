@@ -360,3 +360,16 @@ def history_csv(doc: Mapping[str, Any]) -> str:
 REPORT_RENDERERS = {"table": report_table, "json": as_json, "csv": report_csv}
 TREE_RENDERERS = {"table": tree_table, "json": as_json, "csv": tree_csv}
 HISTORY_RENDERERS = {"table": history_table, "json": as_json, "csv": history_csv}
+
+
+def doctor_table(doc: Mapping[str, Any]) -> str:
+    """``osep doctor``: one row per check, then whether a run would work."""
+    rows = [[c["check"], c["target"], c["status"], c["detail"]] for c in doc["checks"]]
+    lines = _aligned(["Check", "Target", "Status", "Detail"], rows, None, ())
+    failed = sum(1 for c in doc["checks"] if c["status"] == "fail")
+    lines.append("")
+    lines.append("a real run would work" if doc["ok"] else f"{failed} check(s) failed: a real run would not work")
+    return "\n".join(lines) + "\n"
+
+
+DOCTOR_RENDERERS = {"table": doctor_table, "json": as_json}

@@ -73,6 +73,36 @@ class Live:
         return subprocess.run(self.command("--once", *args), env=self.env(), capture_output=True,
                               text=True, timeout=timeout, check=False)
 
+    def doctor(self, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+        """``osep doctor``, with this harness's configuration (``config``)."""
+        return subprocess.run([sys.executable, "-m", "osep", "doctor", *args], env=self.env(),
+                              capture_output=True, text=True, timeout=timeout, check=False)
+
+    def token(self, name: str, identity: str, authz: tuple[str, ...] = ()) -> Path:
+        """A token directory of this test's own holding one token made inside the pool for
+        ``identity`` (``osep@<UID_DOMAIN>``), limited to the levels ``authz`` (none: every level);
+        give it to osep with ``config(SEC_TOKEN_DIRECTORY=...)``."""
+        limits = [arg for level in authz for arg in ("-authz", level)]
+        token = self.pool.condor(["condor_token_create", "-identity", identity, *limits])
+        folder = self.work / f"tokens-{name}"
+        folder.mkdir(mode=0o700)
+        (folder / "osep").write_text(token)
+        (folder / "osep").chmod(0o600)
+        return folder
+
+    def user_record(self, identity: str, present: bool = True) -> None:
+        """Add (or remove) every schedd's user record of ``identity``, as the pool's administrator (a
+        schedd refuses a vacate from a user it has no record of). Through the bindings: 23.9's
+        ``condor_qusers -add`` answers that it succeeded and adds nothing."""
+        call = "addUserRec" if present else "removeUserRec"
+        code = ("import sys, htcondor2 as h\n"
+                "for ad in h.Collector().locateAll(h.DaemonType.Schedd):\n"
+                f"    print(ad['Name'], dict(h.Schedd(ad).{call}(sys.argv[1])))\n")
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("_CONDOR_", "CONDOR_"))}
+        done = subprocess.run([sys.executable, "-c", code, identity], env={**env, **self.pool.env()},
+                              capture_output=True, text=True, timeout=60, check=False)
+        assert done.returncode == 0 and "'Result': 0" in done.stdout, (done.stdout, done.stderr)
+
     def release(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
         """``osep release``, as an administrator would run it after a stop that left ceilings."""
         return subprocess.run([sys.executable, "-m", "osep", "release", *args], env=self.env(),
