@@ -26,6 +26,13 @@ STATE = Path("/var/lib/osep/osep.state")
 TOKEN = Path("/var/lib/osep/.condor/tokens.d/osep")
 # The levels the snippet's comment tells an administrator to give osep's token.
 AUTHZ = ("READ", "WRITE", "ADMINISTRATOR", "DAEMON")
+# The lines the README's cron recipe adds: the rights the package's configuration file grants only
+# once a policy file is named there.
+CRON_RIGHTS = """\
+QUEUE_SUPER_USERS = $(QUEUE_SUPER_USERS) osep
+NEGOTIATOR.ALLOW_ADMINISTRATOR = $(ALLOW_ADMINISTRATOR) osep@$(UID_DOMAIN)
+COLLECTOR.ALLOW_DAEMON = $(ALLOW_DAEMON) osep@$(UID_DOMAIN)
+"""
 # What cron gives a command: a near-empty environment, /bin/sh, the account's home.
 CRON_ENV = ["env", "-i", "HOME=/var/lib/osep", "LOGNAME=osep", "SHELL=/bin/sh", "PATH=/usr/bin:/bin"]
 
@@ -161,6 +168,12 @@ def test_the_package_runs_under_condor_master_as_its_own_account(live: Live, ins
 def test_the_package_runs_from_cron_with_no_knobs(live: Live, installed: int):
     uid = installed
     give_token(live, uid)
+    # A cron-only site names no policy in the package's configuration file, so it grants osep's
+    # identity its rights itself, with the README's lines.
+    rights = live.pool.root / "etc/condor/config.d/51-osep-cron.config"
+    rights.write_text(CRON_RIGHTS)
+    live.pool.condor(["condor_reconfig"])
+    time.sleep(3)  # the daemons re-read their configuration
     write_policy(live, {"alice": 10, "bob": 10})
     line = f"osep run --once --policy-file {POLICY} --state-file {STATE}"
     cron = ["runuser", "-u", "osep", "--", *CRON_ENV, "/bin/sh", "-c", line]
