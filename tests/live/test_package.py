@@ -17,7 +17,8 @@ from pathlib import Path
 import debpackage
 import pytest
 
-from harness import INTERVAL, Live, TestPool, TestPoolError
+import harness
+from harness import INTERVAL, Live
 
 POLICY = Path("/etc/osep/policy.toml")
 CONFFILE = Path("/etc/condor/config.d/50-osep.config")
@@ -41,8 +42,8 @@ CRON_ENV = ["env", "-i", "HOME=/var/lib/osep", "LOGNAME=osep", "SHELL=/bin/sh", 
 def deb(request, tmp_path_factory) -> Path:
     suite = request.config.getoption("--testpool-suite") or os.environ.get("OSEP_TESTPOOL_SUITE", "trixie")
     try:
-        return debpackage.build(TestPool(suite=suite), tmp_path_factory.mktemp("deb"))
-    except (TestPoolError, OSError) as exc:
+        return debpackage.build(harness.TestPool(suite=suite), tmp_path_factory.mktemp("deb"))
+    except (harness.TestPoolError, OSError) as exc:
         pytest.fail(f"the Debian package could not be built: {exc}")
 
 
@@ -79,7 +80,7 @@ def write_policy(live: Live, shares: dict[str, int]) -> None:
     path.write_text("[owners]\n" + "".join(f"{o} = {s}\n" for o, s in shares.items()))
 
 
-def osep_processes(pool: TestPool, uid: int) -> list[int]:
+def osep_processes(pool: harness.TestPool, uid: int) -> list[int]:
     """Processes in the pool's root running osep as ``uid``."""
     target = str(pool.root.resolve())
     found = []
