@@ -5,17 +5,31 @@ from __future__ import annotations
 import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import click
 
 from osep import log
-from osep.config.bounds import MAX_INTERVAL, MAX_SECONDS, MAX_VACATES, MIN_INTERVAL
-from osep.config.knobs import KNOBS, Overrides, parse_knobs
+from osep.config.bounds import MAX_INTERVAL, MAX_PORT, MAX_SECONDS, MAX_VACATES, MIN_INTERVAL
+from osep.config.knobs import KNOBS, Overrides, check_address, parse_knobs
 from osep.config.policy import load_policy
 from osep.config.toml import escape
 from osep.core.tree import ShareTree
 from osep.errors import ConfigError, OsepError
 from osep.ui.shell import Number, Warnings, cli, fails_cleanly, format_option
+
+
+class Address(click.types.StringParamType):
+    """An address to listen on, checked as the knob ``OSEP_METRICS_ADDRESS`` is."""
+
+    name = "address"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        try:
+            return check_address(super().convert(value, param, ctx).strip(),
+                                 lambda reason: ConfigError(None, None, reason))
+        except ConfigError as exc:
+            self.fail(exc.reason, param, ctx)
 
 
 @cli.command()
@@ -36,11 +50,18 @@ from osep.ui.shell import Number, Warnings, cli, fails_cleanly, format_option
 @click.option("--state-file", type=click.Path(path_type=Path),
               help="What a run leaves for the next: the ceilings osep set, vacates in progress, "
               "rooms kept. [knob OSEP_STATE_FILE]")
+@click.option("--metrics-port", type=click.IntRange(min=0, max=MAX_PORT),
+              help="Serve Prometheus metrics on this TCP port (0: none; not with --once). "
+              "[knob OSEP_METRICS_PORT]")
+@click.option("--metrics-address", type=Address(),
+              help="Where the metrics port listens (0.0.0.0: every interface). [default 127.0.0.1; "
+              "knob OSEP_METRICS_ADDRESS]")
 @click.pass_context
 @fails_cleanly
 def run(ctx: click.Context, once: bool, dry_run: bool | None, pool: str | None,
         policy_file: Path | None, interval: float | None, max_vacates: int | None,
-        vacate_fast: bool | None, min_run_time: float | None, state_file: Path | None) -> None:
+        vacate_fast: bool | None, min_run_time: float | None, state_file: Path | None,
+        metrics_port: int | None, metrics_address: str | None) -> None:
     """Enforce owner shares on a live HTCondor pool, every t seconds (or --once)."""
     import structlog
 
@@ -48,10 +69,13 @@ def run(ctx: click.Context, once: bool, dry_run: bool | None, pool: str | None,
     from osep.enforce.daemon import Daemon
     from osep.htcondor import live as condor
 
+    if once and metrics_port:
+        raise click.UsageError("--metrics-port does not go with --once: a run of one cycle is over "
+                               "before Prometheus would scrape it")
     overrides = Overrides(
         dry_run=dry_run, pool=pool, policy_file=policy_file, interval=interval,
         max_vacates=max_vacates, vacate_fast=vacate_fast, min_run_time=min_run_time,
-        state_file=state_file,
+        state_file=state_file, metrics_port=metrics_port, metrics_address=metrics_address,
     )
     first = True
 
