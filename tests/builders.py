@@ -227,3 +227,15 @@ def places(value: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
         for k, item in enumerate(value):
             yield (*path, k)
             yield from places(item, (*path, k))
+
+
+def metric_samples(text: str) -> dict[str, dict[tuple[tuple[str, str], ...], float]]:
+    """A Prometheus scrape's text as a scraper reads it (prometheus_client's own parser): sample
+    name -> its label sets (sorted (label, value) pairs) -> value."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    out: dict[str, dict[tuple[tuple[str, str], ...], float]] = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            out.setdefault(sample.name, {})[tuple(sorted(sample.labels.items()))] = sample.value
+    return out
