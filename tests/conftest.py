@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import time
 
 import pytest
@@ -49,3 +50,12 @@ def quiet_logs():
 def verbose_logs():
     """Let every level through, for tests that read events with structlog.testing.capture_logs."""
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.DEBUG))
+
+
+@pytest.fixture
+def signals_restored():
+    """``osep run`` installs its signal handlers in this very process: put the old ones back."""
+    saved = {s: signal.getsignal(s) for s in (signal.SIGHUP, signal.SIGTERM, signal.SIGQUIT)}
+    yield
+    for sig, handler in saved.items():
+        signal.signal(sig, handler)

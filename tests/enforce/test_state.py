@@ -24,16 +24,7 @@ from osep.htcondor import state as state_module
 from osep.htcondor.state import StateError, checksum, read_state
 from osep.ui.cli import cli
 
-SIGNALS = (signal.SIGHUP, signal.SIGTERM, signal.SIGQUIT)
-
-
-@pytest.fixture(autouse=True)
-def signals_restored():
-    """``osep run`` installs its signal handlers in this very process: put the old ones back."""
-    saved = {s: signal.getsignal(s) for s in SIGNALS}
-    yield
-    for sig, handler in saved.items():
-        signal.signal(sig, handler)
+pytestmark = pytest.mark.usefixtures("signals_restored")
 
 
 @pytest.fixture
