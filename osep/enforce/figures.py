@@ -174,6 +174,12 @@ _OWNER: tuple[tuple[str, str, bool, str], ...] = (
 IN_UNIT = " (in the policy's unit: the unit label)"
 
 
+def faults_family(faults: int) -> Metric:
+    """The endpoint's own faults so far: what a scrape still says when nothing else can be made."""
+    return CounterMetricFamily("osep_metrics_faults", "Faults of this endpoint (each logged as metrics_failed)",
+                               value=faults)
+
+
 def _rows(counts: Mapping[str, int]) -> list[tuple[Sequence[str], int]]:
     return [((key,), count) for key, count in counts.items()]
 
@@ -221,7 +227,7 @@ def families(figures: Figures, faults: int = 0) -> list[Metric]:
     counter("osep_failed_actions", "Planned actions not carried out, by kind (vacate, claim, hold, "
             "reserve) and reason (failed, skipped-changed, skipped-rate-limit)", ["kind", "reason"],
             figures.failed.items())
-    counter("osep_metrics_faults", "Faults of this endpoint (each logged as metrics_failed)", [], [((), faults)])
+    out.append(faults_family(faults))
     capacity = GaugeMetricFamily("osep_capacity", "The pool's capacity" + IN_UNIT, labels=["unit"])
     if figures.capacity is not None and figures.unit is not None:
         capacity.add_metric([figures.unit], figures.capacity)

@@ -103,17 +103,32 @@ def run(ctx: click.Context, once: bool, dry_run: bool | None, pool: str | None,
             raise OsepError(f"cannot open the log {settings.log}: {exc.strerror}") from None
     level = given["log_level"] if given.get("log_level_given") else settings.log_level
     log.configure(level, stream)
+
+    def not_started(exc: OsepError) -> None:
+        if stream is not None:  # in the log file as well (on stderr, the error's own line says it)
+            structlog.get_logger("osep").error("not_started", problem=str(exc))
+
     try:
         live = condor.LivePool(loaded.live)  # takes the state file's lock and reads it
-    except OsepError as exc:  # a damaged state file, or another osep: in the log file as well
-        if stream is not None:  # (on stderr, the error's own line says it)
-            structlog.get_logger("osep").error("not_started", problem=str(exc))
+    except OsepError as exc:  # a damaged state file, or another osep
+        not_started(exc)
         raise
+    exporter = None
     try:
-        daemon = Daemon(load, live, initial=loaded)
+        if settings.metrics_port:  # (prometheus_client is imported only when it is to serve)
+            from osep.enforce.exporter import start as serve_metrics
+
+            try:
+                exporter = serve_metrics(loaded, once)
+            except OsepError as exc:  # its port taken, its address not this machine's
+                not_started(exc)
+                raise
+        daemon = Daemon(load, live, initial=loaded, exporter=exporter)
         daemon.install_signal_handlers()
         status = daemon.run(once=once)
     finally:
+        if exporter is not None:
+            exporter.close()
         live.close()
     if daemon.left_behind is not None:
         click.echo(f"osep: error: {escape(daemon.left_behind)}", err=True)
