@@ -7,14 +7,13 @@ from __future__ import annotations
 import signal
 import socket
 import urllib.error
-import urllib.request
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 from structlog.testing import capture_logs
 
-from builders import metric_samples
+from builders import by_owner, scrape, total
 from fakecondor import FakeCondor
 from osep.config.knobs import Overrides, load_run_settings
 from osep.enforce import exporter as exporter_module
@@ -22,23 +21,6 @@ from osep.enforce.daemon import Daemon
 from osep.enforce.exporter import Exporter
 from osep.htcondor.live import LivePool
 from osep.ui.cli import cli
-
-# Straight to the endpoint: no proxy from the environment stands between a test and 127.0.0.1.
-OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-
-
-def scrape(port: int) -> dict[str, dict[tuple[tuple[str, str], ...], float]]:
-    with OPENER.open(f"http://127.0.0.1:{port}/metrics", timeout=10) as answer:
-        assert answer.status == 200 and answer.headers["Content-Type"].startswith("text/plain")
-        return metric_samples(answer.read().decode())
-
-
-def owners(samples: dict, name: str) -> dict[str, float]:
-    return {dict(labels)["owner"]: value for labels, value in samples.get(name, {}).items()}
-
-
-def total(samples: dict, name: str) -> float:
-    return sum(samples.get(name, {}).values())
 
 
 @pytest.fixture
@@ -117,28 +99,28 @@ def test_a_scrape_shows_the_plan_s_figures_counts_vacates_and_drops_owners_who_l
     first, second = seen
     for samples, report in zip(seen, reports, strict=True):
         plan = report.plan
-        assert owners(samples, "osep_owner_share") == {v.owner: v.share for v in plan.owners}
-        assert owners(samples, "osep_owner_target") == {v.owner: v.target for v in plan.owners}
-        assert owners(samples, "osep_owner_running") == {v.owner: v.holding for v in plan.owners}
-        assert owners(samples, "osep_owner_gap") == {v.owner: v.gap for v in plan.owners}
-        assert owners(samples, "osep_owner_running_jobs") == {v.owner: v.running for v in plan.owners}
-        assert owners(samples, "osep_owner_idle_jobs") == {v.owner: v.idle for v in plan.owners}
-        assert owners(samples, "osep_owner_held") == {v.owner: float(v.owner in report.held) for v in plan.owners}
+        assert by_owner(samples, "osep_owner_share") == {v.owner: v.share for v in plan.owners}
+        assert by_owner(samples, "osep_owner_target") == {v.owner: v.target for v in plan.owners}
+        assert by_owner(samples, "osep_owner_running") == {v.owner: v.holding for v in plan.owners}
+        assert by_owner(samples, "osep_owner_gap") == {v.owner: v.gap for v in plan.owners}
+        assert by_owner(samples, "osep_owner_running_jobs") == {v.owner: v.running for v in plan.owners}
+        assert by_owner(samples, "osep_owner_idle_jobs") == {v.owner: v.idle for v in plan.owners}
+        assert by_owner(samples, "osep_owner_held") == {v.owner: float(v.owner in report.held) for v in plan.owners}
         assert all(dict(k)["unit"] == "slots" for k in samples["osep_owner_share"])
     # The first cycle: alice over her share by two, vacated twice for bob and held.
-    assert owners(first, "osep_owner_running_jobs") == {"alice": 4, "bob": 0, "carol": 2}
-    assert owners(first, "osep_owner_gap") == {"alice": -2, "bob": 2, "carol": 0}
+    assert by_owner(first, "osep_owner_running_jobs") == {"alice": 4, "bob": 0, "carol": 2}
+    assert by_owner(first, "osep_owner_gap") == {"alice": -2, "bob": 2, "carol": 0}
     assert total(first, "osep_vacates_total") == 2 == len(condor.vacates)
-    assert owners(first, "osep_owner_held")["alice"] == 1
+    assert by_owner(first, "osep_owner_held")["alice"] == 1
     assert first["osep_last_cycle_ok"] == {(): 1.0} and first["osep_dry_run"] == {(): 0.0}
     assert first["osep_last_cycle_timestamp_seconds"] == {(): 10_000.0}
     assert first["osep_cycle_seconds_count"] == {(): 1.0}
     assert {dict(k)["phase"] for k in first["osep_cycle_phase_seconds_count"]} >= {"query", "translate", "act"}
     # The second: bob at his share, carol gone from every per-owner figure, the counter where it was.
-    assert owners(second, "osep_owner_running_jobs") == {"alice": 2, "bob": 2}
+    assert by_owner(second, "osep_owner_running_jobs") == {"alice": 2, "bob": 2}
     for name in second:
         if name.startswith("osep_owner_"):
-            assert "carol" not in owners(second, name), name
+            assert "carol" not in by_owner(second, name), name
     assert total(second, "osep_vacates_total") == 2
     assert second["osep_cycles_total"][(("result", "ok"),)] == 2
     assert second["osep_info"] == {(("version", exporter_module.__version__),): 1.0}
@@ -151,8 +133,8 @@ def test_a_dry_run_is_served_too(condor, tmp_path):
     def last(daemon):
         samples = scrape(endpoint.port)
         assert samples["osep_dry_run"] == {(): 1.0}
-        assert total(samples, "osep_vacates_total") == 0 and owners(samples, "osep_owner_held")["alice"] == 0
-        assert owners(samples, "osep_owner_running_jobs") == {"alice": 4, "bob": 0, "carol": 2}
+        assert total(samples, "osep_vacates_total") == 0 and by_owner(samples, "osep_owner_held")["alice"] == 0
+        assert by_owner(samples, "osep_owner_running_jobs") == {"alice": 4, "bob": 0, "carol": 2}
         daemon._on_term(signal.SIGTERM, None)
 
     daemon, endpoint, _ = daemon_on(tmp_path, condor, [last], OSEP_DRY_RUN="true")
