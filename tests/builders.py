@@ -227,3 +227,39 @@ def places(value: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
         for k, item in enumerate(value):
             yield (*path, k)
             yield from places(item, (*path, k))
+
+
+Samples = dict[str, dict[tuple[tuple[str, str], ...], float]]
+
+
+def metric_samples(text: str) -> Samples:
+    """A Prometheus scrape's text as a scraper reads it (prometheus_client's own parser): sample
+    name -> its label sets (sorted (label, value) pairs) -> value."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    out: Samples = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            out.setdefault(sample.name, {})[tuple(sorted(sample.labels.items()))] = sample.value
+    return out
+
+
+def scrape(port: int, host: str = "127.0.0.1") -> Samples:
+    """osep's metrics endpoint scraped over HTTP, as Prometheus would (no proxy from the environment
+    stands between a test and it)."""
+    import urllib.request
+
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    with opener.open(f"http://{host}:{port}/metrics", timeout=10) as answer:
+        assert answer.status == 200 and answer.headers["Content-Type"].startswith("text/plain")
+        return metric_samples(answer.read().decode())
+
+
+def by_owner(samples: Samples, name: str) -> dict[str, float]:
+    """A per-owner metric's values, by owner."""
+    return {dict(labels)["owner"]: value for labels, value in samples.get(name, {}).items()}
+
+
+def total(samples: Samples, name: str) -> float:
+    """A metric's values added up over its label sets (0 for one with none)."""
+    return sum(samples.get(name, {}).values())

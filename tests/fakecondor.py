@@ -103,17 +103,34 @@ class FakeCondor:
                     if ad["Name"] == slot:
                         ad["State"] = "Unclaimed"
 
+    def match(self, owner: str) -> None:
+        """``owner``'s idle jobs start on the free slots, as the negotiator would match them."""
+        free = [ad for ad in self.slots if ad["State"] == "Unclaimed"]
+        for job in self.jobs:
+            if job["Owner"] == owner and job["JobStatus"] == 1 and free:
+                self._start(job, free.pop(0))
+
+    def leave(self, owner: str) -> None:
+        """Every job of ``owner`` is done: gone from the queue, its slots free."""
+        for job in [j for j in self.jobs if j["Owner"] == owner]:
+            self.jobs.remove(job)
+            for ad in self.slots:
+                if job["JobStatus"] == 2 and ad["Name"] == job["RemoteHost"]:
+                    ad["State"] = "Unclaimed"
+
+    def _start(self, job: classad2.ClassAd, slot: classad2.ClassAd) -> None:
+        slot["State"] = "Claimed"
+        job["JobStatus"] = 2
+        job["RemoteHost"] = slot["Name"]
+        job["JobCurrentStartDate"] = self.now
+
     def start_again(self) -> None:
         """Every vacated job that is idle again starts on a free slot, as the negotiator would match
         it (were its owner not held)."""
         free = [ad for ad in self.slots if ad["State"] == "Unclaimed"]
         for job in self.jobs:
             if f"{job['ClusterId']}.{job['ProcId']}" in self.vacates and job["JobStatus"] == 1 and free:
-                slot = free.pop(0)
-                slot["State"] = "Claimed"
-                job["JobStatus"] = 2
-                job["RemoteHost"] = slot["Name"]
-                job["JobCurrentStartDate"] = self.now
+                self._start(job, free.pop(0))
 
     # -- the bindings' face ---------------------------------------------------------------------
 

@@ -27,6 +27,7 @@ MIN_COMPRESS, MAX_COMPRESS = 0.001, 1000.0
 MAX_OWNERS = 10_000
 MAX_VACATES = 1_000_000  # p
 MAX_VACATES_PER_JOB_PER_HOUR = 3600
+MAX_PORT = 65_535  # a TCP port (OSEP_METRICS_PORT)
 MAX_SLOTS = 10_000  # static slots and partitionable machines in a simulated pool
 MAX_SLOT_GROUPS = 1000  # [[pool.slots]] tables
 MAX_SLOT_CPUS = 4096

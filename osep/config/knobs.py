@@ -8,8 +8,9 @@ the loop's, the actuator's and the live pool's settings.
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -45,6 +46,8 @@ KNOBS: dict[str, tuple[str, str]] = {
     "OSEP_POOL": ("pool", "text"),
     "OSEP_NAME": ("name", "text"),
     "OSEP_PUBLISH": ("publish", "bool"),
+    "OSEP_METRICS_PORT": ("metrics_port", "count"),
+    "OSEP_METRICS_ADDRESS": ("metrics_address", "address"),
 }
 _TRUE = {"true", "yes", "1", "on"}
 _FALSE = {"false", "no", "0", "off"}
@@ -56,10 +59,14 @@ KNOB_BOUNDS: dict[str, tuple[float, float]] = {
     "OSEP_MAX_VACATES_PER_JOB_PER_HOUR": (0, B.MAX_VACATES_PER_JOB_PER_HOUR),
     "OSEP_RESERVATION_TIMEOUT": (B.MIN_INTERVAL, B.MAX_INTERVAL),
     "OSEP_RELEASE_TIMEOUT": (0, B.MAX_INTERVAL),
+    "OSEP_METRICS_PORT": (0, B.MAX_PORT),
 }
 _DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _WHOLE = re.compile(r"[+-]?[0-9]+")
 _NUMBER_TEXT = 40  # characters: longer is not a number a knob needs
+# A host name as RFC 1123 spells one: dot-separated labels of letters, digits and inner hyphens.
+_HOST_NAME = re.compile(r"(?=.{1,253}\.?\Z)(?!-)[A-Za-z0-9-]{1,63}(?<!-)(?:\.(?!-)[A-Za-z0-9-]{1,63}(?<!-))*\.?")
+DEFAULT_METRICS_ADDRESS = "127.0.0.1"
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +90,9 @@ class DaemonSettings:
     pool: str | None = None
     name: str | None = None
     publish: bool = True
+    # The Prometheus endpoint (osep.enforce.exporter): 0 serves none. Local only unless a site says.
+    metrics_port: int = 0
+    metrics_address: str = DEFAULT_METRICS_ADDRESS
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +108,8 @@ class Overrides:
     min_run_time: float | None = None
     state_file: Path | None = None
     pool: str | None = None
+    metrics_port: int | None = None
+    metrics_address: str | None = None
 
 
 def parse_knobs(values: Mapping[str, str], overrides: Overrides = Overrides()) -> DaemonSettings:
@@ -209,9 +221,26 @@ def _knob_value(knob: str, kind: str, raw: str) -> Any:
         if raw.lower() not in LEVELS:
             raise fail(f"expected one of {', '.join(LEVELS)}, got {show(raw)}")
         return raw.lower()
+    if kind == "address":
+        return check_address(raw, fail)
     if kind == "path":
         if not raw:
             raise fail("is empty")
         check_text(raw, fail, B.MAX_PATH, printable=True)
         return Path(raw)
     return check_text(raw, fail, B.MAX_NAME, printable=True) or None
+
+
+def check_address(raw: str, fail: Callable[[str], ConfigError]) -> str:
+    """An address to listen on: an IP address (``127.0.0.1``, ``0.0.0.0`` for every IPv4 interface,
+    ``::``) or a host name, which is looked up when the endpoint starts; empty: the default,
+    :data:`DEFAULT_METRICS_ADDRESS` (HTCondor gives a knob set to nothing as empty)."""
+    if not raw:
+        return DEFAULT_METRICS_ADDRESS
+    if len(raw) <= B.MAX_NAME:
+        try:
+            return str(ipaddress.ip_address(raw))
+        except ValueError:
+            if raw.isascii() and _HOST_NAME.fullmatch(raw):
+                return raw
+    raise fail(f"expected an IP address (such as 127.0.0.1 or 0.0.0.0) or a host name, got {show(raw)}")

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import logging
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import cast
 
@@ -87,6 +87,11 @@ class Actuator:
         self._recent: dict[JobId, deque[float]] = recent if recent is not None else {}
         self._forget_at = max(FORGET_AT, 2 * len(self._recent))
         self._held = False
+        # What the last apply did beyond its results, for the daemon's metrics: the holds it set
+        # (none in a dry run, or when they could not be set), and how many times setting them
+        # failed ("hold") and a room made could not be kept for its beneficiary ("reserve").
+        self.holds_set: Mapping[str, int] = {}
+        self.steps_failed: dict[str, int] = {}
 
     def apply(self, plan: Plan, record: Recorder | None = None) -> list[ActionResult]:
         """Carry ``plan`` out: re-check its victims, hold, vacate, keep the rooms made, claim.
@@ -103,9 +108,11 @@ class Actuator:
         if len(self._recent) > self._forget_at:
             self._forget(now)
         dry_run = self.limits.dry_run
+        self.steps_failed = {}
         decided = self._decide(plan, now, self._look(plan.vacates, record))
         leaving = [v.job for v, refused in decided if refused is None]
         held = None if dry_run else self._hold(plan, record, leaving)
+        self.holds_set = plan.holds if not dry_run and held is None else {}
         results: list[ActionResult] = []
         made: dict[int, Vacate] = {}  # group -> a vacate of it that went through
         refused_late = False
@@ -130,6 +137,7 @@ class Actuator:
                 self.pool.reserve(vacate.place or vacate.slot, vacate.beneficiary, vacate.room)
             except Exception as exc:  # noqa: BLE001 - contained to this room
                 record.reserve_failed(vacate, _problem(exc))
+                self._failed("reserve")
         for claim in plan.claims:
             if claim.after is not None and claim.after not in made and not dry_run:
                 result = _result(claim, _CHANGED,
@@ -186,11 +194,15 @@ class Actuator:
         except Exception as exc:  # noqa: BLE001 - contained to the holds
             problem = _problem(exc)
             record.hold(plan.holds, Outcome.FAILED, problem)
+            self._failed("hold")
             return problem
         if not again and logs(record, logging.INFO) and (plan.holds or self._held):
             record.hold(plan.holds, Outcome.DONE)
         self._held = bool(plan.holds)
         return None
+
+    def _failed(self, step: str) -> None:
+        self.steps_failed[step] = self.steps_failed.get(step, 0) + 1
 
     def _forget(self, now: float) -> None:
         """Forget the vacates older than an hour, and the jobs left with none: they count for no

@@ -46,7 +46,7 @@ from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from types import FrameType
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import structlog
 
@@ -60,6 +60,9 @@ from osep.errors import OsepError, PoolError
 from osep.htcondor.ads import OsepAd
 from osep.htcondor.settings import LiveSettings
 from osep.timing import PHASES, QUERY, STATE, Clocks, Phases
+
+if TYPE_CHECKING:  # (prometheus_client is imported only where an endpoint is asked for)
+    from osep.enforce.exporter import Exporter
 
 # An OSEP ad not heard from for this many of its intervals, and STALE_GRACE seconds more, belongs to
 # an osep that is gone (its lease has lapsed).
@@ -127,6 +130,7 @@ class Daemon:
         instance: str | None = None,
         cpu: Callable[[], float] = time.process_time,
         alive: Callable[[int], bool] | None = None,
+        exporter: Exporter | None = None,
     ) -> None:
         self._load = load
         self.loaded = initial if initial is not None else load()
@@ -153,6 +157,7 @@ class Daemon:
         self.left_behind: str | None = None
         self._predecessors: set[str] = set()  # instances whose ads were found to be a dead predecessor's
         self._alive = alive if alive is not None else _process_alive
+        self.exporter = exporter  # the Prometheus endpoint, given the figures of every cycle
 
     # -- signals --------------------------------------------------------------------------------
 
@@ -363,6 +368,8 @@ class Daemon:
                 began = self._clock()
                 report = self.cycle()
                 self.publish(report)
+                if self.exporter is not None:
+                    self.exporter.observe(report, not self.last_ok, self.loaded, self._wall())
                 if once or self._stop.is_set():
                     break
                 self._wait(self.loaded.interval - (self._clock() - began))

@@ -40,6 +40,10 @@ class CycleReport:
     results: tuple[ActionResult, ...]
     # Wall seconds per phase, and the whole cycle ("cycle"); empty when the cycle was not timed.
     seconds: Mapping[str, float] = field(default_factory=dict)
+    # The holds this cycle set (owner -> allowance; none in a dry run or when they could not be
+    # set), and the steps beside ``results`` that failed: "hold" and "reserve", with their counts.
+    held: Mapping[str, int] = field(default_factory=dict)
+    steps_failed: Mapping[str, int] = field(default_factory=dict)
 
     @property
     def sent(self) -> list[Vacate]:
@@ -120,7 +124,8 @@ class Enforcer:
         self.metrics.add(plan, sent)
         timing = phases.fields() if phases is not None else {}
         report = CycleReport(cycle=self.cycles, plan=plan, results=results,
-                             seconds=timing.get("seconds", {}))
+                             seconds=timing.get("seconds", {}), held=self.actuator.holds_set,
+                             steps_failed=self.actuator.steps_failed)
         if logs(record, logging.INFO):
             (record.bind(**timing) if timing else record).cycle(plan, len(sent), skipped,
                                                                 self.metrics.fields())

@@ -5,17 +5,31 @@ from __future__ import annotations
 import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import click
 
 from osep import log
-from osep.config.bounds import MAX_INTERVAL, MAX_SECONDS, MAX_VACATES, MIN_INTERVAL
-from osep.config.knobs import KNOBS, Overrides, parse_knobs
+from osep.config.bounds import MAX_INTERVAL, MAX_PORT, MAX_SECONDS, MAX_VACATES, MIN_INTERVAL
+from osep.config.knobs import KNOBS, Overrides, check_address, parse_knobs
 from osep.config.policy import load_policy
 from osep.config.toml import escape
 from osep.core.tree import ShareTree
 from osep.errors import ConfigError, OsepError
 from osep.ui.shell import Number, Warnings, cli, fails_cleanly, format_option
+
+
+class Address(click.types.StringParamType):
+    """An address to listen on, checked as the knob ``OSEP_METRICS_ADDRESS`` is."""
+
+    name = "address"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        try:
+            return check_address(super().convert(value, param, ctx).strip(),
+                                 lambda reason: ConfigError(None, None, reason))
+        except ConfigError as exc:
+            self.fail(exc.reason, param, ctx)
 
 
 @cli.command()
@@ -36,11 +50,18 @@ from osep.ui.shell import Number, Warnings, cli, fails_cleanly, format_option
 @click.option("--state-file", type=click.Path(path_type=Path),
               help="What a run leaves for the next: the ceilings osep set, vacates in progress, "
               "rooms kept. [knob OSEP_STATE_FILE]")
+@click.option("--metrics-port", type=click.IntRange(min=0, max=MAX_PORT),
+              help="Serve Prometheus metrics on this TCP port (0: none; not with --once). "
+              "[knob OSEP_METRICS_PORT]")
+@click.option("--metrics-address", type=Address(),
+              help="Where the metrics port listens (0.0.0.0: every interface). [default 127.0.0.1; "
+              "knob OSEP_METRICS_ADDRESS]")
 @click.pass_context
 @fails_cleanly
 def run(ctx: click.Context, once: bool, dry_run: bool | None, pool: str | None,
         policy_file: Path | None, interval: float | None, max_vacates: int | None,
-        vacate_fast: bool | None, min_run_time: float | None, state_file: Path | None) -> None:
+        vacate_fast: bool | None, min_run_time: float | None, state_file: Path | None,
+        metrics_port: int | None, metrics_address: str | None) -> None:
     """Enforce owner shares on a live HTCondor pool, every t seconds (or --once)."""
     import structlog
 
@@ -49,10 +70,13 @@ def run(ctx: click.Context, once: bool, dry_run: bool | None, pool: str | None,
     from osep.htcondor import live as condor
     from osep.htcondor.probe import check_at_start
 
+    if once and metrics_port:
+        raise click.UsageError("--metrics-port does not go with --once: a run of one cycle is over "
+                               "before Prometheus would scrape it")
     overrides = Overrides(
         dry_run=dry_run, pool=pool, policy_file=policy_file, interval=interval,
         max_vacates=max_vacates, vacate_fast=vacate_fast, min_run_time=min_run_time,
-        state_file=state_file,
+        state_file=state_file, metrics_port=metrics_port, metrics_address=metrics_address,
     )
     first = True
 
@@ -80,21 +104,36 @@ def run(ctx: click.Context, once: bool, dry_run: bool | None, pool: str | None,
             raise OsepError(f"cannot open the log {settings.log}: {exc.strerror}") from None
     level = given["log_level"] if given.get("log_level_given") else settings.log_level
     log.configure(level, stream)
+
+    def not_started(exc: OsepError) -> None:
+        if stream is not None:  # in the log file as well (on stderr, the error's own line says it)
+            structlog.get_logger("osep").error("not_started", problem=str(exc))
+
     try:
         live = condor.LivePool(loaded.live)  # takes the state file's lock and reads it
-    except OsepError as exc:  # a damaged state file, or another osep: in the log file as well
-        if stream is not None:  # (on stderr, the error's own line says it)
-            structlog.get_logger("osep").error("not_started", problem=str(exc))
+    except OsepError as exc:  # a damaged state file, or another osep
+        not_started(exc)
         raise
+    exporter = None
     try:
         # Every right a real run uses, probed before anything is touched: a daemon that does not
         # grant one stops the run here (exit status 1), with one line naming the right and the daemon.
         refused = check_at_start(loaded.live, settings.dry_run, settings.publish, structlog.get_logger("osep"))
         if refused is None:
-            daemon = Daemon(load, live, initial=loaded)
+            if settings.metrics_port:  # (prometheus_client is imported only when it is to serve)
+                from osep.enforce.exporter import start as serve_metrics
+
+                try:
+                    exporter = serve_metrics(loaded, once)
+                except OsepError as exc:  # its port taken, its address not this machine's
+                    not_started(exc)
+                    raise
+            daemon = Daemon(load, live, initial=loaded, exporter=exporter)
             daemon.install_signal_handlers()
             status = daemon.run(once=once)
     finally:
+        if exporter is not None:
+            exporter.close()
         live.close()
     if refused is not None:
         click.echo(f"osep: error: {escape(refused)}", err=True)

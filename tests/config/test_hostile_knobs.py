@@ -112,6 +112,16 @@ def test_log_level_from_the_environment_is_one_line(monkeypatch, tmp_path):
     ({"OSEP_POOL": "cm\x1b[31m"}, "OSEP_POOL", "printable"),
     ({"OSEP_NAME": "n" * 300}, "OSEP_NAME", "at most 255 characters"),
     ({"OSEP_DRY_RUN": "x" * 10_000}, "OSEP_DRY_RUN", "true or false"),
+    ({"OSEP_METRICS_PORT": "65536"}, "OSEP_METRICS_PORT", "at most 65,535"),
+    ({"OSEP_METRICS_PORT": "-1"}, "OSEP_METRICS_PORT", "at least 0"),
+    ({"OSEP_METRICS_PORT": "9464.0"}, "OSEP_METRICS_PORT", "whole number"),
+    ({"OSEP_METRICS_PORT": "http"}, "OSEP_METRICS_PORT", "whole number"),
+    ({"OSEP_METRICS_ADDRESS": "0.0.0.0:9464"}, "OSEP_METRICS_ADDRESS", "an IP address"),
+    ({"OSEP_METRICS_ADDRESS": "http://cm"}, "OSEP_METRICS_ADDRESS", "an IP address"),
+    ({"OSEP_METRICS_ADDRESS": "cm example"}, "OSEP_METRICS_ADDRESS", "or a host name"),
+    ({"OSEP_METRICS_ADDRESS": "cm\x1b[31m"}, "OSEP_METRICS_ADDRESS", "or a host name"),
+    ({"OSEP_METRICS_ADDRESS": "-cm"}, "OSEP_METRICS_ADDRESS", "or a host name"),
+    ({"OSEP_METRICS_ADDRESS": "c" * 256}, "OSEP_METRICS_ADDRESS", "or a host name"),
 ])
 def test_knob_bounds(knobs, knob, reason):
     with pytest.raises(ConfigError) as info:
@@ -119,3 +129,37 @@ def test_knob_bounds(knobs, knob, reason):
     assert info.value.key == knob and reason in info.value.reason
     text = str(info.value)
     assert "\n" not in text and text.isprintable() and len(text) < 300
+
+
+@pytest.mark.parametrize("knobs, overrides, port, address", [
+    ({}, Overrides(), 0, "127.0.0.1"),  # no endpoint unless a port is given, and then a local one
+    ({"OSEP_METRICS_PORT": "9464"}, Overrides(), 9464, "127.0.0.1"),
+    ({"OSEP_METRICS_PORT": "0"}, Overrides(), 0, "127.0.0.1"),
+    ({"OSEP_METRICS_PORT": "65535", "OSEP_METRICS_ADDRESS": "0.0.0.0"}, Overrides(), 65535, "0.0.0.0"),
+    ({"OSEP_METRICS_ADDRESS": "::"}, Overrides(), 0, "::"),
+    ({"OSEP_METRICS_ADDRESS": "0:0::1"}, Overrides(), 0, "::1"),  # an IP address as Python writes it
+    ({"OSEP_METRICS_ADDRESS": "cm.example.org"}, Overrides(), 0, "cm.example.org"),
+    ({"OSEP_METRICS_ADDRESS": " "}, Overrides(), 0, "127.0.0.1"),  # set to nothing: the default
+    ({"OSEP_METRICS_PORT": "9464", "OSEP_METRICS_ADDRESS": "0.0.0.0"},
+     Overrides(metrics_port=9100, metrics_address="127.0.0.1"), 9100, "127.0.0.1"),  # options win
+    ({"OSEP_METRICS_PORT": "9464"}, Overrides(metrics_port=0), 0, "127.0.0.1"),  # --metrics-port 0: off
+])
+def test_metrics_knobs_and_options(knobs, overrides, port, address):
+    settings = parse_knobs(knobs, overrides)
+    assert (settings.metrics_port, settings.metrics_address) == (port, address)
+
+
+@pytest.mark.parametrize("args, names", [
+    (["--metrics-port", "65536"], "--metrics-port"),
+    (["--metrics-port", "-1"], "--metrics-port"),
+    (["--metrics-port", "9464.5"], "--metrics-port"),
+    (["--metrics-address", "0.0.0.0:9464"], "--metrics-address: expected an IP address"),
+    (["--metrics-address", "cm\nx"], "--metrics-address: expected an IP address"),
+    (["--metrics-address", "\x1b[31m"], "or a host name, got '\\x1b[31m'"),
+    (["--once", "--metrics-port", "9464"], "--metrics-port does not go with --once"),
+])
+def test_bad_metrics_options_are_one_line_before_the_pool_is_asked(args, names):
+    result = _guarded(["run", *args])
+    lines = result.stderr.splitlines()
+    assert result.exit_code == 2 and len(lines) == 1 and lines[0].isprintable(), result.output
+    assert lines[0].startswith("osep: error: run: ") and names in lines[0], lines[0]

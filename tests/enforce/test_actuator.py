@@ -103,6 +103,7 @@ def test_a_vacate_refused_after_the_hold_sets_the_hold_again():
     # Held first as if both left; then again at what a runs with a.2 still running.
     assert pool.leaving == [["a.2", "a.3"], []]
     assert pool.calls == [("hold", "a"), ("vacate", "a.3"), ("reserve", "s3", "b"), ("hold", "a")]
+    assert actuator.holds_set == {"a": 0} and actuator.steps_failed == {}
 
 
 def test_a_vacate_whose_answer_is_lost_keeps_its_room_and_counts_as_sent():
@@ -157,6 +158,31 @@ def test_vacates_older_than_an_hour_are_forgotten_once_many_jobs_have_some():
     assert [r.outcome for r in results] == [Outcome.RATE_LIMITED, Outcome.DONE]  # a.3 as before
     # Only what counts for a cap is left, in the dict it was given.
     assert recent == {jid("a.3"): deque([9_000.0]), jid("a.2"): deque([10_000.0])}
+
+
+class Unkept(FakePool):
+    """A pool that cannot keep a room for its beneficiary."""
+
+    def reserve(self, slot: str, owner: str, shape: tuple[int, int, int]) -> None:
+        raise PoolError(f"keeping {slot}: schedd down")
+
+
+@pytest.mark.parametrize("make, limits, held, failed", [
+    (FakePool, {}, {"a": 0}, {}),
+    (FakePool, {"dry_run": True}, {}, {}),  # a dry run sets no hold
+    (Unkept, {}, {"a": 0}, {"reserve": 2}),  # each of the two rooms made
+])
+def test_the_actuator_says_which_holds_it_set_and_which_steps_failed(make, limits, held, failed):
+    """What the results do not say (the daemon's metrics count it): the holds an apply set, and the
+    holds and rooms that failed; a later apply starts its count afresh."""
+    pool = make(snap(now=1000.0, running={"a": [10, 20, 30, 40]}, idle={"b": 2}, free=0))
+    actuator = Actuator(pool, Limits(**limits))
+    plan = decide(pool.current, POLICY)
+    actuator.apply(plan)
+    assert (actuator.holds_set, actuator.steps_failed) == (held, failed)
+    pool.fail_on.add("hold")  # the holds could not be set: none is said to be, and none vacated
+    actuator.apply(plan)
+    assert (actuator.holds_set, actuator.steps_failed) == ({}, {} if limits else {"hold": 1})
 
 
 def test_dry_run_touches_nothing():

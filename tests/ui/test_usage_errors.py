@@ -156,6 +156,8 @@ def _refused_combinations() -> list[Case]:
         Case(("shares", "--pool", "cm\nx", shares), "osep: error: shares: ", ("--pool goes with --from-pool",)),
         Case(("report", "--since", "x\ny"), "osep: error: report: ", ("go with --history",)),
         Case(("report", "--history", "--tree"), "osep: error: report: ", ("do not go with --history",)),
+        Case(("run", "--once", "--metrics-port", "9464"), "osep: error: run: ", ("does not go with --once",)),
+        Case(("run", "--metrics-address", "a\nb"), "osep: error: run: ", ("--metrics-address",)),
         Case(("--log-file", DIR, "validate", scenario), "osep: error: --log-file: "),
         Case(("--log-file", FIFO, "validate", scenario), "osep: error: --log-file: ", ("nobody reads",)),
         Case(("--log-level", "info"), "osep: error: missing command"),
