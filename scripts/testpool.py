@@ -21,10 +21,10 @@ running there ends with it, and what was mounted there goes with the namespace.
     scripts/testpool.py stop
 
 ``--suite`` (or OSEP_TESTPOOL_SUITE) picks the suite, trixie by default; ``--dir`` (or
-OSEP_TESTPOOL_DIR) the cache. Every start begins from an empty spool (no jobs, no usage history) and
-empty user job logs. ``stop`` ends the condor_master this script started and every process left inside
-the chroot (all descendants of that master), then unmounts what ``start`` mounted. Needs root (chroot,
-mount, unshare) and debootstrap.
+OSEP_TESTPOOL_DIR) the cache. Every start begins from an empty spool (no jobs, no usage history),
+empty user job logs and the configuration the root was built with. ``stop`` ends the condor_master
+this script started and every process left inside the chroot (all descendants of that master), then
+unmounts what ``start`` mounted. Needs root (chroot, mount, unshare) and debootstrap.
 
 The same functions are imported by the pytest fixture in tests/live/conftest.py.
 """
@@ -250,6 +250,7 @@ class TestPool:
                         shutil.rmtree(entry)
                     else:
                         entry.unlink()
+        self._pristine()
         for user in USERS:  # the users' job event logs belong to the previous run too
             for old in (root / "home" / user).glob("*.log"):
                 old.unlink()
@@ -305,6 +306,19 @@ class TestPool:
             time.sleep(1)
         self._make_token()
         print(f"testpool: running {self.suite} ({layout}, {cpus} cpus) on {ADDRESS}", file=log)
+
+    def _pristine(self) -> None:
+        """Undo what an earlier test did to the root, which outlives its pool: osep's Debian package
+        purged if it is installed, and every file in config.d that no Debian package owns removed
+        (this script writes its own again)."""
+        installed = self.condor(["dpkg-query", "-W", "-f", "${Status}", "osep"], check=False)
+        if "installed" in installed.split():
+            self.condor(["dpkg", "--purge", "osep"], check=False)
+        folder = self.root / "etc/condor/config.d"
+        for entry in folder.iterdir():
+            owned = self.condor(["dpkg-query", "-S", f"/etc/condor/config.d/{entry.name}"], check=False)
+            if not owned.strip():
+                entry.unlink()
 
     def _count(self, args: list[str]) -> int:
         out = self.condor(["condor_status", *args, "-af", "Name"], check=False)

@@ -173,8 +173,15 @@ def test_the_package_runs_from_cron_with_no_knobs(live: Live, installed: int):
     # identity its rights itself, with the README's lines.
     rights = live.pool.root / "etc/condor/config.d/51-osep-cron.config"
     rights.write_text(CRON_RIGHTS)
-    live.pool.condor(["condor_reconfig"])
-    time.sleep(3)  # the daemons re-read their configuration
+    try:
+        live.pool.condor(["condor_reconfig"])
+        time.sleep(3)  # the daemons re-read their configuration
+        run_from_cron(live, uid)
+    finally:
+        rights.unlink()  # the root outlives the pool: the next test's pool must not grant these
+
+
+def run_from_cron(live: Live, uid: int) -> None:
     write_policy(live, {"alice": 10, "bob": 10})
     line = f"osep run --once --policy-file {POLICY} --state-file {STATE}"
     cron = ["runuser", "-u", "osep", "--", *CRON_ENV, "/bin/sh", "-c", line]
