@@ -1,4 +1,5 @@
-"""``osep run``, ``osep release`` and ``osep report``: the commands that talk to a live pool."""
+"""``osep run``, ``osep release`` and ``osep report``: the commands that talk to a live pool (``osep doctor``,
+which checks one, is :mod:`osep.ui.cmd_doctor`)."""
 
 from __future__ import annotations
 
