@@ -42,7 +42,8 @@ from osep.ui.shell import Number, Warnings, cli, fails_cleanly, format_option
 def run(ctx: click.Context, once: bool, dry_run: bool | None, pool: str | None,
         policy_file: Path | None, interval: float | None, max_vacates: int | None,
         vacate_fast: bool | None, min_run_time: float | None, state_file: Path | None) -> None:
-    """Enforce owner shares on a live HTCondor pool, every t seconds (or --once)."""
+    """Enforce owner shares on a live HTCondor pool, every t seconds (or --once). Before touching
+    anything it checks that every daemon grants the rights it will use (see osep doctor)."""
     import structlog
 
     from osep.config.knobs import KNOB_SOURCE, RunSettings, load_run_settings
