@@ -200,7 +200,7 @@ class _Negotiator:
             answer = ping(self._ad, SET_CEILING.command)
             if not answer.granted:
                 raise PoolError(f"setting the ceiling of {submitter} ({needs(SET_CEILING, self.name)}): the "
-                                f"negotiator does not grant it: {answer.problem}")
+                                f"negotiator does not grant it (or stopped answering): {answer.problem}")
             self._granted = True
         if self.leases:
             # A lease in force takes no other ceiling (one sent would be undone when it ends): it

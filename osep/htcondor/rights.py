@@ -20,8 +20,9 @@ schedd      QUEUE_SUPER_USERS, a user record       (a name in it)   vacates othe
 =========== ====================================== ================ ===============================
 
 A schedd refuses a vacate (any change to its queue) from a user it has no user record of, even a
-queue super user (HTCondor 23.9 and 25.x alike: ``condor_qusers -add`` makes one); the probe reads
-the record (``Schedd.queryUserAds``, READ) as well as the schedd's ``QUEUE_SUPER_USERS``.
+queue super user (HTCondor 23.9 and 25.x alike: ``condor_qusers -add`` makes one), except ``condor``
+and ``root``, which it takes for its own account; the probe reads the record
+(``Schedd.queryUserAds``, READ) as well as the schedd's ``QUEUE_SUPER_USERS``.
 
 A dry run needs only the reads (and ADMINISTRATOR to lift ceilings an earlier real run left).
 
@@ -44,11 +45,10 @@ SUPER_USER = "queue super user"  # the schedd's QUEUE_SUPER_USERS, where a level
 OK, WARN, FAIL = "ok", "warn", "fail"
 UNAUTHENTICATED = "unauthenticated@"  # what a daemon calls a client it did not authenticate
 NOT_DEFINED = "Not defined"  # what a daemon answers for a knob that has no value
+# Names a schedd takes for its own account, whatever the domain: queue super users with no user record.
+SCHEDD_ITSELF = ("condor", "root")
 # A schedd's user record of osep: a disabled one stops its owner submitting, not vacating.
 ENABLED, DISABLED, NO_RECORD = "enabled", "disabled", "none"
-# HTCondor's own accounts, which a schedd lets act on its queue with no user record of them (a
-# condor@ token vacates on 23.9 and 25.x alike without one).
-OWN_ACCOUNTS = ("condor", "root")
 
 
 @dataclass(frozen=True, slots=True)
@@ -250,7 +250,10 @@ def _super(probe: DaemonProbe, right: Right, who: str) -> Finding:
     if identity is None:
         return Finding(check, probe.target, WARN if vacate is not None and vacate.granted else FAIL,
                        f"not checked: the schedd did not authenticate {who} ({listed})", right, probe)
-    if probe.user_record == NO_RECORD and identity.partition("@")[0] not in OWN_ACCOUNTS:
+    if (identity.rpartition("@")[0] or identity) in SCHEDD_ITSELF:
+        return Finding(check, probe.target, OK, f"{identity} is one: the schedd takes it for its own account, "
+                       "with no user record needed", right, probe)
+    if probe.user_record == NO_RECORD:
         return Finding(check, probe.target, FAIL, f"the schedd has no user record of {identity}, and refuses "
                        f"every vacate from it, super user or not (condor_qusers -add {identity})", right, probe)
     found = super_user(identity, probe.super_users, probe.uid_domain)

@@ -1,4 +1,5 @@
-"""``osep run``, ``osep release`` and ``osep report``: the commands that talk to a live pool."""
+"""``osep run``, ``osep release`` and ``osep report``: the commands that talk to a live pool (``osep doctor``,
+which checks one, is :mod:`osep.ui.cmd_doctor`)."""
 
 from __future__ import annotations
 
@@ -62,7 +63,8 @@ def run(ctx: click.Context, once: bool, dry_run: bool | None, pool: str | None,
         policy_file: Path | None, interval: float | None, max_vacates: int | None,
         vacate_fast: bool | None, min_run_time: float | None, state_file: Path | None,
         metrics_port: int | None, metrics_address: str | None) -> None:
-    """Enforce owner shares on a live HTCondor pool, every t seconds (or --once)."""
+    """Enforce owner shares on a live HTCondor pool, every t seconds (or --once). Before touching
+    anything it checks that every daemon grants the rights it will use (see osep doctor)."""
     import structlog
 
     from osep.config.knobs import KNOB_SOURCE, RunSettings, load_run_settings

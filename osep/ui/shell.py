@@ -1,7 +1,7 @@
 """The ``osep`` command's group and what its commands share: one-line errors, the output-format
 option, warnings and progress on stderr. The command modules (:mod:`osep.ui.cmd_study`,
-:mod:`osep.ui.cmd_pool`, :mod:`osep.ui.cmd_files`, :mod:`osep.ui.cmd_example`) register on
-:data:`cli`; :mod:`osep.ui.cli` is the entry point."""
+:mod:`osep.ui.cmd_pool`, :mod:`osep.ui.cmd_files`, :mod:`osep.ui.cmd_example`, :mod:`osep.ui.cmd_doctor`)
+register on :data:`cli`; :mod:`osep.ui.cli` is the entry point."""
 
 from __future__ import annotations
 

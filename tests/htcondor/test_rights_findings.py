@@ -71,8 +71,11 @@ WANTED = r.needed(True, False, False)
     (schedd(user_record=r.NO_RECORD), ("queue super user", "schedd schedd@cm"), r.FAIL,
      "no user record of osep@cm"),
     (schedd(user_record=r.DISABLED), ("queue super user", "schedd schedd@cm"), r.OK, "with a user record"),
-    (schedd(user_record=r.NO_RECORD, pings={"QUERY_JOB_ADS": Ping(True, None), "ACT_ON_JOBS": Ping(True, "condor@cm")}),
-     ("queue super user", "schedd schedd@cm"), r.OK, "condor@cm is one"),
+    (schedd(user_record=r.NO_RECORD, pings={"QUERY_JOB_ADS": Ping(True), "ACT_ON_JOBS": Ping(True, "condor@cm")}),
+     ("queue super user", "schedd schedd@cm"), r.OK, "no user record needed"),  # the schedd's own account
+    (schedd(user_record=r.NO_RECORD, super_users="",
+            pings={"QUERY_JOB_ADS": Ping(True), "ACT_ON_JOBS": Ping(True, "root@elsewhere")}),
+     ("queue super user", "schedd schedd@cm"), r.OK, "no user record needed"),
     (schedd(super_users="%admins"), ("queue super user", "schedd schedd@cm"), r.WARN, "Unix group"),
     (schedd(super_users=None, config_problem="timed out"), ("queue super user", "schedd schedd@cm"), r.WARN,
      "not read from the schedd: timed out"),

@@ -77,6 +77,13 @@ def test_a_right_taken_away_is_that_rows_failure(tmp_path, condor, denied, row):
     assert failed(rows) == [row]
 
 
+def test_condor_itself_needs_no_user_record(tmp_path, condor):
+    condor.identity, condor.user_records = "condor@cm", {}  # the schedd takes it for its own account
+    result, rows = doctor(tmp_path)
+    assert result.exit_code == 0, rows
+    assert "no user record needed" in rows[("queue super user", f"schedd {SCHEDD}")]["detail"]
+
+
 def test_a_disabled_user_record_is_enough(tmp_path, condor):
     condor.user_records["osep@cm"] = 0  # it may not submit, which osep does not
     result, rows = doctor(tmp_path)
