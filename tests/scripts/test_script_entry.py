@@ -14,7 +14,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPTS = sorted(path for path in (ROOT / "scripts").glob("*.py") if not path.name.startswith("_"))
-STDLIB_ONLY = {"testpool.py"}  # runs on any Python 3.11, as sudo starts it: no check
+STDLIB_ONLY = {"testpool.py", "debpackage.py"}  # run on any Python 3.11, as sudo starts them: no check
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
@@ -52,7 +52,8 @@ def test_one_line_without_the_dependencies(script):
     assert "structlog" in lines[0]
 
 
-def test_the_test_pool_needs_no_dependencies():
-    done = run("-S", "scripts/testpool.py", "--help")
+@pytest.mark.parametrize("script", sorted(STDLIB_ONLY))
+def test_the_test_pool_scripts_need_no_dependencies(script):
+    done = run("-S", f"scripts/{script}", "--help")
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("usage: ")
