@@ -129,13 +129,20 @@ def test_grid_targets_of_siblings_add_up_to_100(case):
 
 
 @given(trees_with_usage(min_share=1.0), st.data())
+@settings(max_examples=200)  # about half the trees have a group to move usage in
 def test_grid_subgroup_isolation(case, data):
     """Moving usage around inside one top-level group changes nothing outside it, nor that group's
     own first deviation: the order between jobs of different top-level groups stays."""
     tree, usage = case
-    top = data.draw(st.sampled_from(tree.children(ROOT)))
-    inside = [leaf for leaf in tree.leaves() if tree.path(leaf)[0] == top]
-    assume(len(inside) >= 2)
+    # Only a group with two leaves or more has usage to move around, and about half the trees have
+    # none: those pass as they are rather than being thrown away (hypothesis's health check fails a
+    # test that throws most of its inputs away).
+    leaves_of = {g: [leaf for leaf in tree.leaves() if tree.path(leaf)[0] == g] for g in tree.children(ROOT)}
+    candidates = [g for g, leaves in leaves_of.items() if len(leaves) >= 2]
+    if not candidates:
+        return
+    top = data.draw(st.sampled_from(candidates))
+    inside = leaves_of[top]
     amount = sum(usage.get(leaf, 0.0) for leaf in inside)
     # Whole weights: a float weight as small as 5e-324 made ``amount * w`` underflow to 0, so usage
     # was lost in the move rather than moved, and the group's own deviation changed.
