@@ -392,11 +392,11 @@ class TestPool:
             deadline = time.monotonic() + timeout
             while time.monotonic() < deadline and _alive(pid):
                 time.sleep(0.5)
-        for stray in _pids_in(self.root):
+        for stray in pids_in(self.root):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(stray, signal.SIGKILL)
         deadline = time.monotonic() + 10
-        while _pids_in(self.root) and time.monotonic() < deadline:
+        while pids_in(self.root) and time.monotonic() < deadline:
             time.sleep(0.2)
         _unmount_under(self.root)
         self.pidfile.unlink(missing_ok=True)
@@ -538,7 +538,7 @@ def _alive(pid: int) -> bool:
         return False
 
 
-def _pids_in(root: Path) -> list[int]:
+def pids_in(root: Path) -> list[int]:
     """Processes whose root directory is ``root``: only ever ones our master started."""
     if not root.exists():
         return []

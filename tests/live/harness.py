@@ -18,7 +18,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from testpool import DEFAULT_SUITE, TestPool  # noqa: E402, F401 - conftest imports it from here
+from testpool import DEFAULT_SUITE, TestPool, pids_in  # noqa: E402, F401 - conftest and tests import them from here
 from testpool import PoolError as TestPoolError  # noqa: E402, F401 - conftest imports it from here
 
 INTERVAL = 5  # seconds between enforcement cycles in these tests
@@ -126,11 +126,14 @@ class Live:
         proc.send_signal(sig)
         return proc.wait(timeout=timeout)
 
-    def events(self, name: str | None = None) -> list[dict]:
-        if not self.log.exists():
+    def events(self, name: str | None = None, log: Path | None = None) -> list[dict]:
+        """The JSON events named ``name`` (all with None) in osep's log: this harness's own, or
+        ``log`` (where an osep the pool's condor_master started writes)."""
+        log = self.log if log is None else log
+        if not log.exists():
             return []
         out = []
-        for line in self.log.read_text().splitlines():
+        for line in log.read_text().splitlines():
             try:
                 event = json.loads(line)
             except ValueError:
@@ -140,6 +143,12 @@ class Live:
         return out
 
     # -- the pool ---------------------------------------------------------------------------------
+
+    def osep_ad(self, *attributes: str) -> str:
+        """``attributes`` of osep's collector ad, as ``condor_status -af`` prints them ("" while
+        there is none)."""
+        return self.pool.condor(["condor_status", "-any", "-constraint", 'MyType == "OSEP"',
+                                 "-af", *attributes]).strip()
 
     def submit(self, user: str, count: int, seconds: int = 3600, extra: str = "",
                stock: bool = False, cpus: int = 1, schedd: str | None = None,

@@ -125,8 +125,7 @@ def test_a_second_osep_elsewhere_stands_aside_while_the_first_holds_the_lease(li
     vacates = [e for e in second_events("action") if e.get("kind") == "vacate"]
     assert all(e["outcome"] == "dry-run" for e in vacates), "the second osep sent nothing"
     def published() -> list[str]:
-        return live.pool.condor(["condor_status", "-any", "-constraint", 'MyType == "OSEP"', "-af",
-                                 "Name"]).split()
+        return live.osep_ad("Name").split()
 
     assert "osep@second" not in published()
 

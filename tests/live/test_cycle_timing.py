@@ -50,9 +50,8 @@ def test_each_cycle_logs_and_publishes_where_its_time_went(live: Live):
     live.wait_until(lambda: len(live.events("cycle")) >= 2, 30, "a cycle of the daemon")
 
     def ad() -> list[str]:
-        return live.pool.condor(["condor_status", "-any", "-constraint", 'MyType == "OSEP"', "-af",
-                                 "OSEPLastCycleSeconds", "OSEPLastQuerySeconds", "OSEPLastTranslateSeconds",
-                                 "OSEPLastDecideSeconds", "OSEPLastActSeconds", "OSEPLastStateSeconds"]).split()
+        return live.osep_ad("OSEPLastCycleSeconds", "OSEPLastQuerySeconds", "OSEPLastTranslateSeconds",
+                            "OSEPLastDecideSeconds", "OSEPLastActSeconds", "OSEPLastStateSeconds").split()
 
     live.wait_until(lambda: len(ad()) == 6 and "undefined" not in ad(), 30,
                     f"the OSEP ad to show the last cycle's phases (now {ad()!r})")

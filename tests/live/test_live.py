@@ -50,15 +50,13 @@ def test_owner_gets_its_share_back_from_its_newest_jobs(live: Live):
     assert live.running("bob") == 10 and live.running("alice") == 10
 
     def ad() -> str:
-        return live.pool.condor(["condor_status", "-any", "-constraint", 'MyType == "OSEP"',
-                                 "-af", "OSEPState", "OSEPVacatesTotal", "OSEPCapacity"]).strip()
+        return live.osep_ad("OSEPState", "OSEPVacatesTotal", "OSEPCapacity")
 
     # OSEPCapacity in the policy's unit (slots here: a real number, as every figure in that unit).
     live.wait_until(lambda: ad() == "ok 10 20.0", 20, f"the OSEP ad to show 10 vacates (now {ad()!r})")
 
     def bob_in_ad() -> str:
-        owners = live.pool.condor(["condor_status", "-any", "-constraint", 'MyType == "OSEP"',
-                                   "-af", "OSEPOwners"])
+        owners = live.osep_ad("OSEPOwners")
         found = re.search(r'\[[^\]]*Name = "bob"[^\]]*\]', owners)
         return found.group(0) if found else ""
 
@@ -314,13 +312,11 @@ def test_runs_under_condor_master_from_the_shipped_snippet(live: Live):
     token.chmod(0o600)
     os.chown(token, condor_uid, -1)
 
-    def events(name: str) -> list[str]:
-        return [line for line in oseplog.read_text().splitlines() if f'"event": "{name}"' in line] \
-            if oseplog.exists() else []
+    def events(name: str) -> list[dict]:
+        return live.events(name, log=oseplog)
 
     def ad() -> str:
-        return live.pool.condor(["condor_status", "-any", "-constraint", 'MyType == "OSEP"',
-                                 "-af", "OSEPState", "OSEPVacatesTotal"]).strip()
+        return live.osep_ad("OSEPState", "OSEPVacatesTotal")
 
     # The master starts osep as soon as the pool is up (policy file read, no token needed to read).
     live.wait_until(lambda: events("cycle"), 60, f"osep started by condor_master (log {oseplog})")

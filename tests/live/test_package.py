@@ -82,31 +82,23 @@ def write_policy(live: Live, shares: dict[str, int]) -> None:
 
 def osep_processes(pool: harness.TestPool, uid: int) -> list[int]:
     """Processes in the pool's root running osep as ``uid``."""
-    target = str(pool.root.resolve())
     found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
+    for pid in harness.pids_in(pool.root):
         try:
-            if os.readlink(entry / "root") != target or entry.stat().st_uid != uid:
-                continue
-            if b"osep" in (entry / "cmdline").read_bytes():
-                found.append(int(entry.name))
+            proc = Path(f"/proc/{pid}")
+            if proc.stat().st_uid == uid and b"osep" in (proc / "cmdline").read_bytes():
+                found.append(pid)
         except OSError:
             continue
     return found
 
 
-def events(live: Live, name: str) -> list[str]:
-    log = live.pool.root / LOG.relative_to("/")
-    if not log.exists():
-        return []
-    return [line for line in log.read_text().splitlines() if f'"event": "{name}"' in line]
+def events(live: Live, name: str) -> list[dict]:
+    return live.events(name, log=live.pool.root / LOG.relative_to("/"))
 
 
 def osep_ad(live: Live) -> str:
-    return live.pool.condor(["condor_status", "-any", "-constraint", 'MyType == "OSEP"',
-                             "-af", "OSEPState", "OSEPVacatesTotal"]).strip()
+    return live.osep_ad("OSEPState", "OSEPVacatesTotal")
 
 
 def test_the_package_runs_under_condor_master_as_its_own_account(live: Live, installed: int):

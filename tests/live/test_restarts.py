@@ -113,8 +113,7 @@ def test_a_restart_after_kill_9_enforces_from_its_first_cycle(live: Live):
     live.policy(SHARES)
     live.config(OSEP_POLICY_FILE=live.work / "policy.toml")
     first = live.start()
-    live.wait_until(lambda: live.pool.condor(["condor_status", "-any", "-constraint", 'MyType == "OSEP"',
-                                              "-af", "OSEPInstance"]).strip() != "", 60,
+    live.wait_until(lambda: live.osep_ad("OSEPInstance") != "", 60,
                     "the first osep's ad")
     assert live.stop(first, signal.SIGKILL) == -signal.SIGKILL
     cycles = len(live.events("cycle"))

@@ -114,8 +114,7 @@ def test_osep_enforces_a_share_with_its_own_identity_and_least_rights(live: Live
     assert len(live.history("alice")["evicted"]) == 10 and live.history("alice")["aborted"] == []
 
     def ad() -> str:
-        return live.pool.condor(["condor_status", "-any", "-constraint", 'MyType == "OSEP"',
-                                 "-af", "OSEPState", "OSEPVacatesTotal"]).strip()
+        return live.osep_ad("OSEPState", "OSEPVacatesTotal")
 
     live.wait_until(lambda: ad() == "ok 10", 30, f"osep's ad, published as osep@ (now {ad()!r})")
     assert live.stop(daemon) == 0
