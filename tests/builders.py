@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import inspect
 import tomllib
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
+
+from click.testing import CliRunner
 
 from osep.config.bounds import MAX_NAME, MAX_OWNERS, share_maximum
 from osep.config.policy import MAX_DEPTH, RESERVED
@@ -263,3 +266,16 @@ def by_owner(samples: Samples, name: str) -> dict[str, float]:
 def total(samples: Samples, name: str) -> float:
     """A metric's values added up over its label sets (0 for one with none)."""
     return sum(samples.get(name, {}).values())
+
+
+def cli_runner() -> CliRunner:
+    """click's test runner, with what a command writes to stdout and to stderr kept apart on every
+    click osep runs on: ``result.stdout`` is stdout alone, ``result.stderr`` stderr alone.
+
+    click 8.2 and later always keep them apart; click 8.1 (Debian trixie's) mixes stderr into stdout
+    unless asked not to (``mix_stderr=False``), and without it has no ``result.stderr`` at all. What
+    ``result.output`` holds differs all the same (stdout on 8.1, both streams on 8.2 and later), so
+    the tests read ``stdout`` and ``stderr`` by name."""
+    if "mix_stderr" in inspect.signature(CliRunner).parameters:
+        return CliRunner(mix_stderr=False)
+    return CliRunner()

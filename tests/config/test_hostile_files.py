@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from builders import places
+from builders import cli_runner, places
 from osep.config.bounds import MAX_FILE_BYTES
 from osep.config.toml import escape
 from osep.sim.variants import NAMES as POLICY_NAMES
@@ -402,12 +402,12 @@ def _check(figures: Figures, label: str, path: Path, args: list[str], runner: Cl
     prefix = f"osep: error: {escape(str(path))}: "
     if result.exit_code != 2 or len(lines) != 1 or not lines[0].startswith(prefix) or \
             len(lines[0]) == len(prefix) or result.stdout:
-        figures.bad_lines.append(f"{label}: exit {result.exit_code}: {result.output[:300]!r}")
+        figures.bad_lines.append(f"{label}: exit {result.exit_code}: {result.stderr[:300]!r}")
     return False
 
 
 def run_corpus(family: str, tmp_path: Path) -> Figures:
-    runner = CliRunner()
+    runner = cli_runner()
     figures = Figures()
     home = tmp_path / "cases" / "scenarios"  # a scenario's workload log is in ../traces
     home.mkdir(parents=True)

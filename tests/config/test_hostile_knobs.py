@@ -7,8 +7,8 @@ from __future__ import annotations
 import signal
 
 import pytest
-from click.testing import CliRunner
 
+from builders import cli_runner
 from osep.config.bounds import MAX_INTERVAL, MAX_VACATES, MIN_INTERVAL
 from osep.config.knobs import KNOB_SOURCE, KNOBS, Overrides, load_run_settings, parse_knobs
 from osep.config.toml import escape
@@ -46,7 +46,7 @@ def _guarded(args):
     previous = signal.signal(signal.SIGALRM, alarm)
     signal.alarm(30)
     try:
-        return CliRunner().invoke(cli, args)
+        return cli_runner().invoke(cli, args)
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
@@ -64,7 +64,7 @@ def test_hostile_knob_values_are_one_line_naming_the_knob(knob, condor, tmp_path
         given = live.knobs(KNOBS)  # what the bindings make of it
         result = _guarded(["run", "--once"])
         assert result.exception is None or isinstance(result.exception, SystemExit), (value, result.exception)
-        assert result.exit_code == 2 and not result.stdout, (value, result.output)
+        assert result.exit_code == 2 and not result.stdout, (value, result.stderr)
         lines = result.stderr.splitlines()
         assert len(lines) == 1 and lines[0].isprintable(), (value, result.stderr)
         with pytest.raises(ConfigError) as info:  # what the same knobs give without the command line
@@ -86,9 +86,9 @@ def test_log_level_from_the_environment_is_one_line(monkeypatch, tmp_path):
         result = _guarded(["validate", str(policy)])
         lines = result.stderr.splitlines()
         if value.strip().lower() == "debug":
-            assert result.exit_code == 0, result.output
+            assert result.exit_code == 0, result.stderr
             continue
-        assert result.exit_code == 2 and len(lines) == 1 and lines[0].isprintable(), result.output
+        assert result.exit_code == 2 and len(lines) == 1 and lines[0].isprintable(), result.stderr
         assert lines[0].startswith("osep: error: environment: OSEP_LOG_LEVEL: expected one of"), lines[0]
     monkeypatch.setenv("OSEP_LOG_LEVEL", "")  # empty: not set
     assert _guarded(["validate", str(policy)]).exit_code == 0
@@ -161,5 +161,5 @@ def test_metrics_knobs_and_options(knobs, overrides, port, address):
 def test_bad_metrics_options_are_one_line_before_the_pool_is_asked(args, names):
     result = _guarded(["run", *args])
     lines = result.stderr.splitlines()
-    assert result.exit_code == 2 and len(lines) == 1 and lines[0].isprintable(), result.output
+    assert result.exit_code == 2 and len(lines) == 1 and lines[0].isprintable(), result.stderr
     assert lines[0].startswith("osep: error: run: ") and names in lines[0], lines[0]

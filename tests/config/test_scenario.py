@@ -6,11 +6,10 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from builders import job_of
+from builders import cli_runner, job_of
 from osep.config import bounds as B
 from osep.config.scenario import load_scenario
 from osep.errors import ConfigError
@@ -191,9 +190,9 @@ def test_the_simulation_limit_follows_t_from_the_command_line(tmp_path):
     assert load_scenario(path).pool.horizon == pytest.approx(B.MAX_CYCLES / (1 / 60 + 1 / 300))
     err = fails(lambda p: load_scenario(p, interval=1.0), path)
     assert err.key == "submit[0]" and "every 1 s (-t)" in err.reason
-    result = CliRunner().invoke(cli, ["simulate", str(path), "-t", "1"])
+    result = cli_runner().invoke(cli, ["simulate", str(path), "-t", "1"])
     assert result.exit_code == 2 and result.stderr.count("\n") == 1 and "(-t)" in result.stderr
-    result = CliRunner().invoke(cli, ["simulate", str(path), "-t", "1e-300"])
+    result = cli_runner().invoke(cli, ["simulate", str(path), "-t", "1e-300"])
     assert result.exit_code == 2 and "1e-300" in result.stderr  # click's range check: nothing runs
 
 
@@ -454,7 +453,7 @@ def test_validate_reads_a_scenario_once(tmp_path, monkeypatch):
 
     real_files = files.read_toml
     monkeypatch.setattr(files, "read_toml", lambda p: reads.append(p) or real_files(p))
-    result = CliRunner().invoke(cli, ["validate", str(write(tmp_path, "[scenario]\n" + BASE))])
+    result = cli_runner().invoke(cli, ["validate", str(write(tmp_path, "[scenario]\n" + BASE))])
     assert result.exit_code == 0 and len(reads) == 1
 
 

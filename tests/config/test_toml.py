@@ -7,10 +7,10 @@ import os
 import tomllib
 
 import pytest
-from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
 
+from builders import cli_runner
 from osep.config import bounds as B
 from osep.config.toml import escape, read_toml, show, toml_key, toml_string
 from osep.errors import ConfigError
@@ -72,7 +72,7 @@ def test_what_a_file_says_is_shown_escaped_and_short():
 
 
 def test_escaped_paths_in_errors_and_output(tmp_path):
-    runner = CliRunner()
+    runner = cli_runner()
     bad = write(tmp_path, "[owners]\na = -1\n", "new\nline\x1b[31m.toml")
     result = runner.invoke(cli, ["validate", str(bad)])
     assert result.exit_code == 2

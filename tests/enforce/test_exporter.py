@@ -10,10 +10,9 @@ import urllib.error
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 from structlog.testing import capture_logs
 
-from builders import by_owner, scrape, total
+from builders import by_owner, cli_runner, scrape, total
 from fakecondor import FakeCondor
 from osep.config.knobs import Overrides, load_run_settings
 from osep.enforce import exporter as exporter_module
@@ -228,9 +227,9 @@ def test_a_port_in_use_stops_the_start_in_one_line(monkeypatch, tmp_path, taken,
     fake.install(monkeypatch)
     log = tmp_path / "log"
     option = ["--metrics-port", str(taken)] if given == "option" else []
-    result = CliRunner().invoke(cli, ["--log-file", str(log), "run", "--policy-file",
-                                      str(write_policy(tmp_path, "alice = 2\nbob = 2\n")),
-                                      "--state-file", str(tmp_path / "state"), *option])
+    result = cli_runner().invoke(cli, ["--log-file", str(log), "run", "--policy-file",
+                                       str(write_policy(tmp_path, "alice = 2\nbob = 2\n")),
+                                       "--state-file", str(tmp_path / "state"), *option])
     line = f"osep: error: cannot serve metrics on 127.0.0.1, metrics port {taken}: address already in use"
     assert (result.exit_code, result.stderr) == (2, line + "\n")
     assert fake.vacates == [] and fake.advertised == []  # nothing done in the pool
@@ -246,9 +245,9 @@ def test_once_serves_no_metrics_when_the_knob_asks_for_a_port(monkeypatch, tmp_p
     fake.idle("bob", 2)
     fake.install(monkeypatch)
     log = tmp_path / "log"
-    result = CliRunner().invoke(cli, ["--log-file", str(log), "--log-level", "info", "run", "--once",
-                                      "--policy-file", str(write_policy(tmp_path, "alice = 2\nbob = 2\n")),
-                                      "--state-file", str(tmp_path / "state")])
-    assert result.exit_code == 0, result.output
+    result = cli_runner().invoke(cli, ["--log-file", str(log), "--log-level", "info", "run", "--once",
+                                       "--policy-file", str(write_policy(tmp_path, "alice = 2\nbob = 2\n")),
+                                       "--state-file", str(tmp_path / "state")])
+    assert result.exit_code == 0, result.stderr
     assert len(fake.vacates) == 2
     assert '"event": "metrics_not_served"' in log.read_text()

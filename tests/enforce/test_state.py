@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import Result
 
+from builders import cli_runner
 from fakecondor import NEGOTIATOR, FakeCondor
 from osep.htcondor import state as state_module
 from osep.htcondor.state import StateError, checksum, read_state
@@ -39,8 +40,8 @@ def policy(where: Path) -> Path:
 
 
 def osep(where: Path, *args: str, catch_exceptions: bool = True) -> Result:
-    return CliRunner().invoke(cli, ["--log-file", str(where / "log"), "--log-level", "info", *args],
-                              catch_exceptions=catch_exceptions)
+    return cli_runner().invoke(cli, ["--log-file", str(where / "log"), "--log-level", "info", *args],
+                               catch_exceptions=catch_exceptions)
 
 
 def once(where: Path, *extra: str, state: str = "state", knob: bool = False) -> Result:
@@ -485,7 +486,7 @@ def test_a_thousand_damaged_or_hostile_state_files_through_the_command_line(tmp_
 
 def test_a_run_that_cannot_start_says_so_in_one_line_and_in_its_log_file(tmp_path, condor):
     (tmp_path / "state").write_text("[" * 2000)
-    runner = CliRunner()
+    runner = cli_runner()
     args = ["run", "--once", "--policy-file", str(policy(tmp_path)), "--state-file", str(tmp_path / "state")]
     result = runner.invoke(cli, args)
     assert result.exit_code == 2 and len(result.stderr.splitlines()) == 1

@@ -28,8 +28,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from click.testing import CliRunner, Result
+from click.testing import Result
 
+from builders import cli_runner
 from osep.ui.cli import cli
 
 DATA = Path(__file__).parents[1] / "data"
@@ -576,7 +577,7 @@ def problem(result: Result, args: list[str], files: list[Path]) -> str | None:
 
 def run_cases(kind: str, build: Callable[[int, Path], tuple[str, list[str], list[Path]]],
               tmp: Path, count: int = CASES) -> Figures:
-    runner = CliRunner()
+    runner = cli_runner()
     figures = Figures(kind)
     for index in range(count):
         case_dir = tmp / str(index)

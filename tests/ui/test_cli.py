@@ -7,8 +7,8 @@ import re
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
+from builders import cli_runner
 from osep.ui.cli import cli
 
 ROOT = Path(__file__).parents[2]
@@ -17,13 +17,13 @@ JOB_SIZE = str(ROOT / "osep" / "data" / "scenarios" / "paper-job-size.toml")
 
 @pytest.fixture
 def runner():
-    return CliRunner()
+    return cli_runner()
 
 
 def test_simulate_table(runner):
     result = runner.invoke(cli, ["simulate", JOB_SIZE])
-    assert result.exit_code == 0, result.output
-    lines = result.output.splitlines()
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.splitlines()
     assert lines[0] == "paper-job-size: 10 slots, 20 jobs"
     assert lines[1].split() == ["none", "fairshare", "osep", "osep-ckpt"]
     rows = {line.split("  ")[0].strip(): line.split()[-4:] for line in lines[2:]}
@@ -34,7 +34,7 @@ def test_simulate_table(runner):
 
 def test_the_table_says_when_the_slots_are_cores_of_partitionable_machines(runner):
     result = runner.invoke(cli, ["simulate", str(ROOT / "osep" / "data" / "scenarios" / "machines.toml")])
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 0, result.stderr
     assert result.stdout.splitlines()[0] == "machines: 20 cores in 4 partitionable machines, 22 jobs"
     doc = json.loads(runner.invoke(cli, ["simulate", str(ROOT / "osep" / "data" / "scenarios" / "machines.toml"),
                                          "--format", "json"]).stdout)
@@ -44,8 +44,8 @@ def test_the_table_says_when_the_slots_are_cores_of_partitionable_machines(runne
 def test_simulate_json_shape(runner):
     result = runner.invoke(cli, ["simulate", JOB_SIZE, "--format", "json", "--policy", "osep",
                                  "--policy", "fairshare"])
-    assert result.exit_code == 0, result.output
-    doc = json.loads(result.output)
+    assert result.exit_code == 0, result.stderr
+    doc = json.loads(result.stdout)
     assert list(doc["policies"]) == ["osep", "fairshare"]
     osep = doc["policies"]["osep"]
     assert {"PV", "LC", "PC", "owners"} <= set(osep)
@@ -58,21 +58,21 @@ def test_simulate_json_shape(runner):
 def test_simulate_csv(runner):
     result = runner.invoke(cli, ["simulate", JOB_SIZE, "--format", "csv", "--policy", "osep"])
     assert result.exit_code == 0
-    lines = result.output.splitlines()
+    lines = result.stdout.splitlines()
     assert lines[0] == "policy,owner,share,PV,LC,PC,vacates,lost_work,saved_work,A_US"
     assert lines[1].startswith("osep,(all),,300.0,250.0,1550.0,5,")
     assert len(lines) == 4
 
 
 def test_simulate_overrides_change_the_run(runner):
-    base = json.loads(runner.invoke(cli, ["simulate", JOB_SIZE, "--format", "json", "--policy", "osep"]).output)
+    base = json.loads(runner.invoke(cli, ["simulate", JOB_SIZE, "--format", "json", "--policy", "osep"]).stdout)
     small = json.loads(runner.invoke(cli, ["simulate", JOB_SIZE, "--format", "json", "--policy", "osep",
-                                           "-p", "1"]).output)
+                                           "-p", "1"]).stdout)
     assert small["policies"]["osep"]["settings"]["max_vacates"] == 1
     assert small["policies"]["osep"]["PC"] > base["policies"]["osep"]["PC"]
     feasible = json.loads(runner.invoke(cli, ["simulate", JOB_SIZE, "--format", "json", "--policy", "osep",
                                               "--target", "feasible", "--victim-order", "lost-work",
-                                              "-t", "120"]).output)
+                                              "-t", "120"]).stdout)
     assert feasible["policies"]["osep"]["settings"] == {
         "target": "feasible", "victim_order": "lost-work", "max_vacates": 5, "interval": 120.0,
         "unit": "slots", "excess": "fairshare"}
@@ -82,19 +82,19 @@ def test_simulate_overrides_change_the_run(runner):
 def test_simulate_plot(runner, tmp_path, suffix, magic):
     out = tmp_path / f"plot{suffix}"
     result = runner.invoke(cli, ["simulate", JOB_SIZE, "--plot", str(out)])
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 0, result.stderr
     assert out.read_bytes().startswith(magic)
     assert out.stat().st_size > 10_000
 
 
 def test_plot_needs_a_known_format(runner, tmp_path):
     result = runner.invoke(cli, ["simulate", JOB_SIZE, "--plot", str(tmp_path / "x.gif")])
-    assert result.exit_code == 2 and ".png or .svg" in result.output
+    assert result.exit_code == 2 and ".png or .svg" in result.stderr
 
 
 def test_a_plot_that_could_not_be_written_is_refused_before_the_run(runner, tmp_path):
     result = runner.invoke(cli, ["simulate", JOB_SIZE, "--plot", str(tmp_path / "no" / "such" / "x.png")])
-    assert result.exit_code == 2 and "no directory" in result.output and "such" in result.output
+    assert result.exit_code == 2 and "no directory" in result.stderr and "such" in result.stderr
     assert "PV" not in result.stdout  # no results printed before the error
 
 
@@ -104,7 +104,7 @@ def test_a_plot_without_matplotlib_is_refused_before_the_run(runner, tmp_path, m
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "matplotlib" else real(name, *a))
     result = runner.invoke(cli, ["simulate", JOB_SIZE, "--plot", str(tmp_path / "x.png")])
-    assert result.exit_code == 2 and "matplotlib" in result.output and "python3-matplotlib" in result.output
+    assert result.exit_code == 2 and "matplotlib" in result.stderr and "python3-matplotlib" in result.stderr
     assert "PV" not in result.stdout and not (tmp_path / "x.png").exists()
 
 
@@ -138,7 +138,7 @@ def test_replay_counts_are_bounded(runner, option, value):
 def test_numbers_out_of_bounds_or_not_numbers_are_refused(runner, command, option, value):
     result = runner.invoke(cli, [*command, f"{option}={value}" if option.startswith("--") else option, *(
         [] if option.startswith("--") else [value])])
-    assert result.exit_code == 2, result.output
+    assert result.exit_code == 2, result.stderr
     assert result.stderr.startswith(f"osep: error: {command[0]}: "), result.stderr
     assert option in result.stderr and len(result.stderr.splitlines()) == 1, result.stderr
 
@@ -155,32 +155,32 @@ def test_bad_scenario_exits_2_naming_file_and_key(runner, tmp_path):
     bad.write_text(Path(JOB_SIZE).read_text().replace('owner2 = "50%"', 'owner2 = -5'))
     result = runner.invoke(cli, ["simulate", str(bad)])
     assert result.exit_code == 2
-    assert result.output.startswith(f"osep: error: {bad}: owners.owner2: ")
-    assert "negative" in result.output
-    assert "Traceback" not in result.output and "PV" not in result.output  # nothing ran
+    assert result.stderr.startswith(f"osep: error: {bad}: owners.owner2: ")
+    assert "negative" in result.stderr
+    assert "Traceback" not in result.stderr and not result.stdout  # nothing ran
 
 
 def test_missing_scenario(runner, tmp_path):
     result = runner.invoke(cli, ["simulate", str(tmp_path / "nope.toml")])
-    assert result.exit_code == 2 and "no such file" in result.output
+    assert result.exit_code == 2 and "no such file" in result.stderr
 
 
 def test_validate(runner, tmp_path):
     ok = runner.invoke(cli, ["validate", str(ROOT / "osep" / "data" / "policy.toml"), JOB_SIZE])
-    assert ok.exit_code == 0, ok.output
-    assert "policy: 3 owners, 80 slots in all" in ok.output
-    assert "scenario 'paper-job-size': 10 slots, 20 jobs" in ok.output
+    assert ok.exit_code == 0, ok.stderr
+    assert "policy: 3 owners, 80 slots in all" in ok.stdout
+    assert "scenario 'paper-job-size': 10 slots, 20 jobs" in ok.stdout
     bad = tmp_path / "p.toml"
     bad.write_text('[policy]\ntarget = "fair"\n[owners]\na = 1\n')
     result = runner.invoke(cli, ["validate", str(bad)])
-    assert result.exit_code == 2 and "policy.target" in result.output
+    assert result.exit_code == 2 and "policy.target" in result.stderr
 
 
 def test_json_log_file_has_one_event_per_decision(runner, tmp_path):
     log = tmp_path / "osep.log"
     result = runner.invoke(cli, ["--log-level", "info", "--log-file", str(log),
                                  "simulate", JOB_SIZE, "--policy", "osep"])
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 0, result.stderr
     events = [json.loads(line) for line in log.read_text().splitlines()]
     decisions = [e for e in events if e["event"] == "decision" and e["kind"] == "vacate"]
     assert len(decisions) == 5
@@ -199,8 +199,8 @@ SHARE_BACK = [str(DATA / "share-back.events.log"), "--policy", str(DATA / "share
 def test_replay_table_has_the_simulate_layout(runner):
     result = runner.invoke(cli, ["replay", *SHARE_BACK, "--what-if", "osep", "-t", "2",
                                  "--negotiation-interval", "2"])
-    assert result.exit_code == 0, result.output
-    lines = result.output.splitlines()
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.splitlines()
     assert lines[0].startswith("share-back.events.log: 4 slots, 6 jobs, 2026-11-22 07:19:48 to")
     assert lines[1].split() == ["recorded", "osep"]
     rows = {re.split(r"\s{2,}", line.strip())[0]: line.split()[-2:] for line in lines[2:]}
@@ -213,16 +213,16 @@ def test_validate_names_the_excess_model(runner, tmp_path):
     policy = tmp_path / "hybrid.toml"
     policy.write_text('[policy]\nexcess = "share"\n[owners]\na = 1\n')
     result = runner.invoke(cli, ["validate", str(policy)])
-    assert result.exit_code == 0, result.output
-    assert result.output.rstrip().endswith("victims by wallclock, excess ordered by share (simulations)")
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.rstrip().endswith("victims by wallclock, excess ordered by share (simulations)")
 
 
 def test_replay_what_if_runs_the_seeds_models(runner):
     result = runner.invoke(cli, ["replay", *SHARE_BACK, "--format", "json", "--what-if", "slurm",
                                  "--what-if", "share", "--what-if", "grid", "--what-if", "cambridge",
                                  "--what-if", "fairshare"])
-    assert result.exit_code == 0, result.output
-    columns = json.loads(result.output)["policies"]
+    assert result.exit_code == 0, result.stderr
+    columns = json.loads(result.stdout)["policies"]
     assert list(columns) == ["recorded", "slurm", "share", "grid", "cambridge", "fairshare"]
     # On flat shares Slurm's classic factor orders as the Fair-Share baseline does.
     assert columns["slurm"]["PV"] == columns["fairshare"]["PV"]
@@ -262,8 +262,8 @@ def test_replay_places_recorded_jobs_in_an_owner_tree(runner, tmp_path):
 
     def recorded(policy):
         result = runner.invoke(cli, [*args, "--policy", str(policy)])
-        assert result.exit_code == 0, result.output
-        return json.loads(result.output)["policies"]["recorded"]
+        assert result.exit_code == 0, result.stderr
+        return json.loads(result.stdout)["policies"]["recorded"]
 
     grouped = recorded(tree)
     assert grouped["PV"] == 52
@@ -278,21 +278,21 @@ def test_replay_places_recorded_jobs_in_an_owner_tree(runner, tmp_path):
     # A what-if run places the recorded jobs in the same tree.
     result = runner.invoke(cli, [*args, "--policy", str(tree), "--what-if", "osep", "--what-if", "grid",
                                  "-t", "2", "--negotiation-interval", "2"])
-    assert result.exit_code == 0, result.output
-    what_if = json.loads(result.output)["policies"]
+    assert result.exit_code == 0, result.stderr
+    what_if = json.loads(result.stdout)["policies"]
     assert set(what_if["osep"]["groups"]) == {"group_a", "group_b"}
     assert what_if["grid"]["vacates"] == 0
 
 
 def test_replay_json_and_csv(runner):
     result = runner.invoke(cli, ["replay", *SHARE_BACK, "--format", "json"])
-    assert result.exit_code == 0, result.output
-    doc = json.loads(result.output)
+    assert result.exit_code == 0, result.stderr
+    doc = json.loads(result.stdout)
     recorded = doc["policies"]["recorded"]
     assert (recorded["PV"], recorded["LC"], recorded["PC"], recorded["lost_work"]) == (52, 6, 24, 24)
     assert doc["scenario"]["events"] == 22 and doc["scenario"]["slots"] == 4
     result = runner.invoke(cli, ["replay", *SHARE_BACK, "--format", "csv"])
-    assert result.output.splitlines()[1].startswith("recorded,(all),,52.0,6.0,24.0,2,24.0,0.0")
+    assert result.stdout.splitlines()[1].startswith("recorded,(all),,52.0,6.0,24.0,2,24.0,0.0")
 
 
 def test_replay_owner_for_a_user_log(runner, tmp_path):
@@ -310,7 +310,7 @@ def test_replay_owner_for_a_user_log(runner, tmp_path):
     policy.write_text("[owners]\nalice = 1\n")
     result = runner.invoke(cli, ["replay", f"alice={log}", "--policy", str(policy), "--slots", "1",
                                  "--format", "json"])
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 0, result.stderr
     alice = json.loads(result.stdout)["policies"]["recorded"]["owners"]["alice"]
     assert alice["A_US"] == 80.0 and alice["PV"] == 10.0
 
@@ -334,14 +334,14 @@ def test_replay_warns_about_damage_on_stderr_and_goes_on(runner, tmp_path):
 def test_replay_errors_name_the_problem(runner, args, message):
     result = runner.invoke(cli, ["replay", *args, "--policy", str(DATA / "share-back.policy.toml")])
     assert result.exit_code == 2
-    assert message in result.stderr and "Traceback" not in result.output
+    assert message in result.stderr and "Traceback" not in result.stderr
 
 
 @pytest.mark.parametrize("suffix", ["png", "svg"])
 def test_replay_plot(runner, tmp_path, suffix):
     plot = tmp_path / f"replay.{suffix}"
     result = runner.invoke(cli, ["replay", *SHARE_BACK, "--what-if", "none", "--plot", str(plot)])
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 0, result.stderr
     assert plot.stat().st_size > 10_000
 
 
@@ -351,7 +351,7 @@ def test_replay_plot(runner, tmp_path, suffix):
 def test_report_history_from_the_decision_log(runner):
     result = runner.invoke(cli, ["report", "--history", "--decisions",
                                  str(DATA / "share-back.decisions.jsonl")])
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 0, result.stderr
     lines = result.stdout.splitlines()
     assert lines[0].startswith("osep history from") and "47 cycles" in lines[0]
     alice = next(line for line in lines if line.startswith("alice"))
@@ -383,7 +383,7 @@ def test_report_history_from_the_decision_log(runner):
 def test_report_usage_errors(runner, args, message):
     result = runner.invoke(cli, args)
     assert result.exit_code == 2
-    assert message in result.output
+    assert message in result.stderr
     assert result.exception is None or isinstance(result.exception, SystemExit)
     assert len(result.stderr.splitlines()) == 1, result.stderr  # a misused option as bad data
 
@@ -404,18 +404,18 @@ def test_a_bundled_scenario_runs_by_name_from_any_folder(runner, tmp_path, monke
     by_path = runner.invoke(cli, ["simulate", JOB_SIZE, "--format", "json"])
     monkeypatch.chdir(tmp_path)
     by_name = runner.invoke(cli, ["simulate", "paper-job-size", "--format", "json"])
-    assert by_name.exit_code == 0, by_name.output
+    assert by_name.exit_code == 0, by_name.stderr
     assert by_name.stdout == by_path.stdout
     # Its workload log is found relative to the bundled file, not to the working folder.
     nasa = runner.invoke(cli, ["simulate", "nasa-ipsc", "--policy", "none", "--format", "json"])
-    assert nasa.exit_code == 0, nasa.output
+    assert nasa.exit_code == 0, nasa.stderr
     assert json.loads(nasa.stdout)["scenario"]["jobs"] == 1059
 
 
 def test_validate_takes_a_bundled_scenario_s_name(runner, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     result = runner.invoke(cli, ["validate", "paper-general", "lcg-2005"])
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 0, result.stderr
     assert "scenario 'paper-general': 20 slots, 60 jobs" in result.stdout
     assert "scenario 'lcg-2005': 600 slots, 13651 jobs" in result.stdout
 

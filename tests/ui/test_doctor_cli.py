@@ -10,8 +10,9 @@ from typing import Any
 
 import htcondor2
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import Result
 
+from builders import cli_runner
 from fakecondor import SCHEDD, FakeCondor
 from osep.htcondor.state import StateFile
 from osep.ui.cli import cli
@@ -31,8 +32,8 @@ def policy(where: Path, owners: str = "alice = 2\nbob = 2\n", unit: str = "slots
 
 
 def doctor(where: Path, *extra: str) -> tuple[Result, dict[tuple[str, str], dict[str, Any]]]:
-    result = CliRunner().invoke(cli, ["doctor", "--format", "json", "--policy-file", str(policy(where)),
-                                      "--state-file", str(where / "state"), *extra])
+    result = cli_runner().invoke(cli, ["doctor", "--format", "json", "--policy-file", str(policy(where)),
+                                       "--state-file", str(where / "state"), *extra])
     doc = json.loads(result.stdout)
     assert doc["ok"] == (result.exit_code == 0)
     return result, {(c["check"], c["target"]): c for c in doc["checks"]}
@@ -44,7 +45,7 @@ def failed(rows: dict[tuple[str, str], dict[str, Any]]) -> list[tuple[str, str]]
 
 def test_every_check_passes_on_a_pool_that_grants_every_right(tmp_path, condor):
     result, rows = doctor(tmp_path)
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 0, result.stderr
     assert failed(rows) == []
     assert [k[0] for k in rows if k[1] == f"schedd {SCHEDD}"] == [
         "version", "reachable", "WRITE (ACT_ON_JOBS)", "queue super user"]
@@ -56,8 +57,8 @@ def test_every_check_passes_on_a_pool_that_grants_every_right(tmp_path, condor):
 
 
 def test_the_table_is_one_row_per_check_and_says_whether_a_run_would_work(tmp_path, condor):
-    result = CliRunner().invoke(cli, ["doctor", "--policy-file", str(policy(tmp_path)),
-                                      "--state-file", str(tmp_path / "state")])
+    result = cli_runner().invoke(cli, ["doctor", "--policy-file", str(policy(tmp_path)),
+                                       "--state-file", str(tmp_path / "state")])
     assert result.exit_code == 0
     lines = result.stdout.splitlines()
     assert lines[0].split() == ["Check", "Target", "Status", "Detail"]
@@ -129,8 +130,8 @@ def test_the_collector_down_fails_and_says_so(tmp_path, condor):
 def test_the_policy_against_the_pool(tmp_path, condor, owners, unit, row, status, says):
     condor.ceilings["carol@site"] = -1  # carol: a submitter record, no job
     policy(tmp_path, owners, unit)
-    result = CliRunner().invoke(cli, ["doctor", "--format", "json", "--policy-file", str(tmp_path / "policy.toml"),
-                                      "--state-file", str(tmp_path / "state")])
+    result = cli_runner().invoke(cli, ["doctor", "--format", "json", "--policy-file", str(tmp_path / "policy.toml"),
+                                       "--state-file", str(tmp_path / "state")])
     checks = {(c["check"]): c for c in json.loads(result.stdout)["checks"]}
     assert checks[row]["status"] == status and says in checks[row]["detail"], checks[row]
     assert result.exit_code == 0  # warnings do not stop a run
@@ -142,8 +143,8 @@ def test_the_policy_against_the_pool(tmp_path, condor, owners, unit, row, status
 ])
 def test_a_bad_policy_file_fails(tmp_path, condor, content, says):
     (tmp_path / "bad.toml").write_text(content)
-    result = CliRunner().invoke(cli, ["doctor", "--format", "json", "--policy-file", str(tmp_path / "bad.toml"),
-                                      "--state-file", str(tmp_path / "state")])
+    result = cli_runner().invoke(cli, ["doctor", "--format", "json", "--policy-file", str(tmp_path / "bad.toml"),
+                                       "--state-file", str(tmp_path / "state")])
     assert result.exit_code == 1
     row = next(c for c in json.loads(result.stdout)["checks"] if c["check"] == "policy file")
     assert row["status"] == "fail" and says in row["detail"]
@@ -156,8 +157,8 @@ def test_a_policy_file_that_cannot_be_read_is_a_failed_check_not_a_hang(tmp_path
         os.mkfifo(path)
     elif kind == "directory":
         path.mkdir()
-    result = CliRunner().invoke(cli, ["doctor", "--format", "json", "--policy-file", str(path),
-                                      "--state-file", str(tmp_path / "state")])
+    result = cli_runner().invoke(cli, ["doctor", "--format", "json", "--policy-file", str(path),
+                                       "--state-file", str(tmp_path / "state")])
     assert result.exit_code == 1 and result.stderr == ""
     row = next(c for c in json.loads(result.stdout)["checks"] if c["check"] == "policy file")
     assert row["status"] == "fail" and "\n" not in row["detail"]
@@ -188,9 +189,9 @@ def test_a_bad_knob_and_dry_run_are_rows_too(tmp_path, monkeypatch):
 
 
 def run(where: Path, *extra: str) -> Result:
-    return CliRunner().invoke(cli, ["--log-file", str(where / "log"), "--log-level", "info", "run", "--once",
-                                    "--policy-file", str(policy(where)), "--state-file", str(where / "state"),
-                                    *extra])
+    return cli_runner().invoke(cli, ["--log-file", str(where / "log"), "--log-level", "info", "run", "--once",
+                                     "--policy-file", str(policy(where)), "--state-file", str(where / "state"),
+                                     *extra])
 
 
 def events(where: Path, name: str) -> list[dict[str, Any]]:
@@ -220,7 +221,7 @@ def test_a_run_missing_a_right_stops_at_start_in_one_line_and_touches_nothing(tm
 
 def test_a_run_with_every_right_acts_and_says_whom_it_probed(tmp_path, condor):
     result = run(tmp_path)
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 0, result.stderr
     [probed] = events(tmp_path, "rights_probed")
     assert probed["identity"] == "osep@cm"
     assert condor.vacates  # alice is over her share: the run acted
@@ -229,7 +230,7 @@ def test_a_run_with_every_right_acts_and_says_whom_it_probed(tmp_path, condor):
 def test_a_dry_run_probes_nothing_and_says_why(tmp_path, condor):
     condor.denied |= {("negotiator", "SET_CEILING"), ("schedd", "ACT_ON_JOBS")}
     result = run(tmp_path, "--dry-run")
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 0, result.stderr
     [skipped] = events(tmp_path, "rights_not_probed")
     assert "dry run" in skipped["reason"] and "READ" in skipped["reason"]
     assert condor.pings == []
@@ -264,7 +265,7 @@ def test_a_right_lost_once_running_fails_the_hold_naming_it_and_no_vacate_goes_w
 
         condor._set_ceiling = refused  # type: ignore[method-assign]
     result = run(tmp_path)
-    assert result.exit_code == 0, result.output  # the cycle ran: its actions' failures are logged
+    assert result.exit_code == 0, result.stderr  # the cycle ran: its actions' failures are logged
     holds = [e for e in events(tmp_path, "action") if e["kind"] == "hold"]
     assert holds and holds[0]["outcome"] == "failed"
     assert "needs ADMINISTRATOR at the negotiator negotiator@cm" in holds[0]["detail"]

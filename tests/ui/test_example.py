@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
+from builders import cli_runner
 from osep.ui.cli import cli
 
 DATA = Path(__file__).parents[2] / "osep" / "data"
@@ -21,7 +21,7 @@ FILES = {
 
 @pytest.fixture
 def runner():
-    return CliRunner()
+    return cli_runner()
 
 
 @pytest.mark.parametrize("args", [["example"], ["example", "--list"]])
@@ -37,7 +37,7 @@ def test_the_list_has_a_line_for_each_file(runner, args):
 @pytest.mark.parametrize(("name", "file"), FILES.items())
 def test_each_file_printed_as_it_is(runner, name, file):
     result = runner.invoke(cli, ["example", *name.split()])
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 0, result.stderr
     assert result.stdout == (DATA / file).read_text(encoding="utf-8")
 
 

@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
+from builders import cli_runner
 from osep.config.sharesfile import SharesFile
 from osep.fairshare import MODELS, Params
 from osep.fairshare.hierarchy import Hierarchy
@@ -24,7 +24,7 @@ MANUAL_FACTORS = {"user1": "0.408479", "user2": "0.022097", "user3": "0.125000",
 
 @pytest.fixture
 def runner():
-    return CliRunner()
+    return cli_runner()
 
 
 def _write(tmp_path: Path, text: str) -> str:
@@ -49,8 +49,8 @@ share = 60
 
 def test_the_bundled_slurm_example_shows_the_manuals_five_factors(runner):
     result = runner.invoke(cli, ["shares", SLURM_EXAMPLE])
-    assert result.exit_code == 0, result.output
-    lines = result.output.splitlines()
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.splitlines()
     header = next(line for line in lines if line.startswith("node "))
     columns = header.split()
     factor = columns.index("F")  # the first F: slurm's, the first model
@@ -62,17 +62,17 @@ def test_the_bundled_slurm_example_shows_the_manuals_five_factors(runner):
 
 def test_the_table_is_indented_by_level_and_lists_parents_first(runner):
     result = runner.invoke(cli, ["shares", SLURM_EXAMPLE, "--model", "slurm"])
-    assert result.exit_code == 0, result.output
-    names = [line.split()[0] for line in result.output.splitlines()
+    assert result.exit_code == 0, result.stderr
+    names = [line.split()[0] for line in result.stdout.splitlines()
              if line[:1] in (" ", "A", "D") and not line.startswith(" " * 10)]
     assert names == ["A", "B", "user1", "C", "user2", "user3", "D", "E", "user4", "F", "user5"]
-    assert "grid" not in result.output.splitlines()[4]
+    assert "grid" not in result.stdout.splitlines()[4]
 
 
 def test_json_carries_every_model_and_node(runner):
     result = runner.invoke(cli, ["shares", SLURM_EXAMPLE, "--format", "json"])
-    assert result.exit_code == 0, result.output
-    doc = json.loads(result.output)
+    assert result.exit_code == 0, result.stderr
+    doc = json.loads(result.stdout)
     assert [m["name"] for m in doc["models"]] == ["slurm", "share", "grid", "cambridge"]
     nodes = {n["name"]: n for n in doc["nodes"]}
     assert nodes["A.C.user2"]["models"]["slurm"]["effective"] == pytest.approx(0.275)
@@ -85,8 +85,8 @@ def test_json_carries_every_model_and_node(runner):
 
 def test_csv_has_one_row_per_node(runner):
     result = runner.invoke(cli, ["shares", SLURM_EXAMPLE, "--format", "csv", "--model", "slurm"])
-    assert result.exit_code == 0, result.output
-    rows = list(csv.DictReader(io.StringIO(result.output)))
+    assert result.exit_code == 0, result.stderr
+    rows = list(csv.DictReader(io.StringIO(result.stdout)))
     assert len(rows) == 11
     user5 = next(r for r in rows if r["name"] == "D.F.user5")
     assert f"{float(user5['slurm.factor']):.6f}" == "0.749154"
@@ -95,8 +95,8 @@ def test_csv_has_one_row_per_node(runner):
 def test_dampening_and_cambridge_options_reach_the_models(runner):
     result = runner.invoke(cli, ["shares", SLURM_EXAMPLE, "--format", "json", "--dampening", "2",
                                  "--demand", "40000", "--estimate", "1"])
-    assert result.exit_code == 0, result.output
-    nodes = {n["name"]: n for n in json.loads(result.output)["nodes"]}
+    assert result.exit_code == 0, result.stderr
+    nodes = {n["name"]: n for n in json.loads(result.stdout)["nodes"]}
     assert nodes["A.C.user3"]["models"]["slurm"]["factor"] == pytest.approx(2 ** (-3 / 2))
     s = nodes["A.C.user3"]["models"]["cambridge"]["shares"]
     assert nodes["A.C.user3"]["models"]["cambridge"]["price"] == pytest.approx(
@@ -106,8 +106,8 @@ def test_dampening_and_cambridge_options_reach_the_models(runner):
 def test_unquoted_dotted_usage_keys_are_the_same_names(runner, tmp_path):
     path = _write(tmp_path, TREE + "[usage]\nA.B.user1 = 3\nC = 1\n")
     result = runner.invoke(cli, ["shares", path, "--format", "json"])
-    assert result.exit_code == 0, result.output
-    nodes = {n["name"]: n for n in json.loads(result.output)["nodes"]}
+    assert result.exit_code == 0, result.stderr
+    nodes = {n["name"]: n for n in json.loads(result.stdout)["nodes"]}
     assert nodes["A"]["usage"] == 3
     assert nodes["C"]["models"]["slurm"]["usage"] == pytest.approx(0.25)
 
@@ -123,36 +123,36 @@ def test_bad_usage_is_one_line(runner, tmp_path, usage, message):
     path = _write(tmp_path, TREE + "[usage]\n" + usage + "\n")
     result = runner.invoke(cli, ["shares", path])
     assert result.exit_code == 2
-    assert result.output.count("\n") == 1
-    assert result.output.startswith(f"osep: error: {path}: ")
-    assert message in result.output
+    assert not result.stdout and result.stderr.count("\n") == 1
+    assert result.stderr.startswith(f"osep: error: {path}: ")
+    assert message in result.stderr
 
 
 def test_a_missing_usage_table_is_named(runner, tmp_path):
     result = runner.invoke(cli, ["shares", _write(tmp_path, TREE)])
     assert result.exit_code == 2
-    assert "usage: missing: osep shares needs a [usage] table" in result.output
+    assert "usage: missing: osep shares needs a [usage] table" in result.stderr
 
 
 def test_a_pool_usage_below_the_leaves_is_refused(runner, tmp_path):
     path = _write(tmp_path, TREE + "[usage]\nC = 2\n[pool]\nusage = 1\n")
     result = runner.invoke(cli, ["shares", path])
     assert result.exit_code == 2
-    assert "pool.usage: the pool's usage (1) is less than its leaves' (2)" in result.output
+    assert "pool.usage: the pool's usage (1) is less than its leaves' (2)" in result.stderr
 
 
 def test_a_bad_policy_is_the_usual_config_error(runner, tmp_path):
     path = _write(tmp_path, TREE.replace("share = 60", "share = -5") + "[usage]\nC = 1\n")
     result = runner.invoke(cli, ["shares", path])
     assert result.exit_code == 2
-    assert result.output.startswith(f"osep: error: {path}: owners.C")
+    assert result.stderr.startswith(f"osep: error: {path}: owners.C")
 
 
 def test_a_flat_policy_is_one_level(runner, tmp_path):
     path = _write(tmp_path, "[owners]\nphysics = \"30%\"\nchem = \"70%\"\n[usage]\nphysics = 1\n")
     result = runner.invoke(cli, ["shares", path, "--format", "json", "--model", "grid"])
-    assert result.exit_code == 0, result.output
-    nodes = {n["name"]: n for n in json.loads(result.output)["nodes"]}
+    assert result.exit_code == 0, result.stderr
+    nodes = {n["name"]: n for n in json.loads(result.stdout)["nodes"]}
     assert nodes["physics"]["models"]["grid"]["target"] == 30
     assert nodes["physics"]["models"]["grid"]["deviation"] == -70
 
@@ -161,8 +161,8 @@ def test_names_from_the_file_cannot_drive_the_terminal(runner, tmp_path):
     path = _write(tmp_path, '[owners]\n"a\\u001b[31m" = 1\nb = 1\n[usage]\nb = 1\n')
     result = runner.invoke(cli, ["shares", path])
     assert result.exit_code == 2  # the policy parser refuses the name ...
-    assert "\x1b" not in result.output
-    assert result.output.count("\n") == 1
+    assert "\x1b" not in result.stderr
+    assert not result.stdout and result.stderr.count("\n") == 1
 
 
 def test_the_table_escapes_names_it_is_given_anyway():
@@ -177,5 +177,5 @@ def test_the_table_escapes_names_it_is_given_anyway():
 
 def test_validate_knows_a_shares_file(runner):
     result = runner.invoke(cli, ["validate", SLURM_EXAMPLE])
-    assert result.exit_code == 0, result.output
-    assert "11 nodes, 5 leaves, 3 levels, usage for 3 of the leaves" in result.output
+    assert result.exit_code == 0, result.stderr
+    assert "11 nodes, 5 leaves, 3 levels, usage for 3 of the leaves" in result.stdout

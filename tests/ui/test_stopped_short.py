@@ -10,8 +10,8 @@ import shlex
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
+from builders import cli_runner
 from osep.config import bounds as B
 from osep.config.horizon import BOUND, Horizon, bound_reason, simulation_limit
 from osep.config.scenario import load_scenario
@@ -73,8 +73,8 @@ def test_where_a_scenario_stops_and_who_set_it(tmp_path, horizon, by, named, adv
 
 
 def simulate(*args: str):
-    result = CliRunner().invoke(cli, ["simulate", *args])
-    assert result.exit_code == 0, result.output
+    result = cli_runner().invoke(cli, ["simulate", *args])
+    assert result.exit_code == 0, result.stderr
     return result
 
 
@@ -133,8 +133,8 @@ def _readme_example() -> tuple[list[str], str, dict]:
 
 def test_the_readme_example_stays_true():
     args, line, shown = _readme_example()
-    result = CliRunner().invoke(cli, args, catch_exceptions=False)
-    assert result.exit_code == 0, result.output
+    result = cli_runner().invoke(cli, args, catch_exceptions=False)
+    assert result.exit_code == 0, result.stderr
     assert result.stderr.splitlines()[-1] == line
     policies = json.loads(result.stdout)["policies"]
     assert {"stopped_short": policies["osep"]["stopped_short"], "unfinished": policies["osep"]["unfinished"]} \

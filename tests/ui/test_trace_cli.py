@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
+from builders import cli_runner
 from osep.ui.cli import cli
 
 ROOT = Path(__file__).parents[2]
@@ -21,7 +21,7 @@ LINE = "{n} {t} -1 {r} 1 -1 -1 -1 -1 -1 1 {u} {g} -1 {q} {p} -1 -1\n"
 
 @pytest.fixture
 def runner():
-    return CliRunner()
+    return cli_runner()
 
 
 def small_log(tmp_path, header="; MaxProcs: 4\n", jobs=None, name="small.swf"):
@@ -40,12 +40,12 @@ def run(runner, *args):
 
 def ok(runner, *args):
     result = run(runner, *args)
-    assert result.exit_code == 0, result.output + result.stderr
+    assert result.exit_code == 0, result.stderr
     return result
 
 
 def one_line_error(result, text):
-    assert result.exit_code == 2, result.output
+    assert result.exit_code == 2, result.stderr
     lines = result.stderr.strip().splitlines()
     assert text in lines[-1], result.stderr
     assert ("Traceback" not in result.stderr and result.exception is None) or isinstance(result.exception,
@@ -185,7 +185,7 @@ def test_skipped_records_are_counted(runner, tmp_path):
 def test_bad_options_are_one_line(runner, tmp_path, args, text):
     log = small_log(tmp_path)
     result = run(runner, *[a.replace("{log}", str(log)) for a in args])
-    assert result.exit_code == 2, result.output
+    assert result.exit_code == 2, result.stderr
     assert text in result.stderr, result.stderr
     assert "Traceback" not in result.stderr
 

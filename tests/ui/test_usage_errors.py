@@ -26,9 +26,9 @@ from pathlib import Path
 
 import click
 import pytest
-from click.testing import CliRunner
 
 import osep
+from builders import cli_runner
 from osep.ui.cli import cli
 from osep.ui.usage import SHOWN, usage_line
 
@@ -239,7 +239,7 @@ def test_enough_cases_of_every_kind():
 
 @pytest.mark.parametrize("case", CASES, ids=str)
 def test_usage_error_is_one_line(case, files):
-    result = CliRunner().invoke(cli, _args(case, files), env={"OSEP_LOG_LEVEL": None})
+    result = cli_runner().invoke(cli, _args(case, files), env={"OSEP_LOG_LEVEL": None})
     assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
     check(case, result.exit_code, result.stdout, result.stderr)
 
@@ -325,7 +325,7 @@ def make(kind: str | None, count: int | None, name: str | None) -> None:
     (["make", "--kind=" + "x" * 300], {}, f"make: --kind: '{'x' * SHOWN}... (300 characters)' is not one of 'a', 'b'"),
 ])
 def test_formatter(args, env, line):
-    result = CliRunner().invoke(toy, args, env=env)
+    result = cli_runner().invoke(toy, args, env=env)
     assert result.exit_code == 2
     hint = "(see 'osep --help')" if line.startswith("no such command") else "(see 'osep make --help')"
     assert result.stderr == f"osep: error: {line} {hint}\n"
@@ -337,16 +337,16 @@ def test_formatter_without_a_context():
 
 
 def test_help_and_version_are_click_s(tmp_path):
-    assert CliRunner().invoke(cli, ["--version"]).stdout == f"osep, version {osep.__version__}\n"
+    assert cli_runner().invoke(cli, ["--version"]).stdout == f"osep, version {osep.__version__}\n"
     assert importlib.metadata.version("osep") == osep.__version__  # pyproject reads it from the package
     for args in (["--help"], ["simulate", "--help"], ["simulate", "-h"]):
-        result = CliRunner().invoke(cli, args)
+        result = cli_runner().invoke(cli, args)
         assert result.exit_code == 0 and result.stdout.startswith("Usage: osep")
 
 
 def test_a_bad_log_level_in_the_environment_is_one_line():
-    result = CliRunner().invoke(cli, ["validate", str(ROOT / "osep" / "data" / "policy.toml")],
-                                env={"OSEP_LOG_LEVEL": "loud\n\x1b[31m"})
+    result = cli_runner().invoke(cli, ["validate", str(ROOT / "osep" / "data" / "policy.toml")],
+                                 env={"OSEP_LOG_LEVEL": "loud\n\x1b[31m"})
     assert result.exit_code == 2
     assert result.stderr.count("\n") == 1 and result.stderr.startswith("osep: error: environment: OSEP_LOG_LEVEL: ")
     assert "\x1b" not in result.stderr
@@ -357,7 +357,7 @@ def test_ctrl_c_is_one_line_and_status_130(monkeypatch):
         raise KeyboardInterrupt
 
     monkeypatch.setattr("osep.ui.cmd_files.read_toml", interrupted)
-    result = CliRunner().invoke(cli, ["validate", "x.toml"])
+    result = cli_runner().invoke(cli, ["validate", "x.toml"])
     assert (result.exit_code, result.stderr) == (130, "osep: error: interrupted\n")
 
 
