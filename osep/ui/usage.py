@@ -5,15 +5,22 @@ typed as it came. osep prints every error as one line, ``osep: error: <command>:
 with anything a command line (or the environment) carried escaped, as :func:`osep.ui.shell.fail` does
 for osep's own errors. The line is built by :func:`usage_line`, a pure function of the exception, and
 printed by :class:`OsepGroup`, whose ``main`` every subcommand goes through (click's test runner too).
+
+The same lines, exit statuses and help come out on every click osep runs on, from Debian trixie's
+8.1 to the newest: where click's behaviour changed (which exception an unknown command raises, where
+``osep`` alone prints its help and with what status, the signature of ``get_missing_message``), osep
+does that part itself or asks the installed click which form it has, never its version number.
 """
 
 from __future__ import annotations
 
+import difflib
+import inspect
 import os
 import re
 import sys
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, NoReturn
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import IO, Any, NoReturn
 
 import click
 from click.core import ParameterSource
@@ -24,6 +31,32 @@ INTERRUPTED_STATUS = 130  # 128 + SIGINT, as a shell reports a command ended by 
 SHOWN = 100  # characters shown of a long argument, as osep shows a long value from a file
 MAX_MESSAGE = 2000  # characters of the message at most, whatever it holds
 _LINE_BREAK = re.compile(r"\s*[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]\s*")
+
+
+class UnknownCommand(click.UsageError):
+    """A command the ``osep`` group does not have, with the close matches among those it has.
+
+    Raised by :meth:`OsepGroup.resolve_command` on every click: click 8.4 and later raise their own
+    ``NoSuchCommand`` there, older ones a plain usage error whose only trace of the name is in its
+    message."""
+
+    def __init__(self, command_name: str, commands: Iterable[str], ctx: click.Context) -> None:
+        super().__init__(f"No such command {command_name!r}.", ctx)
+        self.command_name = command_name
+        self.possibilities = difflib.get_close_matches(command_name, list(commands))
+
+
+class HelpForNoArguments(click.UsageError):
+    """A command that wants arguments was given none: its help stands for the error, on stderr,
+    with a usage error's status (2). click 8.2 and later do the same (``NoArgsIsHelpError``); 8.1
+    printed the help on stdout and exited 0, as if it had been asked for."""
+
+    def __init__(self, ctx: click.Context) -> None:
+        super().__init__(ctx.get_help(), ctx)
+        self.color = ctx.color
+
+    def show(self, file: IO[Any] | None = None) -> None:
+        click.echo(self.format_message(), file=file, err=True, color=self.color)
 
 
 class Interrupted(Exception):
@@ -58,7 +91,7 @@ def _message(exc: click.ClickException, ctx: click.Context | None) -> list[str]:
     """The option, argument or command at fault (if any) and what was wrong with it, in pieces: a
     name click took from the command line whole is already escaped (an :class:`_Escaped` piece)."""
     if isinstance(exc, click.MissingParameter):
-        extra = exc.param.type.get_missing_message(param=exc.param, ctx=ctx) if exc.param else None
+        extra = _missing_message(exc.param, ctx) if exc.param else None
         what = "required, not given" + (f" ({_prose(extra)})" if extra else "")
         hint = _hint(exc, ctx)
         return [hint, ": " + what] if hint else [what]
@@ -67,10 +100,20 @@ def _message(exc: click.ClickException, ctx: click.Context | None) -> list[str]:
         return [hint, ": ", _prose(exc.message)] if hint else [_prose(exc.message)]
     if isinstance(exc, click.NoSuchOption):
         return [_Escaped(escape(exc.option_name, SHOWN)), ": no such option" + _did_you_mean(exc.possibilities)]
-    if isinstance(exc, click.exceptions.NoSuchCommand):
+    if isinstance(exc, UnknownCommand):
         return ["no such command ", _Escaped(f"'{escape(exc.command_name, SHOWN, quote=chr(39))}'"),
                 _did_you_mean(exc.possibilities)]
     return [_prose(exc.format_message())]
+
+
+def _missing_message(param: click.Parameter, ctx: click.Context | None) -> str | None:
+    """What the parameter's type adds when it is missing (the choices of a ``Choice``). click 8.2
+    and later pass the context too; 8.1's method takes the parameter alone."""
+    get_missing_message = param.type.get_missing_message
+    if "ctx" in inspect.signature(get_missing_message).parameters:
+        return get_missing_message(param=param, ctx=ctx)
+    without_context: Callable[..., str | None] = get_missing_message
+    return without_context(param)
 
 
 def _hint(exc: click.BadParameter, ctx: click.Context | None) -> str:
@@ -160,26 +203,57 @@ def _env_values(ctx: click.Context | None, environ: Mapping[str, str] | None) ->
     return [environ[name] for param in ctx.command.params for name in _envvars(param) if name in environ]
 
 
-class OsepCommand(click.Command):
-    """Every osep command: click's parser raises some usage errors (an option without its value,
-    a flag given one) without the context, which names the command; it is attached here."""
+class _Parsing(click.Command):
+    """How every osep command parses: click's parser raises some usage errors (an option without its
+    value, a flag given one) without the context, which names the command; it is attached here. A
+    command that wants arguments and is given none raises :class:`HelpForNoArguments`."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if not args and self.no_args_is_help and not ctx.resilient_parsing:
+            raise HelpForNoArguments(ctx)
+        given = list(args)  # click's parser consumes the list it is given
         with click.core.augment_usage_errors(ctx):
-            return super().parse_args(ctx, args)
+            try:
+                return super().parse_args(ctx, args)
+            except click.BadParameter as exc:
+                param = exc.param
+                if param is not None and param.name is not None and ctx.get_parameter_source(param.name) is None:
+                    self._record_source(ctx, param, param.name, given)
+                raise
+
+    def _record_source(self, ctx: click.Context, param: click.Parameter, name: str, given: list[str]) -> None:
+        """Record where the value ``param`` refused came from (the command line, the environment,
+        ...), which the error line names. click records it before converting the value, except
+        8.4, which records it only once the value is converted; here it is found as click finds it,
+        from the arguments parsed again."""
+        opts, _, _ = self.make_parser(ctx).parse_args(args=given)
+        _, source = param.consume_value(ctx, opts)
+        ctx.set_parameter_source(name, source)
 
 
-class OsepGroup(click.Group):
+class OsepCommand(_Parsing, click.Command):
+    """Every osep command below the group."""
+
+
+class OsepGroup(_Parsing, click.Group):
     """The ``osep`` group: its ``main`` runs click in non-standalone mode and prints click's errors,
     usage errors of every subcommand included, as osep's one line (exit status 2 for a usage error,
-    click's own otherwise). Ctrl-C ends with one line and status 130. ``--help``, ``--version`` and
-    ``osep`` alone (the group's help) print as click prints them."""
+    click's own otherwise). Ctrl-C ends with one line and status 130. ``--help`` and ``--version``
+    print as click prints them; ``osep`` alone prints the group's help on stderr, status 2."""
 
     command_class = OsepCommand
 
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        with click.core.augment_usage_errors(ctx):
-            return super().parse_args(ctx, args)
+    def resolve_command(self, ctx: click.Context,
+                        args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
+        """The subcommand ``args`` starts with; :class:`UnknownCommand` for one the group does not
+        have. A name that looks like an option (it came after ``--``) is parsed as the group's
+        arguments first, as click does, so that ``osep -- --help`` is the group's help."""
+        name = click.utils.make_str(args[0])
+        if ctx.resilient_parsing or self.get_command(ctx, name) is not None:
+            return super().resolve_command(ctx, args)
+        if name.startswith("-"):
+            self.parse_args(ctx, args)
+        raise UnknownCommand(name, self.list_commands(ctx), ctx)
 
     def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
              complete_var: str | None = None, standalone_mode: bool = True, **extra: Any) -> Any:
@@ -188,7 +262,7 @@ class OsepGroup(click.Group):
         argv = list(sys.argv[1:] if args is None else args)
         try:
             status = super().main(argv, prog_name, complete_var, standalone_mode=False, **extra)
-        except click.exceptions.NoArgsIsHelpError as exc:
+        except HelpForNoArguments as exc:
             exc.show()
             sys.exit(exc.exit_code)
         except click.ClickException as exc:

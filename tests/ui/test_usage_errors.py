@@ -331,6 +331,24 @@ def test_formatter(args, env, line):
     assert result.stderr == f"osep: error: {line} {hint}\n"
 
 
+@toy.command()
+@click.argument("color", type=click.Choice(["red", "blue"]))
+@click.option("--size", type=click.Choice(["s", "m"]), required=True)
+def pick(color: str, size: str) -> None:
+    pass
+
+
+@pytest.mark.parametrize("args, line", [
+    (["pick"], "pick: COLOR: required, not given (choose from: red, blue) (see 'osep pick --help')"),
+    (["pick", "red"], "pick: --size: required, not given (choose from: s, m) (see 'osep pick --help')"),
+    (["--", "-x"], "-x: no such option (see 'osep --help')"),
+    (["--", "mak"], "no such command 'mak' (did you mean make?) (see 'osep --help')"),
+])
+def test_what_is_missing_or_unknown(args, line):
+    result = cli_runner().invoke(toy, args)
+    assert (result.exit_code, result.stdout, result.stderr) == (2, "", f"osep: error: {line}\n")
+
+
 def test_formatter_without_a_context():
     assert usage_line(click.UsageError("Bad\n\tthing.")) == "bad thing"
     assert usage_line(click.ClickException("a\x1b]0;title\x07b")) == "a\\x1b]0;title\\x07b"
@@ -342,6 +360,13 @@ def test_help_and_version_are_click_s(tmp_path):
     for args in (["--help"], ["simulate", "--help"], ["simulate", "-h"]):
         result = cli_runner().invoke(cli, args)
         assert result.exit_code == 0 and result.stdout.startswith("Usage: osep")
+    assert cli_runner().invoke(cli, ["--", "--help"]).stdout.startswith("Usage: osep")
+
+
+def test_osep_alone_prints_its_help_as_a_usage_error():
+    result = cli_runner().invoke(cli, [])
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr.startswith("Usage: osep [OPTIONS] COMMAND [ARGS]...") and "\nCommands:\n" in result.stderr
 
 
 def test_a_bad_log_level_in_the_environment_is_one_line():
