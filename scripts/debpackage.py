@@ -30,10 +30,10 @@ ROOT = Path(__file__).resolve().parents[1]
 ENV = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "DEBIAN_FRONTEND": "noninteractive", "LC_ALL": "C.UTF-8"}
 # The libraries the package may carry, each with the requirement it is downloaded by and what
 # the distribution's copy must have for osep to use it instead: htcondor2's full API (trixie's 23.9
-# ships an early one), and click's exceptions osep's one-line usage errors are written against.
+# ships an early one). Every other library osep uses is the distribution's own, on trixie and forky
+# alike (constraints/debian-trixie.txt: the versions its tests run with in .venv-oldest).
 CARRIABLE = {
     "htcondor": ("htcondor>=24.0,<26", "import htcondor2; htcondor2.HTCondorException; htcondor2.ping"),
-    "click": ("click>=8.4", "import click.exceptions as e; e.NoSuchCommand; e.NoArgsIsHelpError"),
 }
 
 
