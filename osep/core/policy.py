@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from operator import attrgetter
 
 from osep.core.counting import count_view
-from osep.core.holds import holds
+from osep.core.holds import holds, kept_now
 from osep.core.model import Snapshot
 from osep.core.plan import Plan, Target, Vacate, VictimOrder, plan
 from osep.core.recent import Recent
@@ -123,8 +123,11 @@ def _decide(snapshot: Snapshot, settings: PolicySettings) -> Plan:
     # speed, as a plan may have a thousand vacates.
     places = filter(None, map(pool.slots.get, map(attrgetter("slot"), vacates)))
     freed = sum(map(attrgetter("cpus"), places))
+    # The room the vacates make for the waiting owners is theirs whole: none of its free part is
+    # handed out as the held owners' allowances.
+    planned = kept_now(vacates) if free_cpus > 0 else None
     held = holds(census.busy, set(map(attrgetter("owner"), vacates)), free_cpus, freed,
-                 by_cores=settings.unit in (Unit.SLOTS, Unit.CPUS))
+                 by_cores=settings.unit in (Unit.SLOTS, Unit.CPUS), planned=planned)
     if pool.unplaced:
         notes.append(f"{pool.unplaced} running job(s) on slots missing from the snapshot: "
                      "never victims")

@@ -10,7 +10,7 @@ how a unit weighs a holding, the water-filling, the holds and the budget.
 
 from __future__ import annotations
 
-from osep.core.holds import holds
+from osep.core.holds import holds, kept_now
 from osep.core.model import Job, JobState, Snapshot
 from osep.core.plan import Claim, OwnerView, Plan, Reason, Target, Vacate, VictimOrder
 from osep.core.policy import PolicySettings
@@ -226,7 +226,7 @@ def naive_decide(snapshot: Snapshot, settings: PolicySettings) -> Plan:
 
     freed = sum(slots[v.slot].cpus for v in vacates)
     held_owners = holds(views, {v.owner for v in vacates}, free_cpus, freed,
-                        by_cores=unit in (Unit.SLOTS, Unit.CPUS))
+                        by_cores=unit in (Unit.SLOTS, Unit.CPUS), planned=kept_now(vacates))
     if unplaced:
         notes.append(f"{unplaced} running job(s) on slots missing from the snapshot: never victims")
     return Plan(time=now, capacity=snapshot.capacity, max_vacates=budget, owners=tuple(views.values()),

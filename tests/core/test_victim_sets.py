@@ -52,6 +52,22 @@ def test_a_four_core_job_gets_room_from_the_fewest_jobs_on_one_machine():
     assert vacated == on_m0[1:]  # the four youngest there; the oldest keeps running
 
 
+def test_the_free_part_of_a_room_being_made_is_nobody_s_allowance():
+    """One machine of 8 cores: s (no share) runs 3 one-core jobs and has more queued, 5 cores are
+    free, and b (2 cores below target) wants one 8-core job. The plan vacates s's 3 jobs for the
+    room; the 5 free cores are part of that room, so s is held with no allowance: had it been given
+    them (b's gap is only 2), b's room would never be whole and the vacates would come again at
+    every cycle (the NASA iPSC trace at --compress 2 stuck this way)."""
+    running = [("s", "m0", CORE, NOW - 100 - k) for k in range(3)]
+    snapshot = machines({"m0": (8, 8 * 1024, 0)}, running,
+                        idle=[("b", (8, 1024, 0)), *[("s", CORE) for _ in range(10)]])
+    plan = decide(snapshot, cores({"b": 2, "c": 6}, p=4))
+    assert len(plan.vacates) == 3 and {v.beneficiary for v in plan.vacates} == {"b"}
+    assert plan.holds == {"s": 0}
+    # With no room made (p too low for three vacates), s may have the free cores beyond b's gap.
+    assert decide(snapshot, cores({"b": 2, "c": 6}, p=2)).holds == {"s": 3}
+
+
 def test_where_the_youngest_jobs_are_decides_the_machine():
     starts = [[NOW - 500] * 5, [NOW - 500] * 5, [NOW - 10] * 5, [NOW - 500] * 5]
     plan = decide(four_machines_full_of_a(starts), cores({"b": 10}))

@@ -211,6 +211,30 @@ def test_osep_makes_room_for_a_multi_core_job_on_one_machine():
     assert records["b.0"].finish == 280
 
 
+def test_a_job_bigger_than_its_owner_s_gap_gets_its_room_and_the_pool_is_not_stuck():
+    """One machine of 8 cores. s1 and s2 (no share) fill it with one-core jobs of staggered run
+    times and queue more; b (2 cores of 8) wants one 8-core job. Once p = 4 vacates can make room
+    (at most 4 jobs left running) they are planned, and s1 and s2 are held with no allowance: the
+    free cores are part of b's room. Given them as allowances (b's gap is only 2), they restarted
+    jobs there at every cycle, b's room was never whole, and the same vacates came again every
+    300 s for ever (the NASA iPSC trace at --compress 2 stuck this way)."""
+    machine = [SlotSpec("m0", cpus=8, memory=8192, partitionable=True)]
+    jobs = [JobSpec(jid("s1.0"), "s1", 0, 3600, 1, 512), JobSpec(jid("b.0"), "b", 1, 600, 8, 2048)]
+    jobs += [JobSpec(jid(f"s{k % 2 + 1}.{k + 1}"), f"s{k % 2 + 1}", 2, 600 + 500 * k, 1, 512)
+             for k in range(7)]
+    jobs += [JobSpec(jid(f"s{o}.{k}"), f"s{o}", 3, 1000, 1, 512) for o in (1, 2) for k in range(10, 20)]
+    shares = ShareTable({"b": {"cpus": 2}, "c": {"cpus": 6}})
+    settings = PoolSettings(negotiation_interval=4, vacate_delay=10, horizon=20_000)
+    result = simulate(machine, jobs, settings, {"b": 2.0, "c": 6.0}, interval=300,
+                      policy=PolicySettings(shares, max_vacates=4, unit=Unit.CPUS))
+    assert result.unfinished == 0
+    b = {name(r.id): r for r in result.jobs}["b.0"]
+    # The cycle at 3600 finds 4 jobs on the machine and vacates them; gone at 3610 (one ended at
+    # 3604 first), b starts at the next negotiation, in the room kept for it, and runs once.
+    assert [(r.start, r.vacated) for r in b.runs] == [(3612, False)]
+    assert result.vacates == 3
+
+
 def test_a_gpu_share_is_reclaimed_in_the_simulator():
     gpu = [JobSpec(jid(f"a.{k}"), "a", 0, 1000, 1, 512, 1) for k in range(4)]
     cpu = [JobSpec(jid(f"a.{k + 4}"), "a", 0, 1000, 1, 512) for k in range(4)]
