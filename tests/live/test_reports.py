@@ -63,6 +63,8 @@ def test_report_shows_whom_osep_holds_and_a_dry_run_logs_the_holds_it_would_set(
     alice = f"alice@{live.pool.uid_domain()}"
     ceiling = live.ceilings()[alice]
     assert ceiling >= 0
+    # Until the slots of the vacated jobs are let go, the report refuses an incomplete view.
+    live.wait_until(lambda: osep(live, "report").returncode == 0, 60, "the vacated jobs' slots to be let go")
     report = osep(live, "report", "--format", "json")
     assert report.returncode == 0, report.stderr
     doc = json.loads(report.stdout)
