@@ -16,7 +16,9 @@ running there ends with it, and what was mounted there goes with the namespace.
     scripts/testpool.py isolate -- COMMAND ...              # COMMAND in namespaces of its own
     scripts/testpool.py start [--layout static|partitionable] [--cpus 20] [--bind DIR ...]  # inside
     scripts/testpool.py env                    # shell lines for the bindings outside the chroot
-    scripts/testpool.py submit USER COUNT [--seconds S]
+    scripts/testpool.py submit [--owner alice] [--count N] [--duration S] [--cpus N] [--memory MIB]
+                               [--gpus N] [--request NAME=N] [--group GROUP] [--show]  # sleep jobs
+    scripts/testpool.py submit [--owner alice] FILE.sub        # a submit file of your own, as it is
     scripts/testpool.py version                # the suite's HTCondor version (condor_version)
     scripts/testpool.py stop
 
@@ -45,6 +47,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -361,18 +364,19 @@ class TestPool:
         as users write it, with no ``request_*`` lines (condor_submit then writes RequestMemory and
         RequestDisk as expressions). ``schedd``: the schedd to queue them in (default: the first);
         ``log``: the job event log, in the user's home directory."""
-        requests = "" if stock else f"request_cpus = {cpus}\nrequest_memory = 32\nrequest_disk = 1024\n"
-        description = (
-            "executable = /bin/sleep\n"
-            f"arguments = {seconds}\n"
-            f"{requests}"
-            f"log = /home/{user}/{log}\n"
-            f"{extra}"
-            f"queue {count}\n"
-        )
+        requests = {} if stock else {"cpus": cpus, "memory": 32, "disk": 1024}
+        description = submit_description(user, count, seconds, requests, log=log, extra=extra)
+        return int(self.submit_file(user, description, schedd).split(".")[0])
+
+    def submit_file(self, user: str, description: str, schedd: str | None = None) -> str:
+        """Queue the jobs of a submit description as ``user``, from the user's home directory in the
+        pool's root (where a relative path in it points); what ``condor_submit -terse`` says (the
+        first and last job ids, as ``12.0 - 12.4``)."""
+        if user not in USERS:
+            raise PoolError(f"no user {user!r} in the test pool (one of {', '.join(USERS)})")
         where = ["-name", schedd] if schedd else []
-        out = self.condor(["condor_submit", "-terse", *where, "-"], user=user, stdin=description)
-        return int(out.split(".")[0])
+        return self.condor(["env", "-C", f"/home/{user}", "condor_submit", "-terse", *where, "-"],
+                           user=user, stdin=description).strip()
 
     def env(self) -> dict[str, str]:
         """Environment for the PyPI bindings (and osep) outside the chroot."""
@@ -402,6 +406,31 @@ class TestPool:
         self.pidfile.unlink(missing_ok=True)
         if pid is not None:
             print("testpool: stopped", file=log)
+
+
+# -- jobs ----------------------------------------------------------------------------------------
+
+def submit_description(user: str, count: int = 1, seconds: int = 3600,
+                       requests: dict[str, int] | None = None, group: str | None = None,
+                       log: str = "jobs.log", extra: str = "") -> str:
+    """A submit description as a user writes one: ``count`` jobs of ``user`` that sleep ``seconds``,
+    each asking for ``requests`` (``request_cpus``, ``request_memory`` in MiB, ``request_disk`` in
+    KiB, ``request_gpus`` or a custom resource's ``request_NAME``, in that order; none given:
+    condor_submit's defaults), charged to the accounting ``group`` if given (as ``group.user``),
+    its events in ``log`` in the user's home directory; ``extra`` lines go before ``queue``."""
+    if count < 1 or seconds < 0:
+        raise PoolError(f"a count of at least 1 and a duration of 0 s or more, not {count} and {seconds}")
+    lines = ["executable = /bin/sleep", f"arguments = {seconds}"]
+    for name, amount in (requests or {}).items():
+        if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", name) or amount < 0:
+            raise PoolError(f"not a request: {name} = {amount} (a resource's name, and a count of 0 or more)")
+        lines.append(f"request_{name} = {amount}")
+    if group is not None:
+        if not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.]*", group):
+            raise PoolError(f"not an accounting group: {group!r} (letters, digits, _ and . only)")
+        lines += [f"accounting_group = {group}", f"accounting_group_user = {user}"]
+    lines.append(f"log = /home/{user}/{log}")
+    return "\n".join(lines) + "\n" + extra + f"queue {count}\n"
 
 
 # -- namespaces ----------------------------------------------------------------------------------
@@ -590,34 +619,144 @@ def _run(argv: list[str], log, env: dict[str, str] | None = None) -> None:
                         f"{done.stderr[-2000:]}")
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description="A personal HTCondor pool for osep's live tests.")
-    parser.add_argument("--dir", type=Path, default=DEFAULT_DIR)
+def _request(text: str) -> tuple[str, int]:
+    """``NAME=COUNT`` of ``--request``."""
+    name, sep, amount = text.partition("=")
+    if not sep or not amount.strip().isdigit() or not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", name.strip()):
+        raise argparse.ArgumentTypeError(f"expected NAME=COUNT (as gpus=1), not {text!r}")
+    return name.strip(), int(amount)
+
+
+SUBMIT_HELP = """\
+Queue jobs in the running test pool as one of its users (alice, bob, carol), as that user would with
+condor_submit: either jobs that sleep, described by the options, or a submit FILE of your own, as it
+is. Paths in a FILE are inside the pool's root, where /bin/sleep and the users' homes
+(/home/alice...) are; a relative path is from the user's home. The job ids are printed (12.0 - 12.4).
+Run it where the pool runs: as root, in the shell or the command that 'scripts/testpool.py isolate'
+started the pool in."""
+
+SUBMIT_EXAMPLES = """\
+examples:
+  scripts/testpool.py submit --owner alice --count 20 --duration 3600
+  scripts/testpool.py submit --owner alice --group group_physics --cpus 2 --memory 1024 --count 5 --duration 600
+  scripts/testpool.py submit --owner bob --request gpus=1 --show
+  scripts/testpool.py submit --owner carol my-jobs.sub"""
+
+
+TRY = """\
+a pool to try osep on, by hand (each subcommand has its own --help):
+  sudo scripts/testpool.py build                  # once, with the network
+  sudo scripts/testpool.py isolate -- bash        # a shell in namespaces of its own; in it:
+  scripts/testpool.py start
+  eval "$(scripts/testpool.py env)"               # HTCondor's tools and osep find the pool
+  scripts/testpool.py submit --owner alice --count 20
+  scripts/testpool.py stop                        # or leave the shell: the pool stops with it"""
+
+
+def _at_least(least: int) -> Callable[[str], int]:
+    """An argparse type: a whole number of at least ``least``."""
+    def whole(text: str) -> int:
+        if not text.strip().isdigit() or int(text) < least:
+            raise argparse.ArgumentTypeError(f"expected a whole number of at least {least}, not {text!r}")
+        return int(text)
+    return whole
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        description="A personal HTCondor pool (Debian trixie's or forky's HTCondor, in a chroot) for "
+                    "osep's live tests, and for trying osep: build it once, then start it in "
+                    "namespaces of its own and submit jobs to it.",
+        epilog=TRY, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--dir", type=Path, default=DEFAULT_DIR,
+                        help="where the pools are built and run (default: OSEP_TESTPOOL_DIR, else "
+                             "/var/cache/osep-testpool)")
     parser.add_argument("--suite", choices=SUITES, default=DEFAULT_SUITE,
-                        help="the Debian suite the pool is built from (default: OSEP_TESTPOOL_SUITE, "
-                             "else trixie)")
-    sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("build")
-    isolate_ = sub.add_parser("isolate", help="run COMMAND in network, mount and PID namespaces of "
-                                              "its own (where start works)")
-    isolate_.add_argument("argv", nargs=argparse.REMAINDER, metavar="-- COMMAND ...")
+                        help="the Debian suite the pool is built from: trixie (HTCondor 23.9) or forky "
+                             "(25.x) (default: OSEP_TESTPOOL_SUITE, else trixie)")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def command(name: str, summary: str, description: str | None = None,
+                **options: object) -> argparse.ArgumentParser:
+        return sub.add_parser(name, help=summary, description=description or summary, **options)
+
+    command("build", "build the suite's root with debootstrap, once (needs root and the network: run "
+                     "it outside isolate); a root built by this recipe is kept")
+    isolate_ = command("isolate", "run COMMAND in network, mount and PID namespaces of its own, where "
+                                  "start works and the pool has 127.0.0.1:9618 to itself; what COMMAND "
+                                  "leaves running ends with it")
+    isolate_.add_argument("argv", nargs=argparse.REMAINDER, metavar="-- COMMAND ...",
+                          help="the command and its arguments (a shell, to work in the pool by hand)")
     init = sub.add_parser("_init")  # PID 1 inside isolate's namespaces
     init.add_argument("argv", nargs=argparse.REMAINDER)
-    start = sub.add_parser("start")
-    start.add_argument("--layout", choices=("static", "partitionable"), default="static")
-    start.add_argument("--cpus", type=int, default=20)
+    start = command("start", "start a fresh pool (no jobs, no usage history): a central manager, a "
+                             "schedd and a startd on 127.0.0.1:9618, inside isolate's namespaces")
+    start.add_argument("--layout", choices=("static", "partitionable"), default="static",
+                       help="one slot per core (static), or one partitionable slot of them all "
+                            "(default: static)")
+    start.add_argument("--cpus", type=int, default=20, help="the cores the pool has (default: 20)")
     start.add_argument("--schedds", type=int, default=1, help="how many schedds (schedd2, ...)")
     start.add_argument("--bind", type=Path, action="append", default=[], metavar="DIR",
                        help="mount this host directory read-only at the same path inside the chroot")
-    sub.add_parser("stop")
-    sub.add_parser("env")
-    sub.add_parser("status")
-    sub.add_parser("version")
-    submit = sub.add_parser("submit")
-    submit.add_argument("user", choices=USERS)
-    submit.add_argument("count", type=int)
-    submit.add_argument("--seconds", type=int, default=3600)
+    command("stop", "stop the pool: its condor_master, every process left in its root, and what start "
+                    "mounted")
+    command("env", "print the shell lines (export ...) that point HTCondor's tools and Python bindings "
+                   "outside the root, and osep, at the pool",
+            "Print the shell lines that point HTCondor's tools and Python bindings outside the root, "
+            "and osep, at the running pool: its collector at 127.0.0.1:9618 and a token of the pool's "
+            "administrator (condor@ the pool's UID_DOMAIN). Use them with: "
+            "eval \"$(scripts/testpool.py env)\".")
+    command("status", "say whether the suite's root is built and its pool running")
+    command("version", "print the suite's HTCondor version (its root built, the pool need not run)")
+    submit = command("submit", "queue jobs as a user of the pool: sleep jobs the options describe, or "
+                               "a submit FILE as it is",
+                     SUBMIT_HELP, epilog=SUBMIT_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    submit.add_argument("file", nargs="?", type=Path, metavar="FILE",
+                        help="a submit file, queued as it is (none of the job options go with it)")
+    submit.add_argument("--owner", choices=USERS, default="alice",
+                        help="the user who submits the jobs, and owns them (default: alice)")
+    submit.add_argument("--count", type=_at_least(1), help="how many jobs (default: 1)")
+    submit.add_argument("--duration", type=_at_least(0), metavar="SECONDS",
+                        help="how long each job runs, in seconds (default: 3600)")
+    submit.add_argument("--cpus", type=_at_least(0), help="request_cpus: the cores each job asks for")
+    submit.add_argument("--memory", type=_at_least(0), metavar="MIB", help="request_memory, in MiB")
+    submit.add_argument("--disk", type=_at_least(0), metavar="KIB", help="request_disk, in KiB")
+    submit.add_argument("--gpus", type=_at_least(0), help="request_gpus (the test pool's slots have none: "
+                                                 "such jobs stay idle, and count as demand)")
+    submit.add_argument("--request", type=_request, action="append", default=[], metavar="NAME=COUNT",
+                        help="request_NAME = COUNT, for a custom resource (again for another)")
+    submit.add_argument("--group", metavar="GROUP",
+                        help="accounting_group (and accounting_group_user = the owner): the jobs are "
+                             "charged to GROUP.OWNER, as an owner tree places them")
     submit.add_argument("--schedd", help="queue the jobs in this schedd (default: the first)")
+    submit.add_argument("--show", action="store_true",
+                        help="print the submit description instead of submitting it")
+    return parser
+
+
+JOB_OPTIONS = ("count", "duration", "cpus", "memory", "disk", "gpus", "group")
+
+
+def _description(args: argparse.Namespace, parser: argparse.ArgumentParser) -> str:
+    """The submit description ``submit`` queues: the FILE as it is, or the one the options make."""
+    given = [f"--{name}" for name in JOB_OPTIONS if getattr(args, name) is not None]
+    given += ["--request"] if args.request else []
+    if args.file is not None:
+        if given:
+            parser.error(f"submit: not with a FILE, which is queued as it is: {', '.join(given)}")
+        try:
+            return args.file.read_text()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise PoolError(f"submit: cannot read {args.file}: {getattr(exc, 'strerror', None) or exc}") from None
+    requests = {name: getattr(args, name) for name in ("cpus", "memory", "disk", "gpus")
+                if getattr(args, name) is not None}
+    requests.update(args.request)
+    return submit_description(args.owner, 1 if args.count is None else args.count,
+                              3600 if args.duration is None else args.duration, requests, args.group)
+
+
+def main() -> int:
+    parser = _parser()
     args = parser.parse_args()
     pool = TestPool(args.dir, args.suite)
     try:
@@ -641,7 +780,11 @@ def main() -> int:
         elif args.command == "version":
             print(pool.version())
         elif args.command == "submit":
-            print(pool.submit(args.user, args.count, args.seconds, schedd=args.schedd))
+            description = _description(args, parser)
+            if args.show:
+                print(description, end="")
+            else:
+                print(pool.submit_file(args.owner, description, args.schedd))
     except PoolError as exc:
         print(f"testpool: {exc}", file=sys.stderr)
         return 1

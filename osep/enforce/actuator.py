@@ -2,7 +2,8 @@
 
 The policy may plan whatever it likes; only this module touches a pool, and it refuses to act when:
 
-- the loop runs observe-only (dry run): everything is logged, nothing is sent;
+- the loop runs observe-only (dry run): everything is logged, nothing is sent (each hold it would
+  set is logged as its own ``action`` event, ``kind`` hold, ``outcome`` dry-run);
 - the cycle's vacate cap is reached (a second guard behind the policy's own ``p``);
 - any other vacate of the same room may not go (a room made by several vacates on one partitionable
   slot is made whole or not at all, and kept for its beneficiary only if made);
@@ -111,7 +112,13 @@ class Actuator:
         self.steps_failed = {}
         decided = self._decide(plan, now, self._look(plan.vacates, record))
         leaving = [v.job for v, refused in decided if refused is None]
-        held = None if dry_run else self._hold(plan, record, leaving)
+        if dry_run:  # the holds a real run would set, one event each, and none set
+            held = None
+            if told:
+                for owner, allowance in plan.holds.items():
+                    record.hold({owner: allowance}, _DRY_RUN)
+        else:
+            held = self._hold(plan, record, leaving)
         self.holds_set = plan.holds if not dry_run and held is None else {}
         results: list[ActionResult] = []
         made: dict[int, Vacate] = {}  # group -> a vacate of it that went through

@@ -62,6 +62,7 @@ class Outcome(enum.Enum):
 
 
 OUTCOMES = frozenset(o.value for o in Outcome)
+_DRY: dict[str, Any] = {"dry_run": True}  # beside the outcome of every action a dry run logs
 
 
 class Recorder:
@@ -95,15 +96,17 @@ class Recorder:
                           beneficiary=action.beneficiary, reason=action.reason.text())
 
     def action(self, action: Vacate | Claim, outcome: Outcome, detail: str) -> None:
+        """A vacate or claim carried out (or not: ``outcome``); a dry run's with ``dry_run`` true."""
+        dry: dict[str, Any] = _DRY if outcome is Outcome.DRY_RUN else {}
         if isinstance(action, Vacate):
             self.log.info(ACTION, kind="vacate", job=str(action.job), owner=action.owner,
                           slot=action.slot, place=action.place, group=action.group,
                           room=list(action.room), beneficiary=action.beneficiary,
                           run_time=action.run_time, lost_work=action.lost_work,
-                          outcome=outcome.value, detail=detail)
+                          outcome=outcome.value, detail=detail, **dry)
         else:
             self.log.info(ACTION, kind="claim", slot=action.slot, room=list(action.shape),
-                          beneficiary=action.beneficiary, outcome=outcome.value, detail=detail)
+                          beneficiary=action.beneficiary, outcome=outcome.value, detail=detail, **dry)
 
     def reserve_failed(self, vacate: Vacate, problem: str) -> None:
         """The room a group of vacates made could not be kept for its beneficiary."""
@@ -111,11 +114,14 @@ class Recorder:
                        outcome=Outcome.FAILED.value, detail=problem)
 
     def hold(self, holds: Mapping[str, int], outcome: Outcome, detail: str = "") -> None:
+        """The holds set (owner -> allowance), all in one event; a dry run's, one event each."""
         level = self.log.error if outcome is Outcome.FAILED else self.log.info
         fields: dict[str, Any] = {"owners": list(holds), "allowance": dict(holds),
                                   "outcome": outcome.value}
         if detail:
             fields["detail"] = detail
+        if outcome is Outcome.DRY_RUN:
+            fields.update(_DRY)
         level(ACTION, kind="hold", **fields)
 
     def cycle(self, plan: Plan, vacated: int, skipped: int, metrics: Mapping[str, float]) -> None:

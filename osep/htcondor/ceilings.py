@@ -178,7 +178,7 @@ class Ceilings:
                 if s not in records or records[s].values != (v,)
                 or (leasing is not None and self._renew.get((name, s), now) <= now)}
         lifts = sorted(s for s in records if s not in want)
-        refused = self._record_ahead(records, sets, originals)
+        refused = self._record_ahead(records, sets, originals, now)
         if refused is not None:
             sets = {}
         # One submitter's failed command is that submitter's: the others are still sent. What
@@ -191,7 +191,7 @@ class Ceilings:
                 except PoolError as exc:
                     failed.append(str(exc))
                     continue
-                records[submitter] = CeilingRecord(originals[submitter], (value,))
+                records[submitter] = CeilingRecord(originals[submitter], (value,), records[submitter].since)
                 if leasing is not None:
                     self._renew[(name, submitter)] = now + leasing / 2
                     self._ends[(name, submitter)] = now + leasing
@@ -232,7 +232,7 @@ class Ceilings:
                 continue
             now = current[submitter]
             if now in record.values:
-                records[submitter] = CeilingRecord(record.original, (now,))
+                records[submitter] = CeilingRecord(record.original, (now,), record.since)
                 originals[submitter] = record.original
             else:
                 # Changed by someone else since osep set it (or osep's command never arrived, or
@@ -248,9 +248,10 @@ class Ceilings:
         return originals
 
     def _record_ahead(self, records: dict[str, CeilingRecord], sets: Mapping[str, int],
-                      originals: Mapping[str, int]) -> str | None:
-        """Put every ceiling about to be set on record, durably, before it is sent; the reason it
-        could not be (nothing is then on record that was not before), or None."""
+                      originals: Mapping[str, int], when: float) -> str | None:
+        """Put every ceiling about to be set on record, durably, before it is sent (a new one held
+        since ``when``); the reason it could not be (nothing is then on record that was not before),
+        or None."""
         if not sets:
             return None
         before = {s: records.get(s) for s in sets}
@@ -260,7 +261,8 @@ class Ceilings:
             old = before[submitter]
             now = old.values if old is not None else (originals[submitter],)
             values = tuple(dict.fromkeys((*now, value)))[-MAX_SET:]
-            records[submitter] = CeilingRecord(originals[submitter], values)
+            records[submitter] = CeilingRecord(originals[submitter], values,
+                                               old.since if old is not None else when)
         problem = "there is no state file to record them in"
         if self._persist is not None:
             try:

@@ -276,6 +276,11 @@ class LivePool:
         self.ceilings = Ceilings(saved.ceilings, self.log,
                                  self._persist if self._state is not None else None)
 
+    @property
+    def charged(self) -> Mapping[str, set[str]]:
+        """Accounting name -> the owners whose jobs are charged to it, as the last snapshot found."""
+        return self._accounts.charged
+
     def reconfigure(self, settings: LiveSettings) -> None:
         """New settings after a reload; what the pool keeps (reservations, ceilings) stays, and so
         does its state file (it cannot change while osep runs)."""

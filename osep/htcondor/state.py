@@ -1,14 +1,14 @@
 """The state file (``OSEP_STATE_FILE``): what one run of ``osep run`` leaves for the next, and what
 ``osep release`` reads, kept beside an exclusive lock that keeps a second osep out.
 
-It holds, per negotiator and submitter, the ceiling osep set and what the administrator had before
-(:class:`CeilingRecord`; a ceiling is recorded *before* it is sent, see
-:mod:`osep.htcondor.ceilings`), and what a ``--once`` run must hand to the next one: the vacates
-still in progress, the rooms kept for their beneficiaries, and the vacates of the last hour per job
-(for ``OSEP_MAX_VACATES_PER_JOB_PER_HOUR``). The file is JSON::
+It holds, per negotiator and submitter, the ceiling osep set, what the administrator had before and
+since when osep holds it (:class:`CeilingRecord`, which ``osep report`` shows; a ceiling is recorded
+*before* it is sent, see :mod:`osep.htcondor.ceilings`), and what a ``--once`` run must hand to the
+next one: the vacates still in progress, the rooms kept for their beneficiaries, and the vacates
+of the last hour per job (for ``OSEP_MAX_VACATES_PER_JOB_PER_HOUR``). The file is JSON::
 
     {"format": "osep-state", "version": 2, "sha256": "<of the state, as written>",
-     "state": {"ceilings": {NEGOTIATOR: {SUBMITTER: {"original": -1, "set": [4]}}},
+     "state": {"ceilings": {NEGOTIATOR: {SUBMITTER: {"original": -1, "set": [4], "since": T}}},
                "vacates": [[POOL, SCHEDD, CLUSTER, PROC, START or null, SENT], ...],
                "reservations": [{"owner": O, "place": P, "expires": T, "until_running": N,
                                  "shape": [CPUS, MEMORY, GPUS, DISK]}, ...],
@@ -65,9 +65,9 @@ MAX_SET = 8  # ceilings osep may have in force for one submitter (two while a co
 # names, which takes about 10 MiB. osep refuses to write more than MAX_BYTES.
 MAX_BYTES = 16 * 2**20
 # Strings, opening brackets, commas and colons (osep.htcondor.bounded_json) of a file of all the above:
-# a ceiling (in a negotiator of its own) 21, a vacate 9, a reservation 22, a job's recent vacates 10
+# a ceiling (in a negotiator of its own) 24, a vacate 9, a reservation 22, a job's recent vacates 10
 # and one per time after the first.
-MAX_TOKENS = MAX_ENTRIES * (21 + 9 + 22 + 10) + MAX_RECENT + 100
+MAX_TOKENS = MAX_ENTRIES * (24 + 9 + 22 + 10) + MAX_RECENT + 100
 MAX_DEPTH = 8  # levels of nesting: osep writes 6 (state.ceilings.NEGOTIATOR.SUBMITTER.set)
 MAX_NAME = 1_024  # characters in a negotiator, submitter, owner, place, schedd or pool name
 LEGACY = ""  # the negotiator of ceilings from a state file older than that distinction
@@ -88,6 +88,7 @@ class CeilingRecord:
 
     original: int
     values: tuple[int, ...]
+    since: float | None = None  # when osep first set one (None: recorded before osep kept that)
 
 
 Ceilings = dict[str, dict[str, CeilingRecord]]  # negotiator -> submitter -> record
@@ -214,13 +215,14 @@ def _ceilings(doc: dict[str, Any], where: str) -> Ceilings:
             _name(submitter, at)
             if not isinstance(record, dict):
                 raise fields.Bad(at, f"expected an object, got {fields.kind_of(record)}")
-            fields.known_keys(record, at, {"original", "set"})
+            fields.known_keys(record, at, {"original", "set", "since"})
             original = _ceiling(record.get("original"), f"{at}.original")
             values = fields.field(record, at, "set", list)
             if not 1 <= len(values) <= MAX_SET:
                 raise fields.Bad(f"{at}.set", f"expected 1 to {MAX_SET} ceilings, got {len(values)}")
+            since = _time(record["since"], f"{at}.since") if "since" in record else None
             records[submitter] = CeilingRecord(
-                original, tuple(_ceiling(v, f"{at}.set[{k}]") for k, v in enumerate(values)))
+                original, tuple(_ceiling(v, f"{at}.set[{k}]") for k, v in enumerate(values)), since)
         if records:
             out[negotiator] = records
     return out
@@ -309,7 +311,7 @@ def encode(state: SavedState) -> bytes:
     ValueError if it would hold more ceilings than :data:`MAX_ENTRIES` or be larger than
     :data:`MAX_BYTES` (so osep never writes what it would refuse to read)."""
     body: dict[str, Any] = {
-        "ceilings": {n: {s: {"original": r.original, "set": list(r.values)} for s, r in records.items()}
+        "ceilings": {n: {s: _record(r) for s, r in records.items()}
                      for n, records in state.ceilings.items() if records},
         "vacates": [[j.pool, j.schedd, j.cluster, j.proc, start, sent]
                     for j, start, sent in state.vacates[-MAX_ENTRIES:]],
@@ -327,6 +329,13 @@ def encode(state: SavedState) -> bytes:
         raise ValueError(f"it would be larger than {MAX_BYTES // 2**20} MiB (names of more than some "
                          "hundred characters?), more than osep reads")
     return data
+
+
+def _record(record: CeilingRecord) -> dict[str, Any]:
+    out: dict[str, Any] = {"original": record.original, "set": list(record.values)}
+    if record.since is not None:
+        out["since"] = record.since
+    return out
 
 
 def _recent_rows(recent: dict[JobId, list[float]]) -> list[list[Any]]:

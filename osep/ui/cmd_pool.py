@@ -4,9 +4,10 @@ which checks one, is :mod:`osep.ui.cmd_doctor`)."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -18,6 +19,9 @@ from osep.config.toml import escape
 from osep.core.tree import ShareTree
 from osep.errors import ConfigError, OsepError
 from osep.ui.shell import Number, Warnings, cli, fails_cleanly, format_option
+
+if TYPE_CHECKING:
+    from osep.ui.reports import Held
 
 
 class Address(click.types.StringParamType):
@@ -196,6 +200,8 @@ def release(pool: str | None, state_file: Path | None) -> None:
               show_default=True, help="Order of the owners (gap: most over their target first).")
 @click.option("--tree", is_flag=True,
               help="One row per group and owner of the policy's owner tree, indented by level.")
+@click.option("--state-file", type=click.Path(path_type=Path),
+              help="osep's state file, whose ceilings Held shows. [knob OSEP_STATE_FILE]")
 @click.option("--history", is_flag=True,
               help="Report what the loop did (from its decision log) instead of the pool now.")
 @click.option("--decisions", type=click.Path(path_type=Path),
@@ -205,11 +211,11 @@ def release(pool: str | None, state_file: Path | None) -> None:
 @click.option("--until", metavar="TIME", help="--history up to this time (not included).")
 @format_option
 @fails_cleanly
-def report(pool: str | None, policy_file: Path | None, sort: str, tree: bool, history: bool,
-           decisions: Path | None, since: str | None, until: str | None, fmt: str) -> None:
-    """Who is over and under their share now, and what the next cycle would vacate (read-only; any
-    user with READ access to the pool can run it). With --history: what the loop did, to whom and
-    why, between two times."""
+def report(pool: str | None, policy_file: Path | None, sort: str, tree: bool, state_file: Path | None,
+           history: bool, decisions: Path | None, since: str | None, until: str | None, fmt: str) -> None:
+    """Who is over and under their share now, whom osep holds (the ceilings its state file records)
+    and what the next cycle would vacate (read-only; any user with READ access to the pool can run
+    it). With --history: what the loop did, to whom and why, between two times."""
     from osep.config.knobs import live_settings
     from osep.htcondor import live as condor
     from osep.ui import render
@@ -219,8 +225,10 @@ def report(pool: str | None, policy_file: Path | None, sort: str, tree: bool, hi
         raise click.UsageError("--decisions, --since and --until go with --history")
     if history and (pool or policy_file or tree):
         raise click.UsageError("--pool, --policy and --tree do not go with --history")
+    if history and state_file:
+        raise click.UsageError("--state-file does not go with --history")
     settings = parse_knobs(condor.knobs(KNOBS),
-                           Overrides(pool=pool, policy_file=policy_file, log=decisions))
+                           Overrides(pool=pool, policy_file=policy_file, log=decisions, state_file=state_file))
     if history:
         from osep.enforce.decisionlog import read_decisions
 
@@ -245,8 +253,34 @@ def report(pool: str | None, policy_file: Path | None, sort: str, tree: bool, hi
     if tree and not isinstance(policy.shares, ShareTree):
         raise OsepError(f"{escape(str(settings.policy_file))}: the policy's owners are flat, not a "
                         "tree: --tree has nothing to show")
-    # Read-only: one attempt per query, and the daemon's state file is none of its business.
+    # Read-only: one attempt per query, and the state file read without its lock (the daemon's).
     live = condor.LivePool(replace(live_settings(settings, retries=1, policy=policy), state_file=None))
-    doc = pool_report(live.snapshot(), policy, sort)
+    snapshot = live.snapshot()
+    doc = pool_report(snapshot, policy, sort, read_held(settings.state_file, live.charged))
     renderers = render.TREE_RENDERERS if tree else render.REPORT_RENDERERS
     click.echo(renderers[fmt](doc), nl=False)
+
+
+def read_held(path: Path | None, charged: Mapping[str, set[str]]) -> Held:
+    """The ceilings osep's state file at ``path`` records (``charged``: accounting name -> owners),
+    read as ``osep release`` reads it but without its lock, which a running osep holds (the file is
+    replaced whole, never written in place); why there are none to show if the file is not given,
+    absent or unreadable (that is no error: the report goes on without them)."""
+    from osep.htcondor.state import StateError, read_state
+    from osep.ui.reports import Held
+
+    if path is None:
+        return Held(None, problem="no state file given (--state-file or OSEP_STATE_FILE): "
+                    "Held shows whom the next cycle would hold, not the ceilings osep set")
+    try:
+        path.stat()
+    except FileNotFoundError:
+        return Held(str(path), problem=f"{path}: no such state file, so no ceiling osep set is on record")
+    except (OSError, ValueError):
+        pass  # reading it says why
+    try:
+        state = read_state(path)
+    except StateError as exc:
+        return Held(str(path), problem=f"{exc}: the ceilings osep set are not shown")
+    ceilings = {s: (r.values[-1], r.since) for records in state.ceilings.values() for s, r in records.items()}
+    return Held(str(path), ceilings, charged)

@@ -241,7 +241,7 @@ def report_table(doc: Mapping[str, Any]) -> str:
     rows = [
         [r["owner"], f"{r['share']:.1f}", f"{r['feasible']:.1f}", f"{r['demand']:g}",
          f"{r['using']:g}", f"{r['kept']:g}", f"{r['gap']:+.1f}",
-         f"{r['running_jobs']}/{r['idle_jobs']}", "yes" if r["held"] else "",
+         f"{r['running_jobs']}/{r['idle_jobs']}", _holding(r),
          *(_held(r["resources"][x], x) for x in shown), _victims(r["vacate_next"])]
         for r in doc["owners"]
     ]
@@ -258,7 +258,35 @@ def report_table(doc: Mapping[str, Any]) -> str:
         *_aligned(header, rows, footer, right=[*range(1, 8), *range(9, 9 + len(shown))]),
     ]
     lines += [f"note: {printable(n)}" for n in doc["notes"]]
+    lines += _on_record(doc)
     return "\n".join(lines) + "\n"
+
+
+def _ceilings(entries: list[Mapping[str, Any]]) -> str:
+    """Ceilings osep has on record, as ``4 since 2026-11-29 02:31 UTC`` (several accounting names:
+    ``4+2``, since the earliest); without a time for any of them, the ceilings alone."""
+    values = "+".join(str(c["ceiling"]) for c in entries)
+    since = min((c["since"] for c in entries if c["since"]), default=None)
+    return f"{values} since {since[:16].replace('T', ' ')} UTC" if since else values
+
+
+def _holding(row: Mapping[str, Any]) -> str:
+    """The Held cell: the owner's ceilings osep has on record, else whether the next cycle holds it."""
+    if row.get("ceilings"):
+        return _ceilings(row["ceilings"])
+    return "next cycle" if row["held"] else ""
+
+
+def _on_record(doc: Mapping[str, Any]) -> list[str]:
+    """Lines under the pool report: why no ceiling osep set is shown, and those it set on accounting
+    names no job in the pool is charged to now."""
+    state = doc.get("state_file")
+    if state is None:
+        return []
+    lines = [f"held: {printable(state['problem'])}"] if state["problem"] else []
+    lines += [f"held, with no job in the pool now: {printable(c['submitter'])} at {_ceilings([c])}"
+              for c in doc.get("held_elsewhere", [])]
+    return lines
 
 
 def tree_table(doc: Mapping[str, Any]) -> str:
@@ -299,13 +327,15 @@ def report_csv(doc: Mapping[str, Any]) -> str:
     shown = list(doc.get("pool", {}))
     per = [f"{r}_{what}" for r in shown for what in ("using", "share", "gap")]
     writer.writerow(["owner", "share", "target", "feasible", "demand", "using", "kept", "gap",
-                     "running_jobs", "idle_jobs", "vacating_jobs", "held", "vacate_next",
-                     "vacate_next_run_times", *per])
+                     "running_jobs", "idle_jobs", "vacating_jobs", "held", "ceiling", "held_since",
+                     "vacate_next", "vacate_next_run_times", *per])
     for r in doc["owners"]:
         res = r.get("resources", {})
+        ceilings = r.get("ceilings", [])
         writer.writerow([r["owner"], r["share"], r["target"], r["feasible"], r["demand"],
                          r["using"], r["kept"], r["gap"], r["running_jobs"], r["idle_jobs"],
-                         r["vacating_jobs"], r["held"],
+                         r["vacating_jobs"], r["held"], sum(c["ceiling"] for c in ceilings) if ceilings else "",
+                         min((c["since"] for c in ceilings if c["since"]), default=""),
                          len(r["vacate_next"]),
                          " ".join(f"{v['run_time']:g}" for v in r["vacate_next"]),
                          *(("" if res[x][what] is None else res[x][what])

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from osep.core.model import JobState, Snapshot
@@ -27,9 +28,51 @@ SORTS = ("owner", "gap", "running")
 PER_RESOURCE = RESOURCES[1:]
 
 
-def pool_report(snapshot: Snapshot, settings: PolicySettings, sort: str = "owner") -> dict[str, Any]:
+# A ceiling osep has on record (the state file): submitter -> (the ceiling, since when or None).
+OnRecord = Mapping[str, tuple[int, float | None]]
+
+
+def pool_report(snapshot: Snapshot, settings: PolicySettings, sort: str = "owner",
+                held: Held | None = None) -> dict[str, Any]:
+    """The pool now, as the next cycle would see it; with ``held``, the ceilings osep has on record
+    as well (see :func:`add_held`)."""
     plan = decide(snapshot, settings)
-    return plan_report(plan, settings, sort, holdings(snapshot))
+    doc = plan_report(plan, settings, sort, holdings(snapshot))
+    if held is not None:
+        add_held(doc, held)
+    return doc
+
+
+@dataclass(frozen=True, slots=True)
+class Held:
+    """What osep's state file says it holds: ``ceilings`` (see :data:`OnRecord`), whose each
+    accounting name is (``charged``: name -> owners, as the pool's jobs say), and the file
+    (``path``: None when none is configured) or why it could not be read (``problem``)."""
+
+    path: str | None
+    ceilings: OnRecord = field(default_factory=dict)
+    charged: Mapping[str, set[str]] = field(default_factory=dict)
+    problem: str | None = None
+
+
+def add_held(doc: dict[str, Any], held: Held) -> None:
+    """Add to a pool report the ceilings osep has on record: per owner (``ceilings``: submitter,
+    ceiling, since), those of accounting names no job in the pool is charged to now
+    (``held_elsewhere``), and the state file they come from or why there are none
+    (``state_file``: path and problem)."""
+    rows = {r["owner"]: r for r in doc["owners"]}
+    for row in rows.values():
+        row["ceilings"] = []
+    elsewhere = []
+    for submitter, (ceiling, since) in sorted(held.ceilings.items()):
+        entry = {"submitter": submitter, "ceiling": ceiling, "since": iso(since)}
+        owners = [o for o in sorted(held.charged.get(submitter, ())) if o in rows]
+        for owner in owners:
+            rows[owner]["ceilings"].append(entry)
+        if not owners:
+            elsewhere.append(entry)
+    doc["held_elsewhere"] = elsewhere
+    doc["state_file"] = {"path": held.path, "problem": held.problem}
 
 
 def holdings(snapshot: Snapshot) -> dict[str, Vec]:

@@ -191,6 +191,31 @@ def test_dry_run_touches_nothing():
     results = actuator.apply(plan)
     assert [r.outcome for r in results] == [Outcome.DRY_RUN] * 2
     assert pool.calls == []  # no vacate, no reservation, no hold
+    assert actuator.holds_set == {}
+
+
+def test_dry_run_logs_each_hold_it_would_set_as_a_real_run_logs_its_holds(verbose_logs):
+    """One event per held owner, with the fields of a real run's hold and ``dry_run`` true, as
+    every action a dry run logs; a real run's holds are one event, without ``dry_run``."""
+    pool = FakePool(snap(now=1000.0, running={"a": [10, 20, 30], "c": [10, 20, 30]},
+                         idle={"a": 1, "b": 2, "c": 1}, free=0))
+    policy = PolicySettings(ShareTable({"a": 1, "b": 1, "c": 1}))
+    plan = decide(pool.current, policy)
+    assert plan.holds == {"a": 0, "c": 0}
+    with capture_logs() as events:
+        Actuator(pool, Limits(dry_run=True)).apply(plan)
+    holds = [e for e in events if e["event"] == "action" and e["kind"] == "hold"]
+    assert holds == [
+        {"event": "action", "kind": "hold", "owners": [o], "allowance": {o: 0}, "outcome": "dry-run",
+         "dry_run": True, "log_level": "info"} for o in ("a", "c")]
+    vacates = [e for e in events if e["event"] == "action" and e["kind"] == "vacate"]
+    assert vacates and all(e["outcome"] == "dry-run" and e["dry_run"] is True for e in vacates)
+    assert pool.calls == []
+    with capture_logs() as events:
+        Actuator(pool).apply(plan)
+    holds = [e for e in events if e["event"] == "action" and e["kind"] == "hold"]
+    assert [(e["owners"], e["outcome"], "dry_run" in e) for e in holds] == [(["a", "c"], "done", False)]
+    assert not any("dry_run" in e for e in events)
 
 
 def test_recheck_skips_a_job_that_finished_or_restarted():

@@ -162,6 +162,51 @@ def test_a_real_run_needs_a_state_file_a_dry_run_does_not(tmp_path, condor):
     assert result.exit_code == 0 and condor.vacates == [] and condor.advertised == []
 
 
+# -- what osep report shows of it -------------------------------------------------------------------
+
+
+def test_a_dry_run_logs_the_holds_a_real_run_sets_and_report_shows_them_from_the_state_file(tmp_path, condor):
+    assert once(tmp_path, "--dry-run").exit_code == 0
+    holds = [e for e in events(tmp_path, "action") if e["kind"] == "hold"]
+    assert [(e["owners"], e["allowance"], e["outcome"], e["dry_run"]) for e in holds] == [
+        (["alice"], {"alice": 0}, "dry-run", True)]
+    assert condor.ceilings == {} and read_state(tmp_path / "state").ceilings == {}
+    condor.knobs["OSEP_POLICY_FILE"] = str(policy(tmp_path))
+
+    def report(*args: str) -> Result:
+        return cli_runner().invoke(cli, ["report", *args])
+
+    absent = report("--state-file", str(tmp_path / "none"))
+    assert absent.exit_code == 0 and "error" not in absent.stderr
+    assert absent.stdout.splitlines()[-1] == (f"held: {tmp_path / 'none'}: no such state file, so no "
+                                              "ceiling osep set is on record")
+    assert once(tmp_path).exit_code == 0
+    assert condor.ceilings == {"alice@site": 2}
+    # Read without the lock a running osep holds.
+    running = state_module.StateFile(tmp_path / "state")
+    running.open()
+    try:
+        doc = json.loads(report("--state-file", str(tmp_path / "state"), "--format", "json").stdout)
+        table = report("--state-file", str(tmp_path / "state")).stdout.splitlines()
+    finally:
+        running.close()
+    alice = next(r for r in doc["owners"] if r["owner"] == "alice")
+    assert alice["ceilings"] == [{"submitter": "alice@site", "ceiling": 2,
+                                  "since": "1970-01-01T02:46:40+00:00"}]
+    assert doc["state_file"] == {"path": str(tmp_path / "state"), "problem": None}
+    assert "2 since 1970-01-01 02:46 UTC" in next(line for line in table if line.startswith("alice"))
+    assert not any(line.startswith("held") for line in table)
+    # A damaged state file, or none given: the report all the same, and a line that says so.
+    (tmp_path / "state").write_text("{")
+    damaged = report("--state-file", str(tmp_path / "state"))
+    assert damaged.exit_code == 0
+    assert damaged.stdout.splitlines()[-1].startswith(f"held: {tmp_path / 'state'}: ")
+    assert damaged.stdout.splitlines()[-1].endswith(": the ceilings osep set are not shown")
+    assert report().stdout.splitlines()[-1].startswith(
+        "held: no state file given (--state-file or OSEP_STATE_FILE)")
+    assert report("--history", "--state-file", "x").exit_code == 2
+
+
 # -- two osep against one pool ---------------------------------------------------------------------
 
 

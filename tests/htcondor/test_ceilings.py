@@ -232,6 +232,27 @@ def test_ceilings_of_an_earlier_run_are_taken_over_then_updated_or_lifted(tmp_pa
     assert read_state(state) == SavedState()
 
 
+def test_a_ceiling_is_on_record_with_when_its_hold_began_through_new_values_and_runs(tmp_path):
+    """What ``osep report`` shows as held since: the time of the first ceiling of a hold, kept while
+    osep sets other values, across a restart, and begun anew once the hold was lifted."""
+    state = tmp_path / "osep.state"
+    run = Process(state)
+    negotiator = FakeNegotiator()
+
+    def since() -> dict[str, float | None]:
+        return {s: r.since for s, r in read_state(state).ceilings.get("negotiator@cm", {}).items()}
+
+    run.ceilings.sync(negotiator, {"alice": 0}, accounts(alice=4.0), now=1000.0)
+    assert since() == {"alice@site": 1000.0}
+    run.ceilings.sync(negotiator, {"alice": 0}, accounts(alice=3.0), now=1100.0)
+    again = Process(state)
+    again.ceilings.sync(negotiator, {"alice": 0, "bob": 0}, two_owners(), now=1200.0)
+    assert negotiator.sent[-1] == ("bob@site", 2) and since() == {"alice@site": 1000.0, "bob@site": 1200.0}
+    again.ceilings.sync(negotiator, {"bob": 0}, two_owners(), now=1300.0)
+    again.ceilings.sync(negotiator, {"alice": 0, "bob": 0}, two_owners(), now=1400.0)
+    assert since() == {"alice@site": 1400.0, "bob@site": 1200.0}
+
+
 def test_ceilings_are_kept_per_negotiator(tmp_path):
     state = tmp_path / "state.json"
     run = Process(state)

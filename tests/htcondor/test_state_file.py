@@ -29,7 +29,7 @@ from osep.htcondor.state import (
 )
 
 FULL = SavedState(
-    ceilings={"negotiator@cm": {"alice@site": CeilingRecord(-1, (4,)),
+    ceilings={"negotiator@cm": {"alice@site": CeilingRecord(-1, (4,), 1900.25),
                                 "bob@site": CeilingRecord(7, (3, 2))},
               "": {"carol@site": CeilingRecord(0, (0,))}},
     vacates=[(JobId("schedd@cm", 12, 3), 1000.0, 2000.5), (JobId("s", 1, 0, "cm:9618"), None, 5.0)],
@@ -68,6 +68,11 @@ def test_what_is_written_stays_within_the_bounds_it_is_read_with():
     back = decode(encode(many))
     assert len(back.vacates) == MAX_ENTRIES and back.vacates[-1] == many.vacates[-1]  # the newest
     assert back.recent[JobId("s", 1, 0)] == many.recent[JobId("s", 1, 0)][-MAX_TIMES:]
+
+
+def test_a_ceiling_recorded_before_osep_kept_since_when_is_read_without_it():
+    older = body(ceilings={"n": {"a@s": {"original": -1, "set": [4]}}})
+    assert decode(document(older)).ceilings == {"n": {"a@s": CeilingRecord(-1, (4,), None)}}
 
 
 def test_the_two_earlier_formats_are_still_read():
@@ -115,6 +120,12 @@ BAD = [
      "state.ceilings.n.a@s.original", "got 'x'"),
     (document(body(ceilings={"n": {"a@s": {"set": [1]}}})), "state.ceilings.n.a@s.original", "got None"),
     (document(body(ceilings={"n": {"a@s": [1]}})), "state.ceilings.n.a@s", "expected an object"),
+    (document(body(ceilings={"n": {"a@s": {"original": -1, "set": [1], "since": "today"}}})),
+     "state.ceilings.n.a@s.since", "a time in seconds"),
+    (document(body(ceilings={"n": {"a@s": {"original": -1, "set": [1], "since": -1}}})),
+     "state.ceilings.n.a@s.since", "a time in seconds"),
+    (document(body(ceilings={"n": {"a@s": {"original": -1, "set": [1], "since": None}}})),
+     "state.ceilings.n.a@s.since", "got None"),
     (document(body(ceilings={"n": {"a" * 1025: {"original": -1, "set": [1]}}})),
      "state.ceilings.n.'" + "a" * 36 + "...", "a name of 1 to 1024 printable"),
     (document(body(vacates=[["", "s", 1, 0, None]])), "state.vacates[0]", "a list of 6 items"),
@@ -211,7 +222,8 @@ job_ids = st.builds(JobId, st.text(printable, max_size=8), st.integers(0, 2**31 
 states = st.builds(
     SavedState,
     ceilings=st.dictionaries(st.text(printable, max_size=8), st.dictionaries(
-        names, st.builds(CeilingRecord, ceilings, st.lists(ceilings, min_size=1, max_size=8).map(tuple)),
+        names, st.builds(CeilingRecord, ceilings, st.lists(ceilings, min_size=1, max_size=8).map(tuple),
+                         st.none() | times),
         min_size=1, max_size=3), max_size=3),
     vacates=st.lists(st.tuples(job_ids, st.none() | times, times), max_size=4),
     reservations=st.lists(st.builds(Reservation, names, names, times, st.integers(0, 2**31 - 1),
@@ -298,7 +310,8 @@ def test_the_largest_file_osep_writes_is_read(tmp_path):
     name = "x" * 30
     jobs = [JobId("schedd" + name, k, 0, "pool" + name) for k in range(MAX_ENTRIES)]
     state = SavedState(
-        ceilings={f"n{k}" + name: {f"{k}" + name: CeilingRecord(-1, tuple(range(8)))} for k in range(MAX_ENTRIES)},
+        ceilings={f"n{k}" + name: {f"{k}" + name: CeilingRecord(-1, tuple(range(8)), 1.5e9 + 0.75)}
+                  for k in range(MAX_ENTRIES)},
         vacates=[(j, 1.5e9 + 0.25, 1.5e9 + 0.5) for j in jobs],
         reservations=[Reservation("o" + name, f"slot{k}" + name, 1.5e9, 2, (4, 2048, 0, 0))
                       for k in range(MAX_ENTRIES)],

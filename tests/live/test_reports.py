@@ -49,6 +49,34 @@ def test_report_shows_who_is_over_and_what_would_go_next(live: Live):
     assert all(value == -1 for value in live.ceilings().values())
 
 
+def test_report_shows_whom_osep_holds_and_a_dry_run_logs_the_holds_it_would_set(live: Live):
+    live.fill("alice")
+    live.submit("bob", 10)
+    live.config(OSEP_POLICY_FILE=live.policy(SHARES))  # and OSEP_STATE_FILE, which report reads too
+    dry = live.once("--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    holds = [e for e in live.events("action") if e.get("kind") == "hold"]
+    assert [(e["owners"], e["outcome"], e["dry_run"]) for e in holds] == [(["alice"], "dry-run", True)]
+    assert all(value == -1 for value in live.ceilings().values())  # the negotiator: no ceiling set
+    done = live.once()
+    assert done.returncode == 0, done.stderr
+    alice = f"alice@{live.pool.uid_domain()}"
+    ceiling = live.ceilings()[alice]
+    assert ceiling >= 0
+    # Until the slots of the vacated jobs are let go, the report refuses an incomplete view.
+    live.wait_until(lambda: osep(live, "report").returncode == 0, 60, "the vacated jobs' slots to be let go")
+    report = osep(live, "report", "--format", "json")
+    assert report.returncode == 0, report.stderr
+    doc = json.loads(report.stdout)
+    rows = {r["owner"]: r for r in doc["owners"]}
+    assert [(c["submitter"], c["ceiling"]) for c in rows["alice"]["ceilings"]] == [(alice, ceiling)]
+    assert rows["alice"]["ceilings"][0]["since"] is not None and rows["bob"]["ceilings"] == []
+    table = osep(live, "report")
+    print(table.stdout)
+    assert f"{ceiling} since " in next(line for line in table.stdout.splitlines() if line.startswith("alice"))
+    assert live.release().returncode == 0
+
+
 @pytest.mark.parametrize("live", [{"cpus": SLOTS}], indirect=True)
 def test_replay_of_what_the_pool_just_recorded(live: Live):
     rec = record(live, "share-back", live.work / "recorded")

@@ -84,3 +84,31 @@ def test_a_subgroup_gets_its_share_back_from_the_sibling_group(live: Live):
     print(table.stdout)
     assert any(line.startswith("  alice ") for line in table.stdout.splitlines())
     assert live.stop(daemon) == 0
+
+
+def test_the_test_pools_submit_queues_a_users_group_jobs_and_files(live: Live):
+    """What a reader of the docs types: scripts/testpool.py submit, with an accounting group and
+    requests, or a submit file of their own."""
+    def testpool(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "scripts/testpool.py", "--dir", str(live.pool.dir), "--suite",
+                               live.pool.suite, "submit", *args], capture_output=True, text=True, timeout=60,
+                              check=False)
+
+    done = testpool("--owner", "alice", "--group", "group_physics", "--cpus", "2", "--memory", "1024",
+                    "--count", "5", "--duration", "600")
+    assert done.returncode == 0, done.stderr
+    cluster = done.stdout.split(".")[0]
+    assert done.stdout.strip() == f"{cluster}.0 - {cluster}.4"
+    mine = live.work / "mine.sub"
+    mine.write_text("executable = /bin/sleep\narguments = 600\nrequest_gpus = 1\nlog = mine.log\nqueue 2\n")
+    done = testpool("--owner", "bob", str(mine))
+    assert done.returncode == 0, done.stderr
+    queue = live.pool.condor(["condor_q", "-all", "-af", "Owner", "AccountingGroup", "RequestCpus",
+                              "RequestMemory", "RequestGpus", "UserLog"])
+    rows = sorted(set(queue.splitlines()))
+    print(rows)
+    assert len(queue.splitlines()) == 7 and len(rows) == 2
+    assert rows[0] == "alice group_physics.alice 2 1024 undefined /home/alice/jobs.log"
+    # The file's job, as condor_submit made it: no group, its memory its default expression's.
+    owner, group_, cpus, _, gpus, log = rows[1].split()
+    assert (owner, group_, cpus, gpus, log) == ("bob", "undefined", "1", "1", "/home/bob/mine.log")

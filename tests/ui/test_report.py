@@ -223,3 +223,54 @@ def test_tree_report_lists_groups_and_owners_depth_first_like_sshare():
     csv_text = render.tree_csv(doc)
     assert csv_text.splitlines()[0].startswith("name,kind,depth,share,normalized")
     assert json.loads(render.as_json(doc))["tree"][1]["kind"] == "group"
+
+
+# -- whom osep holds: the ceilings its state file records -------------------------------------------
+
+HOLD_START = 1_795_651_200.0  # 2026-11-26 00:00 UTC
+
+
+def held_report(held):
+    pool = snap(HOLD_START + 600, running={"alice": [0, 1, 2, 3, 4, 5], "carol": [0]}, idle={"bob": 4})
+    return pool_report(pool, settings({"alice": 3, "bob": 3, "carol": 1}), held=held)
+
+
+def test_held_shows_the_ceilings_on_record_per_owner_with_since_when():
+    from osep.ui.reports import Held
+
+    held = Held("/var/lib/osep/state", {"alice@site": (6, HOLD_START + 60), "g.alice@site": (2, HOLD_START),
+                                        "dave@site": (3, None)},
+                {"alice@site": {"alice"}, "g.alice@site": {"alice"}})
+    doc = held_report(held)
+    rows = {r["owner"]: r for r in doc["owners"]}
+    assert rows["alice"]["ceilings"] == [
+        {"submitter": "alice@site", "ceiling": 6, "since": "2026-11-26T00:01:00+00:00"},
+        {"submitter": "g.alice@site", "ceiling": 2, "since": "2026-11-26T00:00:00+00:00"}]
+    assert rows["bob"]["ceilings"] == [] and rows["carol"]["ceilings"] == []
+    # A ceiling on a name no job in the pool is charged to now: under the table.
+    assert doc["held_elsewhere"] == [{"submitter": "dave@site", "ceiling": 3, "since": None}]
+    assert doc["state_file"] == {"path": "/var/lib/osep/state", "problem": None}
+    lines = render.report_table(doc).splitlines()
+    header = lines[2]
+    alice = next(line for line in lines if line.startswith("alice"))
+    # The owner's ceilings (several accounting names: added up, since the earliest), in Held.
+    at = header.index("Held")
+    assert alice[at:].startswith("6+2 since 2026-11-26 00:00 UTC ")
+    assert lines[-1] == "held, with no job in the pool now: dave@site at 3"
+    rows = {r["owner"]: r for r in csv.DictReader(io.StringIO(render.report_csv(doc)))}
+    assert (rows["alice"]["ceiling"], rows["alice"]["held_since"]) == ("8", "2026-11-26T00:00:00+00:00")
+    assert (rows["bob"]["ceiling"], rows["bob"]["held_since"]) == ("", "")
+
+
+def test_without_ceilings_on_record_held_says_whom_the_next_cycle_holds_and_why_there_are_none():
+    from osep.ui.reports import Held
+
+    doc = held_report(Held("/x/state", problem="/x/state: no such state file, so no ceiling osep set is on record"))
+    lines = render.report_table(doc).splitlines()
+    header = lines[2]
+    rows = {line.split()[0]: line for line in lines[4:7]}
+    # alice is over her share with bob waiting: the next cycle holds her; carol (no idle jobs) not.
+    assert rows["alice"][header.index("Held"):].startswith("next cycle")
+    assert rows["carol"][header.index("Held"):].strip().startswith("0/1") is False
+    assert lines[-1] == "held: /x/state: no such state file, so no ceiling osep set is on record"
+    assert not any(line.startswith("held") for line in render.report_table(held_report(None)).splitlines())
