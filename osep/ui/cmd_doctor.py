@@ -9,6 +9,7 @@ import click
 
 from osep.config.knobs import KNOBS, Overrides, live_settings, parse_knobs
 from osep.errors import ConfigError, OsepError
+from osep.ui import exits
 from osep.ui.shell import cli, fails_cleanly
 
 
@@ -73,4 +74,4 @@ def doctor(pool: str | None, policy_file: Path | None, state_file: Path | None, 
     doc = {"ok": ok, "checks": [{"check": r.check, "target": r.target, "status": r.status, "detail": r.detail}
                                 for r in rows]}
     click.echo(render.DOCTOR_RENDERERS[fmt](doc), nl=False)
-    sys.exit(0 if ok else 1)
+    sys.exit(exits.DONE.code if ok else exits.POOL.code)

@@ -16,7 +16,8 @@ from osep.config.knobs import KNOBS, Overrides, check_address, parse_knobs
 from osep.config.policy import load_policy
 from osep.config.toml import escape
 from osep.core.tree import ShareTree
-from osep.errors import ConfigError, OsepError
+from osep.errors import ConfigError, OsepError, PoolError
+from osep.ui import exits
 from osep.ui.shell import Number, Warnings, cli, fails_cleanly, format_option
 
 
@@ -139,7 +140,7 @@ def run(ctx: click.Context, once: bool, dry_run: bool | None, pool: str | None,
         live.close()
     if refused is not None:
         click.echo(f"osep: error: {escape(refused)}", err=True)
-        sys.exit(1)
+        sys.exit(exits.POOL.code)
     if daemon.left_behind is not None:
         click.echo(f"osep: error: {escape(daemon.left_behind)}", err=True)
     sys.exit(status)
@@ -184,7 +185,7 @@ def release(pool: str | None, state_file: Path | None) -> None:
                 for n, ceilings in sorted(after.items()) for s in sorted(ceilings)]
         more = f" and {len(kept) - 5} more" if len(kept) > 5 else ""
         why = f"{failure}" if failure is not None else "set through a negotiator other than this pool's"
-        raise OsepError(f"{settings.state_file}: not lifted ({why}): {', '.join(kept[:5])}{more}; "
+        raise PoolError(f"{settings.state_file}: not lifted ({why}): {', '.join(kept[:5])}{more}; "
                         "they stay on record there")
 
 

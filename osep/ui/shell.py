@@ -21,6 +21,7 @@ from osep import __version__, log
 from osep.config.knobs import parse_knobs
 from osep.config.toml import escape
 from osep.errors import ConfigError, OsepError
+from osep.ui import exits
 from osep.ui.usage import OsepGroup
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -49,13 +50,14 @@ class Number(click.FloatRange):
 
 def fail(exc: OsepError) -> NoReturn:
     """One line on stderr, whatever a file or a knob put in the message (control characters and
-    terminal escapes are shown escaped), and exit status 2."""
+    terminal escapes are shown escaped), and the exit status of the table (:mod:`osep.ui.exits`):
+    1 for the pool's errors, 2 for any other."""
     click.echo(f"osep: error: {escape(str(exc))}", err=True)
-    sys.exit(2)
+    sys.exit(exits.status_of(exc))
 
 
 def fails_cleanly(func: F) -> F:
-    """Turn osep's own errors into one line on stderr and exit status 2."""
+    """Turn osep's own errors into one line on stderr and their exit status (:func:`fail`)."""
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
