@@ -69,6 +69,38 @@ def fails_cleanly(func: F) -> F:
     return cast(F, wrapper)
 
 
+# One name per meaning across the commands: the options several commands take are made here, each
+# one way, with only the sentence on what the command does with it its own.
+
+def pool_option(use: str = "") -> Callable[[F], F]:
+    """``--pool HOST[:PORT]``: the collector of the pool a command reads (or acts on)."""
+    return click.option("--pool", metavar="HOST[:PORT]",
+                        help=f"{use or 'The pool'}'s collector. [knob OSEP_POOL; default: the HTCondor "
+                             "configuration's COLLECTOR_HOST]")
+
+
+def policy_file_option(help: str, knob: bool = False, required: bool = False) -> Callable[[F], F]:
+    """``--policy-file PATH``: a policy file (owners and shares, settings), in every command that
+    reads one; ``--policy`` is only ``simulate``'s, and names a policy to simulate. What is not a
+    readable file is refused by the reader, in one line (``doctor`` makes it one of its checks)."""
+    return click.option("--policy-file", type=click.Path(path_type=Path), metavar="PATH",
+                        required=required,
+                        help=help + (" [knob OSEP_POLICY_FILE]" if knob else ""))
+
+
+def state_file_option(help: str) -> Callable[[F], F]:
+    """``--state-file PATH``: what a run leaves for the next (the ceilings osep set, vacates)."""
+    return click.option("--state-file", type=click.Path(path_type=Path), metavar="PATH",
+                        help=f"{help} [knob OSEP_STATE_FILE]")
+
+
+def decisions_option(help: str, knob: bool = False) -> Callable[[F], F]:
+    """``--decisions PATH``: the JSON log ``osep run`` wrote (its ``--log-file``, or the knob
+    ``OSEP_LOG``), read back."""
+    return click.option("--decisions", type=click.Path(path_type=Path), metavar="PATH",
+                        help=help + (" [knob OSEP_LOG]" if knob else ""))
+
+
 def format_option(func: F) -> F:
     return click.option(
         "--format",

@@ -146,8 +146,8 @@ def _refused_combinations() -> list[Case]:
     cases = [
         Case(("simulate",), sim, ("give a SCENARIO",)),
         Case(("simulate", scenario, "--trace", trace), sim, ("not both",)),
-        Case(("simulate", "--trace", trace, "--until", "50", "--days", "1"), sim, ("--until or --days",)),
-        Case(("simulate", "--trace", trace, "--since", "50", "--until", "40"), sim, ("must be after",)),
+        Case(("simulate", "--trace", trace, "--until-second", "50", "--days", "1"), sim, ("--until-second or --days",)),
+        Case(("simulate", "--trace", trace, "--from-second", "50", "--until-second", "40"), sim, ("must be after",)),
         Case(("simulate", "--trace", trace, "--least", "0.5", "--policy-file", shares), sim, ("--least",)),
         Case(("simulate", scenario, "--plot", "x.gif"), sim, ("--plot", ".png or .svg")),
         Case(("simulate", scenario, "--plot", "/no/such/dir/\x1b[31m\n.png"), sim, ("no directory",)),
@@ -162,7 +162,7 @@ def _refused_combinations() -> list[Case]:
         Case(("--log-file", FIFO, "validate", scenario), "osep: error: --log-file: ", ("nobody reads",)),
         Case(("--log-level", "info"), "osep: error: missing command"),
     ]
-    for option in ("--slots", "--owners", "--since", "--horizon", "--limit"):
+    for option in ("--cores", "--owners", "--from-second", "--horizon", "--limit"):
         value = "group" if option == "--owners" else "4"
         cases.append(Case(("simulate", scenario, option, value), sim, (f"{option} goes with --trace",)))
     return cases
@@ -180,10 +180,10 @@ def generate_paths() -> list[Case]:
                 continue  # a plot is written, a state file may be missing, decisions need --history
             for value in (MISSING, FIFO):
                 if isinstance(param, click.Argument):
-                    args = (name, value, *(("--policy", FILE) if name == "replay" else ()))
+                    args = (name, value, *(("--policy-file", FILE) if name == "replay" else ()))
                 elif name == "replay":
                     args = (name, FILE, *_given(param, value)) if param.name != "policy_file" else (
-                        name, FILE, "--policy", value)
+                        name, FILE, "--policy-file", value)
                 elif name == "simulate" and param.name == "policy_file":
                     args = (name, "--trace", FILE, "--policy-file", value)
                 else:
