@@ -117,14 +117,14 @@ def format_option(func: F) -> F:
     "--log-level",
     type=click.Choice(log.LEVELS),
     default="warning",
-    show_default=True,
-    help="Least severe structured log event to write (info: every decision and action). "
-         "[env OSEP_LOG_LEVEL]",
+    help="Least severe structured log event to write (info: every decision and action). [default: "
+         "warning; run: its knob OSEP_LOG_LEVEL, else info; env OSEP_LOG_LEVEL]",
 )
 @click.option(
     "--log-file",
     type=click.Path(dir_okay=False, path_type=Path),
-    help="Append JSON log lines here instead of standard error.",
+    metavar="PATH",
+    help="Append JSON log lines here instead of standard error. [run: knob OSEP_LOG]",
 )
 @click.version_option(__version__, prog_name="osep")
 @click.pass_context

@@ -427,3 +427,12 @@ def test_an_unknown_scenario_name_is_one_line_listing_the_bundled_ones(runner, t
     assert result.exit_code == 2 and result.stdout == ""
     assert result.stderr == ("osep: error: paper-generl: no such file, nor a bundled scenario (those are: "
                              "lcg-2005, machines, nasa-ipsc, paper-general, paper-job-size, tree)\n")
+
+
+def test_the_help_says_which_log_level_each_command_starts_at(runner):
+    """osep logs at warning, run at its knob's level (info unless set): the help says both."""
+    from osep.config.knobs import DaemonSettings
+
+    group = next(p for p in cli.params if p.name == "log_level")
+    text = " ".join(runner.invoke(cli, ["--help"]).stdout.split())
+    assert f"default: {group.default}; run: its knob OSEP_LOG_LEVEL, else {DaemonSettings().log_level}" in text
