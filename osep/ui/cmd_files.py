@@ -32,8 +32,11 @@ def validate(files: tuple[Path, ...]) -> None:
         if "scenario" in Table(path, data).data:
             scenario = load_scenario(path, data=data)  # the file read once
             skipped(scenario)
+            from osep.sim.experiment import pool_facts
+            from osep.ui.render import pool_size
+
             click.echo(
-                f"{escape(str(path))}: scenario {scenario.name!r}: {scenario.capacity} slots, "
+                f"{escape(str(path))}: scenario {scenario.name!r}: {pool_size(pool_facts(scenario))}, "
                 f"{len(scenario.jobs)} jobs, policies {', '.join(scenario.policies)}"
                 + (f" (osep over {scenario.excess.value})" if scenario.excess.value != "fairshare" else "")
             )

@@ -436,3 +436,13 @@ def test_the_help_says_which_log_level_each_command_starts_at(runner):
     group = next(p for p in cli.params if p.name == "log_level")
     text = " ".join(runner.invoke(cli, ["--help"]).stdout.split())
     assert f"default: {group.default}; run: its knob OSEP_LOG_LEVEL, else {DaemonSettings().log_level}" in text
+
+
+@pytest.mark.parametrize("name", ["machines", "paper-general"])
+def test_validate_and_simulate_say_a_pool_s_size_in_the_same_words(runner, name):
+    """machines: 20 cores in 4 partitionable machines (its policy counts cores), in both."""
+    said = runner.invoke(cli, ["validate", name]).stdout
+    header = runner.invoke(cli, ["simulate", name, "--policy", "osep"]).stdout.splitlines()[0]
+    size = header.split(": ", 1)[1].rsplit(", ", 1)[0]
+    assert f"scenario '{name}': {size}, " in said
+    assert size == {"machines": "20 cores in 4 partitionable machines", "paper-general": "20 slots"}[name]
