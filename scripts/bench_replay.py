@@ -133,7 +133,7 @@ def replay(out: Path, owners: int, code: Path | None = None) -> tuple[float, flo
     logs = [f"vo{k:02d}={out / f'vo{k:02d}.log'}" for k in range(owners)]
     done = subprocess.run(
         [sys.executable, "-c", MEASURED, str(code.resolve()) if code else "-", "replay", *logs,
-         "--policy", str(out / "policy.toml"), "--decisions", str(out / "decisions.jsonl"), "--format", "json"],
+         "--policy-file", str(out / "policy.toml"), "--decisions", str(out / "decisions.jsonl"), "--format", "json"],
         capture_output=True, text=True, check=False, env={"TZ": "UTC", "PATH": "/usr/bin:/bin"},
     )
     if done.returncode != 0:

@@ -11,7 +11,7 @@ a 2-core machine, 15.6 s of it LCG's 11 runs).
 
 ``--whole-lcg``: the whole LCG 2005 trace instead (osep/data/traces/LCG-2005.swf.gz, 187,520 jobs on
 1,580 one-core slots, its 28 virtual organisations as groups with their users under them, as
-``osep simulate --trace ... --slots 1580 --owners group.user`` runs it) under every policy and
+``osep simulate --trace ... --cores 1580 --owners group.user`` runs it) under every policy and
 hybrid. Each run's figures, per group too, go to DIR/whole-lcg/NAME.json as it ends (``--resume``
 keeps those already there); then DIR/whole-lcg.csv and DIR/whole-lcg.json (one row per policy and
 group: PV, A_US, vacates, work redone; and per policy the totals, LC and PC, and its CPU time), a

@@ -44,7 +44,7 @@ class TraceScenario:
 
 
 # A key of the scenario a trace run makes, as the option that sets it.
-_OPTION_KEYS = {"scenario.horizon": "--horizon", "pool.slots": "--slots", "pool.slots[0].count": "--slots",
+_OPTION_KEYS = {"scenario.horizon": "--horizon", "pool.slots": "--cores", "pool.slots[0].count": "--cores",
                 "pool.negotiation_interval": "--negotiation-interval"}
 
 
@@ -69,10 +69,10 @@ def trace_scenario(options: TraceOptions, interval: float | None = None) -> Trac
         raise ConfigError(path, None, f"no jobs in the log submitted in {window} s{why}")
     if len(work.jobs) > B.MAX_JOBS:
         raise ConfigError(path, None, f"more than {B.MAX_JOBS:,} jobs submitted in {window} s: give "
-                                      "--limit, or a shorter window (--until, --days)")
+                                      "--limit, or a shorter window (--until-second, --days)")
     compress_times(work, options.compress, lambda job: ConfigError(
-        path, None, f"job {job.id.proc} of {job.owner} is submitted at {job.submit:g} s (after --since and "
-                    f"--compress): times are at most {bound_text(B.MAX_SECONDS)} s; give --until or --days"))
+        path, None, f"job {job.id.proc} of {job.owner} is submitted at {job.submit:g} s (after --from-second and "
+                    f"--compress): times are at most {bound_text(B.MAX_SECONDS)} s; give --until-second or --days"))
     pool, slot_tables = _trace_pool(options, work)
     if options.policy_file is not None:
         policy = load_policy(options.policy_file)
@@ -134,7 +134,7 @@ def _trace_pool(options: TraceOptions, work: Workload) -> tuple[dict[str, Any], 
     """The pool a trace runs on (as resolved, for the record) and its [[pool.slots]] tables."""
     biggest = max(job.cpus for job in work.jobs)
     if options.slots is not None:
-        cores, origin = options.slots, "--slots"
+        cores, origin = options.slots, "--cores"
     else:
         header = work.header_number("MaxProcs") or work.header_number("MaxNodes")
         if header is not None:
@@ -150,8 +150,8 @@ def _trace_pool(options: TraceOptions, work: Workload) -> tuple[dict[str, Any], 
                                                            "which one-core slots could never run: give "
                                                            f"--cores-per-machine {biggest} or more")
         if cores > B.MAX_SLOTS:
-            raise ConfigError(path, "--slots", f"{origin} gives {cores:,} cores, more one-core slots than "
-                                               f"{B.MAX_SLOTS:,}: give fewer --slots, or --cores-per-machine "
+            raise ConfigError(path, "--cores", f"{origin} gives {cores:,} cores, more one-core slots than "
+                                               f"{B.MAX_SLOTS:,}: give fewer --cores, or --cores-per-machine "
                                                "to make them machines")
         return ({"cores": cores, "from": origin, "machines": cores, "cores_per_machine": 1,
                  "partitionable": False, "unit": "slots"}, [{"count": cores}])
@@ -164,9 +164,9 @@ def _trace_pool(options: TraceOptions, work: Workload) -> tuple[dict[str, Any], 
     if machines > B.MAX_SLOTS:
         raise ConfigError(path, "--cores-per-machine", f"{cores:,} cores ({origin}) make {machines:,} machines "
                                                        f"of {per:,} cores, more than {B.MAX_SLOTS:,}: give "
-                                                       "more --cores-per-machine or fewer --slots")
+                                                       "more --cores-per-machine or fewer --cores")
     if not whole and biggest > rest:
-        raise ConfigError(path, "--slots", f"the log has jobs of up to {biggest:,} processors, more than the "
+        raise ConfigError(path, "--cores", f"the log has jobs of up to {biggest:,} processors, more than the "
                                            f"pool's {cores:,} cores ({origin})")
     tables = [{"count": whole, "cpus": per, "partitionable": True}] if whole else []
     if rest:

@@ -172,6 +172,34 @@ def reload_config() -> None:
     htcondor.reload_config()
 
 
+def collector_address(pool: str | None) -> str:
+    """Where osep asks for the pool's collector: ``pool`` (``--pool``, the knob ``OSEP_POOL``), else the
+    HTCondor configuration's ``COLLECTOR_HOST`` ("" if neither is set)."""
+    if pool:
+        return pool
+    return str(htcondor.param["COLLECTOR_HOST"]) if "COLLECTOR_HOST" in htcondor.param else ""
+
+
+def the_collector(pool: str | None) -> str:
+    """The collector as a message names it, with the address it was asked at: every message about a
+    daemon osep could not reach says what it tried to reach."""
+    where = collector_address(pool)
+    return f"the collector at {where}" if where else "the collector (no --pool, OSEP_POOL or COLLECTOR_HOST set)"
+
+
+def address_of(ad: Any) -> str:
+    """A daemon's host and port, from its ad's ``MyAddress`` (``<127.0.0.1:9618?addrs=...>`` gives
+    ``127.0.0.1:9618``); "?" if it has none."""
+    where = ad.get("MyAddress") if ad is not None else None
+    if not isinstance(where, str) or not where.strip("<>"):
+        return "?"
+    return where.strip().lstrip("<").rstrip(">").split("?", 1)[0]
+
+
+def _collector(pool: str | None) -> Any:
+    return htcondor.Collector(pool) if pool else htcondor.Collector()
+
+
 class _Negotiator:
     """The :class:`osep.htcondor.ceilings.NegotiatorLink` of a real negotiator."""
 
@@ -332,7 +360,10 @@ class LivePool:
         return _call(self.settings, what, func, attempts)
 
     def _collector(self) -> Any:
-        return htcondor.Collector(self.settings.pool) if self.settings.pool else htcondor.Collector()
+        return _collector(self.settings.pool)
+
+    def _at_collector(self) -> str:
+        return the_collector(self.settings.pool)
 
     # -- reading the pool -----------------------------------------------------------------------
 
@@ -350,10 +381,10 @@ class LivePool:
         are the jobs that hold a slot."""
         with phases.timing(QUERY, "collector"):
             collector = self._collector()
-            schedds = self.call("locating schedds",
+            schedds = self.call(f"asking {self._at_collector()} for the schedds",
                                 lambda: collector.locateAll(htcondor.DaemonType.Schedd))
             slot_ads = self.call(
-                "querying slots",
+                f"asking {self._at_collector()} for the slots",
                 lambda: collector.query(htcondor.AdTypes.Startd, projection=SLOT_ATTRS),
             )
         located: dict[str, Any] = {}
@@ -413,13 +444,14 @@ class LivePool:
         order: a job that starts between the two is seen idle and running (one idle job too many
         for a cycle) rather than neither (a claimed slot with no job in it)."""
         schedd = htcondor.Schedd(schedd_ad)
+        at = address_of(schedd_ad)
         groups: list[Any] = self.call(
-            f"querying schedd {name} (idle jobs)",
+            f"querying schedd {name} at {at} (idle jobs)",
             lambda: schedd.query(constraint=IDLE_CONSTRAINT, projection=IDLE_ATTRS,
                                  opts=htcondor.QueryOpt.GroupBy),
         )
         ads: list[Any] = self.call(
-            f"querying schedd {name}",
+            f"querying schedd {name} at {at}",
             lambda: schedd.query(constraint=HOLDING_CONSTRAINT, projection=JOB_ATTRS),
         )
         return groups, ads
@@ -428,7 +460,7 @@ class LivePool:
         """The schedd's clock, from one idle job's ad (a schedd with no job on a slot; the ads of
         a grouped query carry no ``ServerTime``)."""
         schedd = htcondor.Schedd(schedd_ad)
-        ads = self.call(f"querying schedd {name} (its clock)",
+        ads = self.call(f"querying schedd {name} at {address_of(schedd_ad)} (its clock)",
                         lambda: schedd.query(constraint=IDLE_CONSTRAINT, projection=["ServerTime"], limit=1))
         return next((t for t in map(reading.server_time, ads) if t is not None), None)
 
@@ -553,7 +585,7 @@ class LivePool:
         gave: the negotiator osep set its ceilings on is most likely still there, at that address."""
         collector = self._collector()
         try:
-            ad = self.call("locating the negotiator",
+            ad = self.call(f"asking {self._at_collector()} for the negotiator",
                            lambda: collector.locate(htcondor.DaemonType.Negotiator))
         except PoolError as exc:
             if self._located is None:
@@ -586,7 +618,7 @@ class LivePool:
         for key, value in attrs.items():
             ad[key] = _to_classad_value(value)
         collector = self._collector()
-        self.call(f"publishing the OSEP ad ({needs(PUBLISH)})",
+        self.call(f"publishing the OSEP ad at {self._at_collector()} ({needs(PUBLISH)})",
                   lambda: collector.advertise([ad], "UPDATE_AD_GENERIC"))
 
     def others(self) -> list[OsepAd]:
@@ -594,7 +626,7 @@ class LivePool:
         collector = self._collector()
         # Of type Any: the collector files ads sent with UPDATE_AD_GENERIC where a query for
         # Generic ads does not find them (HTCondor 23.9).
-        ads = self.call("reading the OSEP ads", lambda: collector.query(
+        ads = self.call(f"asking {self._at_collector()} for the OSEP ads", lambda: collector.query(
             htcondor.AdTypes.Any, constraint='MyType == "OSEP"', projection=OSEP_ATTRS))
         return [a for a in map(to_osep_ad, ads) if a is not None]
 
@@ -605,7 +637,7 @@ class LivePool:
         # Quoted: a name is data, and one with a quote or a backslash must still name only itself.
         ad["Requirements"] = classad2.ExprTree(f"Name == {classad2.quote(self.settings.name)}")
         collector = self._collector()
-        self.call(f"withdrawing the OSEP ad ({needs(WITHDRAW)})",
+        self.call(f"withdrawing the OSEP ad at {self._at_collector()} ({needs(WITHDRAW)})",
                   lambda: collector.advertise([ad], "INVALIDATE_ADS_GENERIC"))
 
 
@@ -639,11 +671,12 @@ def read_group_quotas(settings: LiveSettings = LiveSettings(), remote: bool = Tr
     and what the negotiator last loaded, wherever osep runs. Else this machine's configuration, as
     this process reads it (no subsystem prefix applies). A PoolError if the negotiator cannot be
     located or asked; the pool's size is counted where it can be (``pool_size.problem`` says why not)."""
-    collector = htcondor.Collector(settings.pool) if settings.pool else htcondor.Collector()
+    collector = _collector(settings.pool)
     if remote:
-        ad = _call(settings, "locating the negotiator",
+        ad = _call(settings, f"asking {the_collector(settings.pool)} for the negotiator",
                    lambda: collector.locate(htcondor.DaemonType.Negotiator))
-        config = _call(settings, "asking the negotiator for its configuration", lambda: htcondor.RemoteParam(ad))
+        config = _call(settings, f"asking the negotiator at {address_of(ad)} for its configuration",
+                       lambda: htcondor.RemoteParam(ad))
         names = list(config)
         source = f"the negotiator {ad.get('Name', '?')}'s own configuration"
 
@@ -666,7 +699,7 @@ def _count_pool(settings: LiveSettings, collector: Any, knobs: Mapping[str, str]
     or why it could not be counted."""
     constraint = reading.sizing_constraint(knobs)
     try:
-        ads = _call(settings, "counting the pool's slots",
+        ads = _call(settings, f"counting the pool's slots at {the_collector(settings.pool)}",
                     lambda: collector.query(htcondor.AdTypes.Startd, constraint=constraint, projection=SLOT_FACTS))
     except PoolError as exc:
         return PoolSize(problem=str(exc))

@@ -33,7 +33,7 @@ import htcondor2 as htcondor
 
 from osep.core.model import Snapshot
 from osep.htcondor import rights as r
-from osep.htcondor.live import LivePool, takes_leases
+from osep.htcondor.live import LivePool, takes_leases, the_collector
 from osep.htcondor.pinging import FAULTS, ping, problem
 from osep.htcondor.rights import DaemonProbe, Finding, Ping, Right
 from osep.htcondor.settings import LiveSettings
@@ -157,7 +157,7 @@ def probe_pool(settings: LiveSettings, acting: bool = True,
     rights they were for, and whether the negotiator takes ceilings that lapse (by target)."""
     located = bounded(lambda: _locate(settings))
     if located is None:
-        silent = f"the collector did not answer within {PROBE_SECONDS:g} s"
+        silent = f"{the_collector(settings.pool)} did not answer within {PROBE_SECONDS:g} s"
         return [DaemonProbe(r.COLLECTOR, "", located=silent)], r.needed(acting, publish), {}
     ads, probes = located
     negotiator = next((facts for daemon, facts in ads if daemon == r.NEGOTIATOR), None)
@@ -176,6 +176,7 @@ def probe_pool(settings: LiveSettings, acting: bool = True,
 def _locate(settings: LiveSettings) -> tuple[list[tuple[str, dict[str, str]]], list[DaemonProbe]]:
     """Where the collector says the daemons are (each ad's FACTS), and those it could not say."""
     collector = htcondor.Collector(settings.pool) if settings.pool else htcondor.Collector()
+    asked = the_collector(settings.pool)
     ads: list[tuple[str, dict[str, str]]] = []
     missing: list[DaemonProbe] = []
 
@@ -183,7 +184,7 @@ def _locate(settings: LiveSettings) -> tuple[list[tuple[str, dict[str, str]]], l
         try:
             return find()
         except FAULTS as exc:
-            missing.append(DaemonProbe(daemon, "", located=problem(exc)))
+            missing.append(DaemonProbe(daemon, "", located=f"asking {asked}: {problem(exc)}"))
             return None
 
     own = locate(r.COLLECTOR, lambda: _collector_ad(collector))
@@ -196,7 +197,7 @@ def _locate(settings: LiveSettings) -> tuple[list[tuple[str, dict[str, str]]], l
     schedds = locate(r.SCHEDD, lambda: collector.locateAll(htcondor.DaemonType.Schedd))
     ads += [(r.SCHEDD, _facts(ad)) for ad in schedds or []]
     if schedds == []:
-        missing.append(DaemonProbe(r.SCHEDD, "", located="the collector lists no schedd"))
+        missing.append(DaemonProbe(r.SCHEDD, "", located=f"{asked} lists no schedd"))
     return ads, missing
 
 
@@ -248,7 +249,8 @@ def pool_now(settings: LiveSettings) -> tuple[Snapshot, list[str]]:
         negotiator = htcondor.Negotiator(collector.locate(htcondor.DaemonType.Negotiator))
         return [str(ad["Name"]) for ad in negotiator.getPriorities() if isinstance(ad.get("Name"), str)]
 
-    return snapshot, live.call("reading the negotiator's submitters", names)
+    return snapshot, live.call(f"reading the submitters of the negotiator {the_collector(settings.pool)} lists",
+                               names)
 
 
 __all__ = ["Finding", "bindings_version", "check_at_start", "pool_now", "probe_pool"]

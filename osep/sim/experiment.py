@@ -232,19 +232,27 @@ def stopped_short(result: SimResult, horizon: Horizon) -> dict[str, Any]:
             "advice": horizon.advice()}
 
 
+def pool_facts(scenario: Scenario) -> dict[str, int]:
+    """What a scenario's pool is made of, as a document says it: its ``slots`` (a static slot or a
+    core of a partitionable machine each) and, where it has any, its partitionable ``machines`` and
+    their ``machine_cores`` (:func:`osep.ui.render.pool_size` puts it in words)."""
+    facts = {"slots": scenario.capacity}
+    machines = [s for s in scenario.slots if s.partitionable]
+    if machines:
+        facts["machines"] = len(machines)
+        facts["machine_cores"] = sum(s.cpus for s in machines)
+    return facts
+
+
 def comparison(scenario: Scenario, outcomes: Mapping[str, Outcome]) -> dict[str, Any]:
     """The JSON document for a side-by-side run (also the source of the table and CSV)."""
     info = {
         "name": scenario.name,
         "file": scenario.path,
         "description": scenario.description,
-        "slots": scenario.capacity,
+        **pool_facts(scenario),
         "jobs": len(scenario.jobs),
     }
-    machines = [s for s in scenario.slots if s.partitionable]
-    if machines:  # the slots are partly or wholly cores of partitionable machines: say how many
-        info["machines"] = len(machines)
-        info["machine_cores"] = sum(s.cpus for s in machines)
     first = next(iter(outcomes.values()), None)
     resource = first.resource if first is not None else "slots"
     dominant = first is not None and first.dominant is not None

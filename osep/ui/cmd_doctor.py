@@ -9,15 +9,14 @@ import click
 
 from osep.config.knobs import KNOBS, Overrides, live_settings, parse_knobs
 from osep.errors import ConfigError, OsepError
-from osep.ui.shell import cli, fails_cleanly
+from osep.ui import exits
+from osep.ui.shell import cli, fails_cleanly, policy_file_option, pool_option, state_file_option
 
 
 @cli.command()
-@click.option("--pool", metavar="HOST[:PORT]", help="Collector to use. [knob OSEP_POOL]")
-@click.option("--policy-file", type=click.Path(path_type=Path),
-              help="Policy file (owners and shares). [knob OSEP_POLICY_FILE]")
-@click.option("--state-file", type=click.Path(path_type=Path),
-              help="The state file a run would use. [knob OSEP_STATE_FILE]")
+@pool_option()
+@policy_file_option("The policy file a run would use.", knob=True)
+@state_file_option("The state file a run would use.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
               help="Output format.")
 @fails_cleanly
@@ -46,7 +45,7 @@ def doctor(pool: str | None, policy_file: Path | None, state_file: Path | None, 
     policy = None
     where = str(settings.policy_file or "policy file")
     if settings.policy_file is None:
-        rows.append(Finding("policy file", where, FAIL, "none set (OSEP_POLICY_FILE, --policy-file)"))
+        rows.append(Finding("policy file", where, FAIL, "none set (--policy-file, knob OSEP_POLICY_FILE)"))
     else:
         try:
             policy = load_policy(settings.policy_file).settings
@@ -73,4 +72,4 @@ def doctor(pool: str | None, policy_file: Path | None, state_file: Path | None, 
     doc = {"ok": ok, "checks": [{"check": r.check, "target": r.target, "status": r.status, "detail": r.detail}
                                 for r in rows]}
     click.echo(render.DOCTOR_RENDERERS[fmt](doc), nl=False)
-    sys.exit(0 if ok else 1)
+    sys.exit(exits.DONE.code if ok else exits.POOL.code)

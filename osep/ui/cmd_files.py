@@ -15,7 +15,7 @@ from osep.core.tree import ShareTree
 from osep.fairshare import NAMES as FAIRSHARE_NAMES
 from osep.fairshare.cambridge import DEFAULT_CPU_LIMIT as CAMBRIDGE_ESTIMATE
 from osep.fairshare.cambridge import DEFAULT_DEMAND as CAMBRIDGE_DEMAND
-from osep.ui.shell import Number, cli, fails_cleanly, format_option, skipped
+from osep.ui.shell import Number, cli, fails_cleanly, format_option, pool_option, skipped
 
 
 @cli.command()
@@ -32,8 +32,11 @@ def validate(files: tuple[Path, ...]) -> None:
         if "scenario" in Table(path, data).data:
             scenario = load_scenario(path, data=data)  # the file read once
             skipped(scenario)
+            from osep.sim.experiment import pool_facts
+            from osep.ui.render import pool_size
+
             click.echo(
-                f"{escape(str(path))}: scenario {scenario.name!r}: {scenario.capacity} slots, "
+                f"{escape(str(path))}: scenario {scenario.name!r}: {pool_size(pool_facts(scenario))}, "
                 f"{len(scenario.jobs)} jobs, policies {', '.join(scenario.policies)}"
                 + (f" (osep over {scenario.excess.value})" if scenario.excess.value != "fairshare" else "")
             )
@@ -71,7 +74,7 @@ def validate(files: tuple[Path, ...]) -> None:
 @click.option("--from-pool", is_flag=True,
               help="Print the negotiator's own group quotas (GROUP_NAMES, GROUP_QUOTA_*) as an osep "
                    "policy tree, to start a policy file from.")
-@click.option("--pool", metavar="HOST[:PORT]", help="--from-pool: the collector to ask. [knob OSEP_POOL]")
+@pool_option("--from-pool: the pool")
 @click.option("--model", "models", multiple=True, type=click.Choice(FAIRSHARE_NAMES),
               help="Show only this fair-share model (repeat for more). [default: all]")
 @click.option("--dampening", type=Number(min=0, min_open=True, max=1e6), default=1.0,

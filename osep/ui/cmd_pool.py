@@ -17,8 +17,19 @@ from osep.config.knobs import KNOBS, Overrides, check_address, parse_knobs
 from osep.config.policy import load_policy
 from osep.config.toml import escape
 from osep.core.tree import ShareTree
-from osep.errors import ConfigError, OsepError
-from osep.ui.shell import Number, Warnings, cli, fails_cleanly, format_option
+from osep.errors import ConfigError, OsepError, PoolError
+from osep.ui import exits
+from osep.ui.shell import (
+    Number,
+    Warnings,
+    cli,
+    decisions_option,
+    fails_cleanly,
+    format_option,
+    policy_file_option,
+    pool_option,
+    state_file_option,
+)
 
 if TYPE_CHECKING:
     from osep.ui.reports import Held
@@ -41,9 +52,8 @@ class Address(click.types.StringParamType):
 @click.option("--once", is_flag=True, help="Run one cycle and exit; the status says if it succeeded.")
 @click.option("--dry-run/--no-dry-run", default=None,
               help="Decide and log everything, touch nothing. [knob OSEP_DRY_RUN]")
-@click.option("--pool", metavar="HOST[:PORT]", help="Collector to use. [knob OSEP_POOL]")
-@click.option("--policy-file", type=click.Path(path_type=Path),
-              help="Policy file (owners and shares). [knob OSEP_POLICY_FILE]")
+@pool_option()
+@policy_file_option("The policy file: the owners' shares and the policy's settings.", knob=True)
 @click.option("-t", "--interval", type=Number(min=MIN_INTERVAL, max=MAX_INTERVAL),
               help="Seconds between cycles (t). [knob OSEP_INTERVAL]")
 @click.option("-p", "--max-vacates", type=click.IntRange(min=0, max=MAX_VACATES),
@@ -52,9 +62,7 @@ class Address(click.types.StringParamType):
               help="Vacate without the job's soft-kill grace period. [knob OSEP_VACATE_FAST]")
 @click.option("--min-run-time", type=Number(min=0, max=MAX_SECONDS),
               help="Never vacate a job that has run less than this (s). [knob OSEP_MIN_RUN_TIME]")
-@click.option("--state-file", type=click.Path(path_type=Path),
-              help="What a run leaves for the next: the ceilings osep set, vacates in progress, "
-              "rooms kept. [knob OSEP_STATE_FILE]")
+@state_file_option("What a run leaves for the next: the ceilings osep set, vacates in progress, rooms kept.")
 @click.option("--metrics-port", type=click.IntRange(min=0, max=MAX_PORT),
               help="Serve Prometheus metrics on this TCP port (0: none; not with --once). "
               "[knob OSEP_METRICS_PORT]")
@@ -143,16 +151,15 @@ def run(ctx: click.Context, once: bool, dry_run: bool | None, pool: str | None,
         live.close()
     if refused is not None:
         click.echo(f"osep: error: {escape(refused)}", err=True)
-        sys.exit(1)
+        sys.exit(exits.POOL.code)
     if daemon.left_behind is not None:
         click.echo(f"osep: error: {escape(daemon.left_behind)}", err=True)
     sys.exit(status)
 
 
 @cli.command()
-@click.option("--pool", metavar="HOST[:PORT]", help="Collector to use. [knob OSEP_POOL]")
-@click.option("--state-file", type=click.Path(path_type=Path),
-              help="Where osep records the ceilings it set. [knob OSEP_STATE_FILE]")
+@pool_option()
+@state_file_option("Where osep run recorded the ceilings it set.")
 @fails_cleanly
 def release(pool: str | None, state_file: Path | None) -> None:
     """Lift every negotiator ceiling osep set and has not lifted (after the last `run --once`)."""
@@ -188,27 +195,24 @@ def release(pool: str | None, state_file: Path | None) -> None:
                 for n, ceilings in sorted(after.items()) for s in sorted(ceilings)]
         more = f" and {len(kept) - 5} more" if len(kept) > 5 else ""
         why = f"{failure}" if failure is not None else "set through a negotiator other than this pool's"
-        raise OsepError(f"{settings.state_file}: not lifted ({why}): {', '.join(kept[:5])}{more}; "
+        raise PoolError(f"{settings.state_file}: not lifted ({why}): {', '.join(kept[:5])}{more}; "
                         "they stay on record there")
 
 
 @cli.command()
-@click.option("--pool", metavar="HOST[:PORT]", help="Collector to ask. [knob OSEP_POOL]")
-@click.option("--policy", "policy_file", type=click.Path(path_type=Path),
-              help="Policy file (owners and shares). [knob OSEP_POLICY_FILE]")
+@pool_option()
+@policy_file_option("The policy file the pool is measured against.", knob=True)
 @click.option("--sort", type=click.Choice(["owner", "gap", "running"]), default="owner",
               show_default=True, help="Order of the owners (gap: most over their target first).")
 @click.option("--tree", is_flag=True,
               help="One row per group and owner of the policy's owner tree, indented by level.")
-@click.option("--state-file", type=click.Path(path_type=Path),
-              help="osep's state file, whose ceilings Held shows. [knob OSEP_STATE_FILE]")
+@state_file_option("osep's state file, whose ceilings Held shows.")
 @click.option("--history", is_flag=True,
               help="Report what the loop did (from its decision log) instead of the pool now.")
-@click.option("--decisions", type=click.Path(path_type=Path),
-              help="The decision log for --history. [knob OSEP_LOG]")
-@click.option("--since", metavar="TIME", help="--history from this time (ISO 8601, UTC unless "
+@decisions_option("--history: the JSON log osep run wrote (its --log-file).", knob=True)
+@click.option("--since", metavar="TIME", help="--history: from this time (ISO 8601, UTC unless "
               "it says otherwise, or seconds since the epoch).")
-@click.option("--until", metavar="TIME", help="--history up to this time (not included).")
+@click.option("--until", metavar="TIME", help="--history: up to this time (not included), as --since.")
 @format_option
 @fails_cleanly
 def report(pool: str | None, policy_file: Path | None, sort: str, tree: bool, state_file: Path | None,
@@ -224,7 +228,7 @@ def report(pool: str | None, policy_file: Path | None, sort: str, tree: bool, st
     if not history and (decisions or since or until):
         raise click.UsageError("--decisions, --since and --until go with --history")
     if history and (pool or policy_file or tree):
-        raise click.UsageError("--pool, --policy and --tree do not go with --history")
+        raise click.UsageError("--pool, --policy-file and --tree do not go with --history")
     if history and state_file:
         raise click.UsageError("--state-file does not go with --history")
     settings = parse_knobs(condor.knobs(KNOBS),
@@ -233,7 +237,7 @@ def report(pool: str | None, policy_file: Path | None, sort: str, tree: bool, st
         from osep.enforce.decisionlog import read_decisions
 
         if settings.log is None:
-            raise OsepError("no decision log: pass --decisions FILE or set OSEP_LOG")
+            raise OsepError("no decision log: pass --decisions PATH or set OSEP_LOG")
         window = []
         for name, text in (("--since", since), ("--until", until)):
             try:
@@ -248,7 +252,7 @@ def report(pool: str | None, policy_file: Path | None, sort: str, tree: bool, st
         click.echo(render.HISTORY_RENDERERS[fmt](doc), nl=False)
         return
     if settings.policy_file is None:
-        raise OsepError("no policy file: pass --policy FILE or set OSEP_POLICY_FILE")
+        raise OsepError("no policy file: pass --policy-file PATH or set OSEP_POLICY_FILE")
     policy = load_policy(settings.policy_file).settings
     if tree and not isinstance(policy.shares, ShareTree):
         raise OsepError(f"{escape(str(settings.policy_file))}: the policy's owners are flat, not a "

@@ -28,7 +28,18 @@ from osep.errors import OsepError
 from osep.replay.damage import MAX_SLOTS as REPLAY_SLOTS
 from osep.sim.swf import NAMINGS
 from osep.sim.variants import NAMES as POLICY_NAMES
-from osep.ui.shell import Number, Warnings, check_plot, cli, fails_cleanly, format_option, progress_reporter, skipped
+from osep.ui.shell import (
+    Number,
+    Warnings,
+    check_plot,
+    cli,
+    decisions_option,
+    fails_cleanly,
+    format_option,
+    policy_file_option,
+    progress_reporter,
+    skipped,
+)
 
 
 @cli.command()
@@ -38,7 +49,7 @@ from osep.ui.shell import Number, Warnings, check_plot, cli, fails_cleanly, form
     "policies",
     multiple=True,
     type=click.Choice(POLICY_NAMES),
-    help="Policy to simulate; repeat for several. Default: the scenario's own list.",
+    help="A policy to simulate (by name); repeat for several. Default: the scenario's own list.",
 )
 @format_option
 @click.option("--plot", type=click.Path(dir_okay=False, path_type=Path),
@@ -57,23 +68,23 @@ from osep.ui.shell import Number, Warnings, check_plot, cli, fails_cleanly, form
 @click.option("--owners", "owners", type=click.Choice(NAMINGS), default="user", show_default=True,
               help="--trace: the owner of a job is its user, group, queue or partition (fields 12, 13, 15, "
                    "16), or its user as a member of its group (an owner tree).")
-@click.option("--policy-file", type=click.Path(dir_okay=False, path_type=Path),
-              help="--trace: the shares ([owners]) and policy settings ([policy]) from this policy file. "
-                   "Default: shares in proportion to each owner's core-seconds in the window.")
+@policy_file_option("--trace only (a SCENARIO file has its own [owners] and [policy]): the shares and policy "
+                    "settings from this policy file. Default: shares in proportion to each owner's core-seconds "
+                    "in the window.")
 @click.option("--least", type=Number(min=0, max=1), default=0.01, show_default=True,
               help="--trace, without --policy-file: owners (groups) with less than this fraction of the "
                    "window's core-seconds get no share.")
-@click.option("--slots", type=click.IntRange(min=1, max=MAX_SLOTS * MAX_SLOT_CPUS),
+@click.option("--cores", type=click.IntRange(min=1, max=MAX_SLOTS * MAX_SLOT_CPUS),
               help="--trace: cores in the pool, one-core slots unless --cores-per-machine. Default: the log's "
                    "MaxProcs (or MaxNodes) header, else the most cores its jobs held at once.")
 @click.option("--cores-per-machine", type=click.IntRange(min=1, max=MAX_SLOT_CPUS),
               help="--trace: the cores come as partitionable machines of this many cores each.")
-@click.option("--since", type=Number(min=0, max=MAX_TRACE_SECONDS), default=0.0,
+@click.option("--from-second", type=Number(min=0, max=MAX_TRACE_SECONDS), default=0.0,
               help="--trace: jobs submitted from this second of the log on (times then count from it).")
-@click.option("--until", type=Number(min=0, max=MAX_TRACE_SECONDS, min_open=True),
+@click.option("--until-second", type=Number(min=0, max=MAX_TRACE_SECONDS, min_open=True),
               help="--trace: jobs submitted before this second of the log only.")
 @click.option("--days", type=Number(min=0, max=MAX_TRACE_SECONDS / 86400, min_open=True),
-              help="--trace: jobs submitted in this many days from --since (instead of --until).")
+              help="--trace: jobs submitted in this many days from --from-second (instead of --until-second).")
 @click.option("--limit", type=click.IntRange(min=1, max=MAX_JOBS),
               help="--trace: at most this many jobs, the first submitted.")
 @click.option("--compress", type=Number(min=MIN_COMPRESS, max=MAX_COMPRESS), default=1.0,
@@ -97,10 +108,10 @@ def simulate(
     owners: str,
     policy_file: Path | None,
     least: float,
-    slots: int | None,
+    cores: int | None,
     cores_per_machine: int | None,
-    since: float,
-    until: float | None,
+    from_second: float,
+    until_second: float | None,
     days: float | None,
     limit: int | None,
     compress: float,
@@ -128,18 +139,18 @@ def simulate(
     else:
         if scenario is not None:
             raise click.UsageError("give a SCENARIO file or --trace, not both")
-        if days is not None and until is not None:
-            raise click.UsageError("give --until or --days, not both")
+        if days is not None and until_second is not None:
+            raise click.UsageError("give --until-second or --days, not both")
         if policy_file is not None and ctx.get_parameter_source("least") is not click.core.ParameterSource.DEFAULT:
             raise click.UsageError("--least sets shares from the log: it does not go with --policy-file")
-        end = since + days * 86400 if days is not None else until
-        if end is not None and end <= since:
-            raise click.UsageError(f"--until ({end:g}) must be after --since ({since:g})")
+        end = from_second + days * 86400 if days is not None else until_second
+        if end is not None and end <= from_second:
+            raise click.UsageError(f"--until-second ({end:g}) must be after --from-second ({from_second:g})")
         check_plot(plot)
         from osep.config.trace import TraceOptions, trace_scenario
 
         made = trace_scenario(TraceOptions(
-            trace, owners, since, end, limit, compress, slots, cores_per_machine, least, policy_file,
+            trace, owners, from_second, end, limit, compress, cores, cores_per_machine, least, policy_file,
             negotiation_interval, horizon), interval)
         loaded, resolved = made.scenario, made.resolved
         _describe(resolved, loaded.horizon)
@@ -170,7 +181,8 @@ def simulate(
 
 
 # The options that describe a --trace run (an error with a SCENARIO file).
-_TRACE_ONLY = ("owners", "policy_file", "least", "slots", "cores_per_machine", "since", "until", "days", "limit",
+_TRACE_ONLY = ("owners", "policy_file", "least", "cores", "cores_per_machine", "from_second", "until_second", "days",
+               "limit",
                "compress", "negotiation_interval", "horizon")
 
 
@@ -219,17 +231,16 @@ def _is_share(share: Any) -> bool:
 
 @cli.command()
 @click.argument("logs", nargs=-1, required=True, metavar="[OWNER=]LOG...")
-@click.option("--policy", "policy_file", required=True,
-              type=click.Path(path_type=Path),
-              help="Policy file with the owners' shares the history is measured against.")
-@click.option("--decisions", type=click.Path(path_type=Path),
-              help="osep's JSON log for the same period: dates vacate signals, tells osep's "
-                   "evictions from others', and gives the pool's size.")
+@policy_file_option("The policy file with the owners' shares the history is measured against.", required=True)
+@decisions_option("The JSON log osep run wrote for the same period (its --log-file): dates vacate signals, "
+                  "tells osep's evictions from others', and gives the pool's size.")
 @click.option("--slots", type=click.IntRange(min=1, max=REPLAY_SLOTS),
-              help="Slots in the pool (default: the largest the decision log saw).")
+              help="The pool's size in slots, one core each in the what-if pool (default: the largest the "
+                   "decision log saw).")
 @click.option("--what-if", "what_if", multiple=True,
               type=click.Choice(POLICY_NAMES),
-              help="Also simulate the recorded workload under this policy; repeat for several.")
+              help="Also simulate the recorded workload under this policy (a name, as simulate's --policy); "
+                   "repeat for several.")
 @click.option("--negotiation-interval", type=Number(min=MIN_INTERVAL, max=MAX_INTERVAL),
               default=60.0, show_default=True, help="Negotiation cycle of the what-if pool (s).")
 @click.option("--vacate-delay", type=Number(min=0, max=MAX_INTERVAL), default=10.0, show_default=True,

@@ -85,7 +85,7 @@ def as_table(doc: Mapping[str, Any]) -> str:
             rows.append((f"{what} group {printable(group)} ({unit})", cells))
     first = max(len(r[0]) for r in rows)
     widths = [max(len(n), *(len(r[1][k]) for r in rows)) for k, n in enumerate(names)]
-    header = f"{printable(scenario['name'])}: {_pool(scenario)}, {scenario['jobs']} jobs"
+    header = f"{printable(scenario['name'])}: {pool_size(scenario)}, {scenario['jobs']} jobs"
     if scenario.get("span"):
         header += f", {scenario['span']}"
     lines = [header, "  ".join([" " * first] + [n.rjust(w) for n, w in zip(names, widths, strict=False)])]
@@ -128,9 +128,11 @@ def stopped_short(doc: Mapping[str, Any]) -> str | None:
             f"{stop['advice']}")
 
 
-def _pool(scenario: Mapping[str, Any]) -> str:
-    """A run's pool in a few words: its slots, or the cores of its partitionable machines (which
-    count a slot each) and its static slots beside them."""
+def pool_size(scenario: Mapping[str, Any]) -> str:
+    """A scenario's pool in a few words, the same in every command (``validate``, ``simulate``,
+    ``replay``): its slots, or the cores of its partitionable machines (which count a slot each) and
+    its static slots beside them (``slots``, ``machines``, ``machine_cores``:
+    :func:`osep.sim.experiment.pool_facts`)."""
     machines = scenario.get("machines", 0)
     if not machines:
         return f"{scenario['slots']} slots"

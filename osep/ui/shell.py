@@ -21,6 +21,7 @@ from osep import __version__, log
 from osep.config.knobs import parse_knobs
 from osep.config.toml import escape
 from osep.errors import ConfigError, OsepError
+from osep.ui import exits
 from osep.ui.usage import OsepGroup
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -49,13 +50,14 @@ class Number(click.FloatRange):
 
 def fail(exc: OsepError) -> NoReturn:
     """One line on stderr, whatever a file or a knob put in the message (control characters and
-    terminal escapes are shown escaped), and exit status 2."""
+    terminal escapes are shown escaped), and the exit status of the table (:mod:`osep.ui.exits`):
+    1 for the pool's errors, 2 for any other."""
     click.echo(f"osep: error: {escape(str(exc))}", err=True)
-    sys.exit(2)
+    sys.exit(exits.status_of(exc))
 
 
 def fails_cleanly(func: F) -> F:
-    """Turn osep's own errors into one line on stderr and exit status 2."""
+    """Turn osep's own errors into one line on stderr and their exit status (:func:`fail`)."""
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -65,6 +67,38 @@ def fails_cleanly(func: F) -> F:
             fail(exc)
 
     return cast(F, wrapper)
+
+
+# One name per meaning across the commands: the options several commands take are made here, each
+# one way, with only the sentence on what the command does with it its own.
+
+def pool_option(use: str = "") -> Callable[[F], F]:
+    """``--pool HOST[:PORT]``: the collector of the pool a command reads (or acts on)."""
+    return click.option("--pool", metavar="HOST[:PORT]",
+                        help=f"{use or 'The pool'}'s collector. [knob OSEP_POOL; default: the HTCondor "
+                             "configuration's COLLECTOR_HOST]")
+
+
+def policy_file_option(help: str, knob: bool = False, required: bool = False) -> Callable[[F], F]:
+    """``--policy-file PATH``: a policy file (owners and shares, settings), in every command that
+    reads one; ``--policy`` is only ``simulate``'s, and names a policy to simulate. What is not a
+    readable file is refused by the reader, in one line (``doctor`` makes it one of its checks)."""
+    return click.option("--policy-file", type=click.Path(path_type=Path), metavar="PATH",
+                        required=required,
+                        help=help + (" [knob OSEP_POLICY_FILE]" if knob else ""))
+
+
+def state_file_option(help: str) -> Callable[[F], F]:
+    """``--state-file PATH``: what a run leaves for the next (the ceilings osep set, vacates)."""
+    return click.option("--state-file", type=click.Path(path_type=Path), metavar="PATH",
+                        help=f"{help} [knob OSEP_STATE_FILE]")
+
+
+def decisions_option(help: str, knob: bool = False) -> Callable[[F], F]:
+    """``--decisions PATH``: the JSON log ``osep run`` wrote (its ``--log-file``, or the knob
+    ``OSEP_LOG``), read back."""
+    return click.option("--decisions", type=click.Path(path_type=Path), metavar="PATH",
+                        help=help + (" [knob OSEP_LOG]" if knob else ""))
 
 
 def format_option(func: F) -> F:
@@ -83,14 +117,14 @@ def format_option(func: F) -> F:
     "--log-level",
     type=click.Choice(log.LEVELS),
     default="warning",
-    show_default=True,
-    help="Least severe structured log event to write (info: every decision and action). "
-         "[env OSEP_LOG_LEVEL]",
+    help="Least severe structured log event to write (info: every decision and action). [default: "
+         "warning; run: its knob OSEP_LOG_LEVEL, else info; env OSEP_LOG_LEVEL]",
 )
 @click.option(
     "--log-file",
     type=click.Path(dir_okay=False, path_type=Path),
-    help="Append JSON log lines here instead of standard error.",
+    metavar="PATH",
+    help="Append JSON log lines here instead of standard error. [run: knob OSEP_LOG]",
 )
 @click.version_option(__version__, prog_name="osep")
 @click.pass_context

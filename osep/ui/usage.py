@@ -26,8 +26,8 @@ import click
 from click.core import ParameterSource
 
 from osep.config.toml import escape
+from osep.ui import exits
 
-INTERRUPTED_STATUS = 130  # 128 + SIGINT, as a shell reports a command ended by Ctrl-C
 SHOWN = 100  # characters shown of a long argument, as osep shows a long value from a file
 MAX_MESSAGE = 2000  # characters of the message at most, whatever it holds
 _LINE_BREAK = re.compile(r"\s*[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]\s*")
@@ -74,8 +74,7 @@ def usage_line(exc: click.ClickException, argv: Sequence[str] = (),
     quotes such text as it came, it is shown escaped (a newline as ``\\n``) and, when long, cut
     short; any other line break in the message is click's (or osep's) own layout, folded into a
     space. Every other character that is not printable is shown escaped too, so that nothing given
-    can end the line or reach the terminal as an escape sequence. A usage error keeps click's exit
-    status, 2, osep's status for any bad input."""
+    can end the line or reach the terminal as an escape sequence."""
     ctx = exc.ctx if isinstance(exc, click.UsageError) else None
     given = [*argv, *_values(argv), *_env_values(ctx, environ)]
     message = _one_line(_message(exc, ctx), given)
@@ -237,8 +236,9 @@ class OsepCommand(_Parsing, click.Command):
 
 class OsepGroup(_Parsing, click.Group):
     """The ``osep`` group: its ``main`` runs click in non-standalone mode and prints click's errors,
-    usage errors of every subcommand included, as osep's one line (exit status 2 for a usage error,
-    click's own otherwise). Ctrl-C ends with one line and status 130. ``--help`` and ``--version``
+    usage errors of every subcommand included, as osep's one line, with the table's status for bad
+    input (:data:`osep.ui.exits.USAGE`, 2) whatever click's own would be. Ctrl-C ends with one line and
+    :data:`osep.ui.exits.INTERRUPTED` (130). ``--help`` and ``--version``
     print as click prints them; ``osep`` alone prints the group's help on stderr, status 2."""
 
     command_class = OsepCommand
@@ -264,10 +264,10 @@ class OsepGroup(_Parsing, click.Group):
             status = super().main(argv, prog_name, complete_var, standalone_mode=False, **extra)
         except HelpForNoArguments as exc:
             exc.show()
-            sys.exit(exc.exit_code)
+            sys.exit(exits.USAGE.code)
         except click.ClickException as exc:
             click.echo(f"osep: error: {usage_line(exc, argv, os.environ)}", err=True)
-            sys.exit(exc.exit_code)
+            sys.exit(exits.USAGE.code)
         except Interrupted:
             _interrupted(blank_line=True)
         except click.exceptions.Abort as exc:  # click's form of an interrupt while it parsed
@@ -289,4 +289,4 @@ def _interrupted(blank_line: bool) -> NoReturn:
     if blank_line and sys.stderr.isatty():
         click.echo("", err=True)
     click.echo("osep: error: interrupted", err=True)
-    sys.exit(INTERRUPTED_STATUS)
+    sys.exit(exits.INTERRUPTED.code)  # 128 + SIGINT, as a shell reports it

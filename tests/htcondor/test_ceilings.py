@@ -670,7 +670,7 @@ def test_a_restarted_collector_that_has_not_heard_of_the_negotiator_yet_does_not
     again.close()
     fresh = LivePool(settings, clock=lambda: 10_000.0)
     fake.unlisted.add("negotiator")
-    with pytest.raises(PoolError, match="locating the negotiator: Unable to locate local daemon"):
+    with pytest.raises(PoolError, match="for the negotiator: Unable to locate local daemon"):
         fresh.release()
     assert fresh.ceilings_left() == {NEGOTIATOR: {"alice@site": 4}} and fresh.lapse() is None
     fresh.close()

@@ -5,6 +5,7 @@ as the negotiator counts it."""
 from __future__ import annotations
 
 import tomllib
+from dataclasses import replace
 
 import pytest
 
@@ -107,8 +108,22 @@ def test_a_pool_that_cannot_be_counted_still_gives_its_knobs(fake, monkeypatch):
 def test_a_negotiator_that_cannot_be_asked_is_a_pool_error(fake, down):
     fake.negotiator_config["GROUP_NAMES"] = "a"
     fake.down.add(down)
-    with pytest.raises(PoolError, match=r"locating the negotiator|asking the negotiator"):
+    with pytest.raises(PoolError, match=r"asking the collector .* for the negotiator|asking the negotiator at"):
         live.read_group_quotas(QUICK)
+
+
+@pytest.mark.parametrize("pool, knob, named", [
+    ("cm.example:9619", "other:9618", "the collector at cm.example:9619"),  # --pool, OSEP_POOL
+    (None, "cm.example:9618", "the collector at cm.example:9618"),  # the configuration's COLLECTOR_HOST
+    (None, None, "the collector (no --pool, OSEP_POOL or COLLECTOR_HOST set)"),
+])
+def test_a_collector_that_cannot_be_reached_is_named_with_its_address(fake, pool, knob, named):
+    if knob is not None:
+        fake.knobs["COLLECTOR_HOST"] = knob
+    fake.down.add("collector")
+    with pytest.raises(PoolError) as raised:
+        live.read_group_quotas(replace(QUICK, pool=pool))
+    assert str(raised.value).startswith(f"asking {named} for the negotiator: ")
 
 
 def test_no_groups_at_all(fake):

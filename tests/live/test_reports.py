@@ -27,7 +27,7 @@ def test_report_shows_who_is_over_and_what_would_go_next(live: Live):
     live.config()
     # Any user who can read the pool: no token at all.
     anonymous = live.env() | {"_CONDOR_SEC_TOKEN_DIRECTORY": str(live.work / "no-tokens")}
-    done = osep(live, "report", "--policy", str(policy), "--format", "json", env=anonymous)
+    done = osep(live, "report", "--policy-file", str(policy), "--format", "json", env=anonymous)
     assert done.returncode == 0, done.stderr
     assert done.stderr == ""  # every ad read as it is: no warning
     doc = json.loads(done.stdout)
@@ -38,7 +38,7 @@ def test_report_shows_who_is_over_and_what_would_go_next(live: Live):
     # The next cycle would take alice's 10 youngest jobs, the ones started last.
     assert sorted(v["job"].split("#")[1] for v in rows["alice"]["vacate_next"]) == sorted(younger)
     assert all(v["run_time"] >= 0 for v in rows["alice"]["vacate_next"])
-    table = osep(live, "report", "--policy", str(policy), "--sort", "gap")
+    table = osep(live, "report", "--policy-file", str(policy), "--sort", "gap")
     assert table.returncode == 0, table.stderr
     print(table.stdout)
     lines = table.stdout.splitlines()
@@ -80,7 +80,7 @@ def test_report_shows_whom_osep_holds_and_a_dry_run_logs_the_holds_it_would_set(
 @pytest.mark.parametrize("live", [{"cpus": SLOTS}], indirect=True)
 def test_replay_of_what_the_pool_just_recorded(live: Live):
     rec = record(live, "share-back", live.work / "recorded")
-    done = osep(live, "replay", str(rec.events), "--policy", str(rec.policy),
+    done = osep(live, "replay", str(rec.events), "--policy-file", str(rec.policy),
                 "--decisions", str(rec.decisions), "--format", "json",
                 "--what-if", "none", "--what-if", "osep", "-t", "2", "--negotiation-interval", "2",
                 "--plot", str(live.work / "replay.png"))
@@ -88,7 +88,7 @@ def test_replay_of_what_the_pool_just_recorded(live: Live):
     assert "warning" not in done.stderr
     doc = json.loads(done.stdout)
     recorded = doc["policies"]["recorded"]
-    print(osep(live, "replay", str(rec.events), "--policy", str(rec.policy),
+    print(osep(live, "replay", str(rec.events), "--policy-file", str(rec.policy),
                "--decisions", str(rec.decisions)).stdout)
     vacates = [e for e in live.events("action") if e.get("kind") == "vacate"
                and e.get("outcome") == "done"]

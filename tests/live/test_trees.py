@@ -70,7 +70,7 @@ def test_a_subgroup_gets_its_share_back_from_the_sibling_group(live: Live):
         assert live.history(user)["aborted"] == [], f"{user}: a job was removed"
         assert live.queued(user) == queued
 
-    done = subprocess.run([sys.executable, "-m", "osep", "report", "--tree", "--policy",
+    done = subprocess.run([sys.executable, "-m", "osep", "report", "--tree", "--policy-file",
                            str(policy), "--format", "json"], env=live.env(), capture_output=True,
                           text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr
@@ -78,7 +78,7 @@ def test_a_subgroup_gets_its_share_back_from_the_sibling_group(live: Live):
     assert (rows["group_physics"]["usage"], rows["group_physics"]["target"]) == (10, 10)
     assert (rows["group_physics.alice"]["usage"], rows["group_physics.bob"]["usage"]) == (5, 5)
     assert rows["group_chem"]["usage"] == 10 and rows["group_chem"]["gap"] == 0
-    table = subprocess.run([sys.executable, "-m", "osep", "report", "--tree", "--policy",
+    table = subprocess.run([sys.executable, "-m", "osep", "report", "--tree", "--policy-file",
                             str(policy)], env=live.env(), capture_output=True, text=True,
                            timeout=120, check=False)
     print(table.stdout)

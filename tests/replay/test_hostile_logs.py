@@ -303,7 +303,7 @@ def event_case(index: int, tmp: Path) -> tuple[str, list[str], list[Path]]:
         rng.shuffle(logs)
     if rng.random() < 0.2:
         logs = [f"alice={log}" for log in logs]
-    args = ["replay", *logs, "--policy", POLICY]
+    args = ["replay", *logs, "--policy-file", POLICY]
     if rng.random() < 0.2:
         args += ["--decisions", str(DATA / "share-back.decisions.jsonl")]
     else:
@@ -477,7 +477,7 @@ def decision_case(index: int, tmp: Path) -> tuple[str, list[str], list[Path]]:
                 rng.choice(["2026-11-22T07:19:50", "0", "1795331990"]), "--until",
                 rng.choice(["2026-11-22T07:20:30", "4102444799", "2100-01-01"]), *fmt]
     else:
-        args = ["replay", str(DATA / "share-back.events.log"), "--policy", POLICY,
+        args = ["replay", str(DATA / "share-back.events.log"), "--policy-file", POLICY,
                 "--decisions", str(path), *fmt]
         if rng.random() < 0.5:
             args += ["--slots", "4"]
@@ -695,9 +695,9 @@ def test_an_enormous_line_is_never_held(tmp_path):
     decisions = tmp_path / "huge.decisions.jsonl"
     at = DECISIONS.index(b"\n", 1000) + 1
     write_with_a_huge_line(decisions, DECISIONS, at, b'{"event": "action", "detail": "')
-    good_replay, _ = peak_mib("replay", str(DATA / "share-back.events.log"), "--policy", POLICY,
+    good_replay, _ = peak_mib("replay", str(DATA / "share-back.events.log"), "--policy-file", POLICY,
                               "--slots", "4")
-    huge_replay, said = peak_mib("replay", str(events), "--policy", POLICY, "--slots", "4")
+    huge_replay, said = peak_mib("replay", str(events), "--policy-file", POLICY, "--slots", "4")
     assert "an event longer than 4 MiB, skipped" in said
     good_report, _ = peak_mib("report", "--history", "--decisions", str(DATA /
                                                                      "share-back.decisions.jsonl"))

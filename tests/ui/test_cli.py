@@ -116,10 +116,10 @@ _NUMBERS = [
     (["simulate", "--trace", str(ROOT / "osep" / "data" / "traces" / "LCG-2005.swf.gz")], "--compress"),
     (["simulate", "--trace", str(ROOT / "osep" / "data" / "traces" / "LCG-2005.swf.gz")], "--least"),
     (["simulate", "--trace", str(ROOT / "osep" / "data" / "traces" / "LCG-2005.swf.gz")], "--horizon"),
-    (["simulate", "--trace", str(ROOT / "osep" / "data" / "traces" / "LCG-2005.swf.gz")], "--since"),
-    (["replay", "x.log", "--policy", "p.toml"], "--negotiation-interval"),
-    (["replay", "x.log", "--policy", "p.toml"], "--vacate-delay"),
-    (["replay", "x.log", "--policy", "p.toml"], "-t"),
+    (["simulate", "--trace", str(ROOT / "osep" / "data" / "traces" / "LCG-2005.swf.gz")], "--from-second"),
+    (["replay", "x.log", "--policy-file", "p.toml"], "--negotiation-interval"),
+    (["replay", "x.log", "--policy-file", "p.toml"], "--vacate-delay"),
+    (["replay", "x.log", "--policy-file", "p.toml"], "-t"),
     (["run", "--once"], "--min-run-time"),
     (["run", "--once"], "-t"),
     (["shares", "p.toml"], "--dampening"),
@@ -192,7 +192,7 @@ def test_json_log_file_has_one_event_per_decision(runner, tmp_path):
 # -- replay --------------------------------------------------------------------------------------
 
 DATA = ROOT / "tests" / "data"
-SHARE_BACK = [str(DATA / "share-back.events.log"), "--policy", str(DATA / "share-back.policy.toml"),
+SHARE_BACK = [str(DATA / "share-back.events.log"), "--policy-file", str(DATA / "share-back.policy.toml"),
               "--decisions", str(DATA / "share-back.decisions.jsonl")]
 
 
@@ -261,7 +261,7 @@ def test_replay_places_recorded_jobs_in_an_owner_tree(runner, tmp_path):
     args = ["replay", str(log), "--decisions", str(DATA / "share-back.decisions.jsonl"), "--format", "json"]
 
     def recorded(policy):
-        result = runner.invoke(cli, [*args, "--policy", str(policy)])
+        result = runner.invoke(cli, [*args, "--policy-file", str(policy)])
         assert result.exit_code == 0, result.stderr
         return json.loads(result.stdout)["policies"]["recorded"]
 
@@ -276,7 +276,7 @@ def test_replay_places_recorded_jobs_in_an_owner_tree(runner, tmp_path):
     assert groups["group_b"]["PV"] == owners["group_b.bob"]["PV"]
     assert recorded(flat)["PV"] == 61  # the flat leaves give alice 2.5 and bob 1.5
     # A what-if run places the recorded jobs in the same tree.
-    result = runner.invoke(cli, [*args, "--policy", str(tree), "--what-if", "osep", "--what-if", "grid",
+    result = runner.invoke(cli, [*args, "--policy-file", str(tree), "--what-if", "osep", "--what-if", "grid",
                                  "-t", "2", "--negotiation-interval", "2"])
     assert result.exit_code == 0, result.stderr
     what_if = json.loads(result.stdout)["policies"]
@@ -308,7 +308,7 @@ def test_replay_owner_for_a_user_log(runner, tmp_path):
     )
     policy = tmp_path / "p.toml"
     policy.write_text("[owners]\nalice = 1\n")
-    result = runner.invoke(cli, ["replay", f"alice={log}", "--policy", str(policy), "--slots", "1",
+    result = runner.invoke(cli, ["replay", f"alice={log}", "--policy-file", str(policy), "--slots", "1",
                                  "--format", "json"])
     assert result.exit_code == 0, result.stderr
     alice = json.loads(result.stdout)["policies"]["recorded"]["owners"]["alice"]
@@ -319,7 +319,7 @@ def test_replay_warns_about_damage_on_stderr_and_goes_on(runner, tmp_path):
     log = tmp_path / "cut.log"
     text = (DATA / "share-back.events.log").read_bytes()
     log.write_bytes(text[: text.rindex(b"\n005 (") + 40])
-    result = runner.invoke(cli, ["replay", str(log), "--policy", str(DATA / "share-back.policy.toml"),
+    result = runner.invoke(cli, ["replay", str(log), "--policy-file", str(DATA / "share-back.policy.toml"),
                                  "--slots", "4"])
     assert result.exit_code == 0
     assert f"osep: warning: {log}: byte" in result.stderr
@@ -332,7 +332,7 @@ def test_replay_warns_about_damage_on_stderr_and_goes_on(runner, tmp_path):
     ([str(DATA / "no-enforcement.events.log")], "--slots N"),
 ])
 def test_replay_errors_name_the_problem(runner, args, message):
-    result = runner.invoke(cli, ["replay", *args, "--policy", str(DATA / "share-back.policy.toml")])
+    result = runner.invoke(cli, ["replay", *args, "--policy-file", str(DATA / "share-back.policy.toml")])
     assert result.exit_code == 2
     assert message in result.stderr and "Traceback" not in result.stderr
 
@@ -369,10 +369,10 @@ def test_report_history_from_the_decision_log(runner):
       for when in ("1e999", "nan", "-1e300", "99999999999999", "9999-12-31T23:59:59-23:59")),
     # A directory given as the decision log: the reader's one line, not click's usage text.
     (["report", "--history", "--decisions", str(DATA)], "cannot read the decision log: not a regular file"),
-    (["replay", "--policy", str(DATA / "share-back.policy.toml"), "--decisions", str(DATA),
+    (["replay", "--policy-file", str(DATA / "share-back.policy.toml"), "--decisions", str(DATA),
       str(DATA / "share-back.events.log")], "cannot read the decision log: not a regular file"),
     # Owner trees: --tree needs one, shares takes a FILE or --from-pool.
-    (["report", "--tree", "--policy", str(ROOT / "osep" / "data" / "policy.toml")], "flat, not a tree"),
+    (["report", "--tree", "--policy-file", str(ROOT / "osep" / "data" / "policy.toml")], "flat, not a tree"),
     (["report", "--tree", "--history", "--decisions", "x.jsonl"], "do not go with --history"),
     (["shares"], "give a FILE, or --from-pool"),
     (["shares", "--from-pool", str(ROOT / "osep" / "data" / "slurm-classic-example.toml")],
@@ -427,3 +427,22 @@ def test_an_unknown_scenario_name_is_one_line_listing_the_bundled_ones(runner, t
     assert result.exit_code == 2 and result.stdout == ""
     assert result.stderr == ("osep: error: paper-generl: no such file, nor a bundled scenario (those are: "
                              "lcg-2005, machines, nasa-ipsc, paper-general, paper-job-size, tree)\n")
+
+
+def test_the_help_says_which_log_level_each_command_starts_at(runner):
+    """osep logs at warning, run at its knob's level (info unless set): the help says both."""
+    from osep.config.knobs import DaemonSettings
+
+    group = next(p for p in cli.params if p.name == "log_level")
+    text = " ".join(runner.invoke(cli, ["--help"]).stdout.split())
+    assert f"default: {group.default}; run: its knob OSEP_LOG_LEVEL, else {DaemonSettings().log_level}" in text
+
+
+@pytest.mark.parametrize("name", ["machines", "paper-general"])
+def test_validate_and_simulate_say_a_pool_s_size_in_the_same_words(runner, name):
+    """machines: 20 cores in 4 partitionable machines (its policy counts cores), in both."""
+    said = runner.invoke(cli, ["validate", name]).stdout
+    header = runner.invoke(cli, ["simulate", name, "--policy", "osep"]).stdout.splitlines()[0]
+    size = header.split(": ", 1)[1].rsplit(", ", 1)[0]
+    assert f"scenario '{name}': {size}, " in said
+    assert size == {"machines": "20 cores in 4 partitionable machines", "paper-general": "20 slots"}[name]

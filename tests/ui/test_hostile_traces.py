@@ -194,11 +194,12 @@ HOSTILE_NUMBERS = [
     "0x10", "1_000", "9e999999999", "1e-999999999", "2147483648", "2147483647", "0", "-1", ".", "+", "1.",
     ".5", "+.5e-3", "1e", "\U0001d7d9", "\x00", "\x1b[2J", "",
 ]
-WINDOWS = [(), ("--since", "1e10"), ("--until", "1"), ("--since", "5", "--until", "6"), ("--days", "0.0001"),
-           ("--since", "9999999999", "--until", "1e10"), ("--compress", "1000"), ("--compress", "0.001")]
+WINDOWS = [(), ("--from-second", "1e10"), ("--until-second", "1"),
+           ("--from-second", "5", "--until-second", "6"), ("--days", "0.0001"),
+           ("--from-second", "9999999999", "--until-second", "1e10"), ("--compress", "1000"), ("--compress", "0.001")]
 OPTIONS = [SMALL, (*SMALL, "--owners", "group.user"), (*SMALL, "--cores-per-machine", "4096"),
            (*SMALL, "--owners", "partition", "--least", "0.5"), ("--limit", "3", "--policy", "osep"),
-           (*SMALL, "--slots", "3", "--cores-per-machine", "2")]
+           (*SMALL, "--cores", "3", "--cores-per-machine", "2")]
 
 
 def write(path: Path, text: str | bytes, zipped: bool = False) -> Path:
@@ -240,7 +241,7 @@ def field_cases(tmp: Path) -> list[Case]:
 
 
 def window_cases(tmp: Path) -> list[Case]:
-    """Hostile submit, wait and run times, with --since and --until around them."""
+    """Hostile submit, wait and run times, with --from-second and --until-second around them."""
     cases = []
     times = ["1e10", "9999999999.5", "1e300", "1e-300", "-0", "0.0000001", "1e8", "100000001"]
     for k, value in enumerate(times):

@@ -108,16 +108,16 @@ def test_the_pool_options(runner, tmp_path):
     pool = doc["scenario"]["trace"]["pool"]
     # jobs every 10 s, every third of 600 s: eleven of them at once at 100 s
     assert pool["cores"] == 11 and pool["from"] == "the most cores the log's jobs held at once"
-    doc = json.loads(ok(runner, "--trace", log, "--slots", "10", "--cores-per-machine", "4", "--format", "json",
+    doc = json.loads(ok(runner, "--trace", log, "--cores", "10", "--cores-per-machine", "4", "--format", "json",
                         "--policy", "none").stdout)
     pool = doc["scenario"]["trace"]["pool"]
     # Exactly the cores asked for: two machines of 4 and one of what is left.
     assert (pool["machines"], pool["cores"], pool["partitionable"], pool["unit"]) == (3, 10, True, "cpus")
     assert (pool["cores_per_machine"], pool["last_machine_cores"]) == (4, 2)
     assert doc["scenario"]["slots"] == 10
-    result = ok(runner, "--trace", log, "--slots", "10", "--cores-per-machine", "4", "--policy", "none")
-    assert "pool: 10 cores in 3 partitionable machines: 2 of 4 cores and one of 2 (from --slots)" in result.stderr
-    doc = json.loads(ok(runner, "--trace", log, "--slots", "12", "--cores-per-machine", "4", "--format", "json",
+    result = ok(runner, "--trace", log, "--cores", "10", "--cores-per-machine", "4", "--policy", "none")
+    assert "pool: 10 cores in 3 partitionable machines: 2 of 4 cores and one of 2 (from --cores)" in result.stderr
+    doc = json.loads(ok(runner, "--trace", log, "--cores", "12", "--cores-per-machine", "4", "--format", "json",
                         "--policy", "none").stdout)
     pool = doc["scenario"]["trace"]["pool"]
     assert (pool["machines"], pool["cores"], pool["last_machine_cores"]) == (3, 12, 4)
@@ -125,7 +125,7 @@ def test_the_pool_options(runner, tmp_path):
 
 def test_the_window_limit_and_compress(runner, tmp_path):
     log = small_log(tmp_path)
-    doc = json.loads(ok(runner, "--trace", log, "--since", "20", "--until", "80", "--compress", "2",
+    doc = json.loads(ok(runner, "--trace", log, "--from-second", "20", "--until-second", "80", "--compress", "2",
                         "--format", "json", "--policy", "none").stdout)
     trace = doc["scenario"]["trace"]
     assert trace["jobs"] == 6 and trace["outside_window"] == 6
@@ -165,20 +165,20 @@ def test_skipped_records_are_counted(runner, tmp_path):
 @pytest.mark.parametrize("args, text", [
     ([], "give a SCENARIO file, or --trace"),
     ([str(ROOT / "osep" / "data" / "scenarios" / "paper-job-size.toml"), "--trace", "x.swf"], "not both"),
-    ([str(ROOT / "osep" / "data" / "scenarios" / "paper-job-size.toml"), "--slots", "4"], "--slots goes with --trace"),
+    ([str(ROOT / "osep" / "data" / "scenarios" / "paper-job-size.toml"), "--cores", "4"], "--cores goes with --trace"),
     ([str(ROOT / "osep" / "data" / "scenarios" / "paper-job-size.toml"), "--owners", "group"], "--owners goes with"),
-    (["--trace", "{log}", "--until", "50", "--days", "1"], "--until or --days, not both"),
-    (["--trace", "{log}", "--since", "50", "--until", "40"], "must be after --since"),
+    (["--trace", "{log}", "--until-second", "50", "--days", "1"], "--until-second or --days, not both"),
+    (["--trace", "{log}", "--from-second", "50", "--until-second", "40"], "must be after --from-second"),
     (["--trace", "{log}", "--least", "0.5", "--policy-file", "p.toml"], "does not go with --policy-file"),
     (["--trace", "{log}", "--owners", "site"], "osep: error: simulate: --owners: "),
-    (["--trace", "{log}", "--slots", "0"], "osep: error: simulate: --slots: "),
+    (["--trace", "{log}", "--cores", "0"], "osep: error: simulate: --cores: "),
     (["--trace", "{log}", "--compress", "0"], "osep: error: simulate: --compress: "),
-    (["--trace", "{log}", "--since", "-1"], "osep: error: simulate: --since: "),
+    (["--trace", "{log}", "--from-second", "-1"], "osep: error: simulate: --from-second: "),
     (["--trace", "{log}", "--plot", "x.gif"], ".png or .svg"),
-    (["--trace", "{log}", "--since", "5000"],
+    (["--trace", "{log}", "--from-second", "5000"],
      "no jobs in the log submitted in [5000, the end) s: of its 12 data lines, 0 were left out and the others"),
-    (["--trace", "{log}", "--slots", "20000"], "more one-core slots than 10,000"),
-    (["--trace", "{log}", "--slots", "8", "--cores-per-machine", "1", "--horizon", "1e8"], "--horizon: must be at"),
+    (["--trace", "{log}", "--cores", "20000"], "more one-core slots than 10,000"),
+    (["--trace", "{log}", "--cores", "8", "--cores-per-machine", "1", "--horizon", "1e8"], "--horizon: must be at"),
     (["--trace", "{log}", "--policy-file", "missing.toml"], "missing.toml: no such file"),
     (["--trace", "missing.swf"], "missing.swf: no such file"),
 ])
@@ -195,13 +195,13 @@ def test_multi_core_jobs_need_machines(runner, tmp_path):
     log.write_text("; MaxProcs: 64\n" + LINE.format(n=1, t=0, r=10, u=1, g=1, q=1, p=1).replace(" 10 1 ", " 10 32 "))
     one_line_error(run(runner, "--trace", log), "--cores-per-machine: the log has jobs of up to 32 processors")
     one_line_error(run(runner, "--trace", log, "--cores-per-machine", "16"), "more than a machine of 16 cores")
-    one_line_error(run(runner, "--trace", log, "--slots", "400000", "--cores-per-machine", "32"),
+    one_line_error(run(runner, "--trace", log, "--cores", "400000", "--cores-per-machine", "32"),
                    "make 12,500 machines")
-    one_line_error(run(runner, "--trace", log, "--slots", "24", "--cores-per-machine", "32"),
-                   "--slots: the log has jobs of up to 32 processors, more than the pool's 24 cores")
+    one_line_error(run(runner, "--trace", log, "--cores", "24", "--cores-per-machine", "32"),
+                   "--cores: the log has jobs of up to 32 processors, more than the pool's 24 cores")
     ok(runner, "--trace", log, "--cores-per-machine", "32", "--policy", "none")
     # A machine smaller than the rest, beside a whole one, is no obstacle.
-    ok(runner, "--trace", log, "--slots", "40", "--cores-per-machine", "32", "--policy", "none")
+    ok(runner, "--trace", log, "--cores", "40", "--cores-per-machine", "32", "--policy", "none")
 
 
 @pytest.mark.parametrize("content, text", [
@@ -270,8 +270,8 @@ def test_the_nasa_log_uncompressed(runner, tmp_path):
 def test_the_lcg_log_runs_by_vo_and_user(runner, log):
     """The grid's MaxProcs (24,515 cores) is more one-core slots than a simulated pool may have, so
     the pool is given; two hours of the log."""
-    one_line_error(run(runner, "--trace", log, "--until", "7200"), "MaxProcs header gives 24,515 cores")
-    result = ok(runner, "--trace", log, "--until", "7200", "--owners", "group.user", "--slots", "300",
+    one_line_error(run(runner, "--trace", log, "--until-second", "7200"), "MaxProcs header gives 24,515 cores")
+    result = ok(runner, "--trace", log, "--until-second", "7200", "--owners", "group.user", "--cores", "300",
                 "--policy", "none", "--policy", "osep", "--format", "json")
     trace = json.loads(result.stdout)["scenario"]["trace"]
     assert trace["jobs"] > 1000 and trace["records"] == 188041 and trace["header"]["MaxProcs"] == "24515"

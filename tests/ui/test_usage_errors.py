@@ -1,4 +1,5 @@
-"""Every usage error of every command is one line: ``osep: error: ...``, exit status 2.
+"""Every usage error of every command is one line: ``osep: error: ...``, exit status 2; and the
+table of what users get wrong, command by command, each with its status from :mod:`osep.ui.exits`.
 
 The cases are generated, with a fixed seed, from the commands' own click definitions: for each
 option and argument of each command (and of the ``osep`` group), values its type refuses (choices
@@ -29,6 +30,7 @@ import pytest
 
 import osep
 from builders import cli_runner
+from osep.ui import exits
 from osep.ui.cli import cli
 from osep.ui.usage import SHOWN, usage_line
 
@@ -146,8 +148,8 @@ def _refused_combinations() -> list[Case]:
     cases = [
         Case(("simulate",), sim, ("give a SCENARIO",)),
         Case(("simulate", scenario, "--trace", trace), sim, ("not both",)),
-        Case(("simulate", "--trace", trace, "--until", "50", "--days", "1"), sim, ("--until or --days",)),
-        Case(("simulate", "--trace", trace, "--since", "50", "--until", "40"), sim, ("must be after",)),
+        Case(("simulate", "--trace", trace, "--until-second", "50", "--days", "1"), sim, ("--until-second or --days",)),
+        Case(("simulate", "--trace", trace, "--from-second", "50", "--until-second", "40"), sim, ("must be after",)),
         Case(("simulate", "--trace", trace, "--least", "0.5", "--policy-file", shares), sim, ("--least",)),
         Case(("simulate", scenario, "--plot", "x.gif"), sim, ("--plot", ".png or .svg")),
         Case(("simulate", scenario, "--plot", "/no/such/dir/\x1b[31m\n.png"), sim, ("no directory",)),
@@ -162,7 +164,7 @@ def _refused_combinations() -> list[Case]:
         Case(("--log-file", FIFO, "validate", scenario), "osep: error: --log-file: ", ("nobody reads",)),
         Case(("--log-level", "info"), "osep: error: missing command"),
     ]
-    for option in ("--slots", "--owners", "--since", "--horizon", "--limit"):
+    for option in ("--cores", "--owners", "--from-second", "--horizon", "--limit"):
         value = "group" if option == "--owners" else "4"
         cases.append(Case(("simulate", scenario, option, value), sim, (f"{option} goes with --trace",)))
     return cases
@@ -180,10 +182,10 @@ def generate_paths() -> list[Case]:
                 continue  # a plot is written, a state file may be missing, decisions need --history
             for value in (MISSING, FIFO):
                 if isinstance(param, click.Argument):
-                    args = (name, value, *(("--policy", FILE) if name == "replay" else ()))
+                    args = (name, value, *(("--policy-file", FILE) if name == "replay" else ()))
                 elif name == "replay":
                     args = (name, FILE, *_given(param, value)) if param.name != "policy_file" else (
-                        name, FILE, "--policy", value)
+                        name, FILE, "--policy-file", value)
                 elif name == "simulate" and param.name == "policy_file":
                     args = (name, "--trace", FILE, "--policy-file", value)
                 else:
@@ -410,3 +412,124 @@ def test_ctrl_c_of_a_real_process(tmp_path):
         child.kill()
     assert (child.returncode, stderr) == (130, "osep: error: interrupted\n")
     assert resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss <= MAX_RSS_KIB
+
+
+# What users get wrong, command by command: each is one line on stderr with the status the table of
+# exit statuses (osep.ui.exits) gives it, and names what is wrong. {policy} is a good policy file,
+# {scenario} a good scenario; the placeholders of the generated cases above stand for the rest.
+POLICY, SCENARIO = str(ROOT / "osep" / "data" / "policy.toml"), "paper-job-size"
+USAGE = exits.USAGE.code
+MISTAKES = [
+    # run
+    (("run", "--polcy-file", POLICY), USAGE, "--polcy-file: no such option (did you mean --policy-file?)"),
+    (("run", "--once", "-t", "0"), USAGE, "run: -t/--interval: 0.0 is not in the range 1.0<=x<=86400.0"),
+    (("run", "--once", "--dry-run", "--policy-file", MISSING), USAGE, "missing.toml"),
+    (("run", "--once", "--dry-run", "--policy-file", DIR), USAGE, "is a directory, not a file"),
+    (("run", "--once", "--metrics-port", "9464"), USAGE, "does not go with --once"),
+    # release
+    (("release", "--pool"), USAGE, "release: option '--pool' requires an argument"),
+    (("release",), USAGE, "no state file"),
+    # report
+    (("report", "--sort", "size"), USAGE, "report: --sort: 'size' is not one of 'owner', 'gap', 'running'"),
+    (("report", "--policy", POLICY), USAGE,
+     "--policy: no such option (did you mean one of --policy-file, --pool?)"),
+    (("report", "--policy-file", MISSING), USAGE, "missing.toml"),
+    (("report", "--policy-file", DIR), USAGE, "is a directory, not a file"),
+    (("report", "--since", "yesterday"), USAGE, "go with --history"),
+    (("report", "--history", "--decisions", MISSING), USAGE, "missing.toml"),
+    # doctor
+    (("doctor", "--format", "csv"), USAGE, "doctor: --format: 'csv' is not one of 'table', 'json'"),
+    (("doctor", "--state"), USAGE, "--state: no such option"),
+    # shares
+    (("shares", "--model", "fifo", str(ROOT / "osep" / "data" / "slurm-classic-example.toml")), USAGE,
+     "shares: --model: 'fifo' is not one of"),
+    (("shares",), USAGE, "give a FILE, or --from-pool"),
+    (("shares", MISSING), USAGE, "missing.toml"),
+    (("shares", "--dampening", "0", POLICY), USAGE, "--dampening: 0.0 is not in the range 0<x<=1000000.0"),
+    # simulate
+    (("simulate", SCENARIO, "--policy", "nonee"), USAGE, "simulate: --policy: 'nonee' is not one of 'none', "),
+    (("simulate", SCENARIO, "--policy", POLICY), USAGE, "simulate: --policy: "),
+    (("simulate",), USAGE, "give a SCENARIO file, or --trace"),
+    (("simulate", MISSING), USAGE, "missing.toml"),
+    (("simulate", SCENARIO, "-t", "nan"), USAGE, "simulate: -t/--interval: 'nan' is not in the range"),
+    (("simulate", SCENARIO, "--cores", "4"), USAGE, "--cores goes with --trace"),
+    (("simulate", "--trace", MISSING, "--policy-file", POLICY), USAGE, "missing.toml"),
+    (("simulate", "--trace", str(ROOT / "osep" / "data" / "traces" / "NASA-iPSC-1993-3.1-cln.swf.gz"),
+      "--cores-per-machine", "128", "--policy-file", DIR), USAGE, "is a directory, not a file"),
+    # replay
+    (("replay", FILE), USAGE, "replay: --policy-file: required, not given"),
+    (("replay", FILE, "--policy", POLICY), USAGE, "--policy: no such option (did you mean --policy-file?)"),
+    (("replay", FILE, "--policy-file", POLICY, "--what-if", "fifo"), USAGE,
+     "replay: --what-if: 'fifo' is not one of"),
+    (("replay", MISSING, "--policy-file", POLICY), USAGE, "missing.toml"),
+    (("replay", FILE, "--policy-file", MISSING), USAGE, "missing.toml"),
+    (("replay", FILE, "--policy-file", POLICY, "--slots", "0"), USAGE, "replay: --slots: 0 is not in the range"),
+    # validate, example, and osep itself
+    (("validate",), USAGE, "validate: FILES: required, not given"),
+    (("validate", MISSING), USAGE, "missing.toml"),
+    (("validate", DIR), USAGE, "is a directory, not a file"),
+    (("example", "polcy"), USAGE, "polcy"),
+    (("simulat", SCENARIO), USAGE, "no such command 'simulat' (did you mean simulate?)"),
+    (("--log-level", "loud", "validate", POLICY), USAGE, "--log-level: 'loud' is not one of"),
+]
+
+
+def test_every_command_has_its_mistakes_in_the_table():
+    assert {args[0] for args, _, _ in MISTAKES} >= set(cli.commands)
+
+
+@pytest.mark.parametrize("args, status, names", MISTAKES,
+                         ids=lambda v: " ".join(v)[:60] if isinstance(v, tuple) else None)
+def test_a_mistake_is_one_line_with_the_table_s_status(args, status, names, files):
+    result = cli_runner().invoke(cli, _args(Case(args), files), env={"OSEP_LOG_LEVEL": None})
+    assert result.exit_code == status, (args, result.exit_code, result.stderr)
+    assert result.stderr.startswith("osep: error: ") and result.stderr.count("\n") == 1, result.stderr
+    assert names in result.stderr, (names, result.stderr)
+    assert not result.stdout
+
+
+def test_the_table_of_exit_statuses():
+    """The statuses the documentation lists, one meaning each."""
+    assert [(s.code, s.name) for s in exits.STATUSES] == [(0, "done"), (1, "pool"), (2, "usage"),
+                                                          (130, "interrupted")]
+    assert len({s.meaning for s in exits.STATUSES}) == len(exits.STATUSES)
+
+
+@pytest.fixture(scope="module")
+def closed_port() -> str:
+    """An address on this machine where nothing listens: a port the kernel gave and that was closed."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return f"127.0.0.1:{sock.getsockname()[1]}"
+
+
+# A pool that cannot be reached (--pool naming a closed port): status 1 (exits.POOL) in every command
+# that reads one, and the collector named by the address tried. Real processes (the real bindings).
+UNREACHABLE = [
+    ("report", "--policy-file", POLICY),
+    ("shares", "--from-pool"),
+    ("doctor", "--policy-file", POLICY, "--state-file", MISSING),
+    ("run", "--once", "--dry-run", "--policy-file", POLICY),
+]
+
+
+def test_an_unreachable_pool_is_status_1_naming_the_collector_s_address(files, tmp_path, closed_port):
+    def one(index: int) -> tuple[tuple[str, ...], tuple[int, str, str, int, float]]:
+        folder = tmp_path / str(index)
+        folder.mkdir()
+        args = [*_args(Case(UNREACHABLE[index]), files), "--pool", closed_port]
+        return UNREACHABLE[index], _child(args, folder)
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        results = list(pool.map(one, range(len(UNREACHABLE))))
+    named = f"the collector at {closed_port}"
+    for args, (status, stdout, stderr, _, seconds) in results:
+        assert seconds < TIMEOUT and status == exits.POOL.code, (args, status, stderr)
+        if args[0] == "doctor":  # its table says it, on stdout
+            assert f"asking {named}: " in stdout, stdout
+        elif args[0] == "run":  # a run's errors are events of its log (standard error, at info)
+            assert f'"problem": "asking {named} for the schedds: ' in stderr, stderr
+        else:
+            assert stderr.startswith(f"osep: error: asking {named} for the ") and stderr.count("\n") == 1, stderr
