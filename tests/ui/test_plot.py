@@ -66,10 +66,10 @@ def test_group_plot_draws_every_policy_for_an_owner_tree(tmp_path):
     from osep.ui.plot import draw_groups
 
     scenarios = Path(__file__).parents[2] / "osep" / "data" / "scenarios"
-    outcomes = run_scenario(load_scenario(scenarios / "tree.toml"), ("none", "slurm", "osep"))
+    outcomes = run_scenario(load_scenario(scenarios / "tree.toml"), ("greedy", "slurm", "osep"))
     draw_groups(tmp_path / "groups.png", "tree", outcomes)
     assert (tmp_path / "groups.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    flat = run_scenario(load_scenario(scenarios / "paper-job-size.toml"), ("none",))
+    flat = run_scenario(load_scenario(scenarios / "paper-job-size.toml"), ("greedy",))
     with pytest.raises(ValueError, match="no outcome has top-level groups"):
         draw_groups(tmp_path / "flat.png", "flat", flat)
 
@@ -116,7 +116,7 @@ def test_no_two_owners_that_coincide_share_an_offset(curves, copies):
 def test_the_legend_names_the_vacate_marks_and_the_drawing_apart(tmp_path):
     # paper-general's first panel (greedy) has no vacates, the osep panels have; owners 3 and 4 have
     # equal shares and ideals
-    outcomes = run_scenario(load_scenario(bundled.scenario("paper-general")), ("none", "osep"),
+    outcomes = run_scenario(load_scenario(bundled.scenario("paper-general")), ("greedy", "osep"),
                             records=True)
     path = tmp_path / "plot.svg"
     draw(path, "paper-general", outcomes)
