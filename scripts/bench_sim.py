@@ -17,8 +17,8 @@ counted) and its peak resident memory (building included). The run ends with the
 child also prints what the run gave (PV, vacates, the last job's end), so that two versions of the
 simulator can be compared on the same workload.
 
-    .venv/bin/python scripts/bench_sim.py week [--jobs N] [--slots N] [--days D] [--policies none,osep]
-    .venv/bin/python scripts/bench_sim.py trace [--slots N] [--policies none,fairshare,osep]
+    .venv/bin/python scripts/bench_sim.py week [--jobs N] [--slots N] [--days D] [--policies greedy,osep]
+    .venv/bin/python scripts/bench_sim.py trace [--slots N] [--policies greedy,fairshare,osep]
     ... [--repeat N] [--seed S] [--negotiation S] [--interval T] [--profile DIR]
 
 ``--profile DIR``: each run under cProfile, its statistics written to DIR/<workload>-<policy>.prof and
@@ -56,8 +56,8 @@ from osep.sim.specs import JobSpec, PoolSettings, SlotSpec  # noqa: E402
 
 TRACE = ROOT / "osep" / "data" / "traces" / "LCG-2005.swf.gz"
 DAY = 86400.0
-DEFAULTS = {"week": {"slots": 10_000, "policies": "none,osep"},
-            "trace": {"slots": 1_580, "policies": "none,fairshare,osep"}}
+DEFAULTS = {"week": {"slots": 10_000, "policies": "greedy,osep"},
+            "trace": {"slots": 1_580, "policies": "greedy,fairshare,osep"}}
 
 
 def week(trace: Path, jobs: int, days: float, seed: int) -> list[JobSpec]:

@@ -80,7 +80,7 @@ def main() -> None:
         'name = "lcg-2005"',
         f'description = "LCG 2005, first {args.days:g} days: {len(work.jobs):,} jobs of {len(used)} VOs '
         f'(as an owner tree) on {args.slots} slots"',
-        'policies = ["none", "fairshare", "osep", "osep-ckpt"]',
+        'policies = ["greedy", "fairshare", "osep", "osep-ckpt"]',
         f"horizon = {args.horizon * 86400:g}",
         "",
         "[pool]",

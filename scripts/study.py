@@ -41,7 +41,7 @@ from osep.ui.plot import draw_groups  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT = ("paper-general", "paper-job-size", "tree", "lcg-2005")
-POLICIES = ("none", "fairshare", "slurm", "share", "grid", "cambridge", "osep", "osep-ckpt")
+POLICIES = ("greedy", "fairshare", "slurm", "share", "grid", "cambridge", "osep", "osep-ckpt")
 HYBRIDS = (Order.SLURM, Order.SHARE, Order.GRID)  # OSEP over each, owner targets
 TRACE = ROOT / "osep" / "data" / "traces" / "LCG-2005.swf.gz"
 TRACE_SLOTS = 1580  # the cores the trace keeps busy on average (scripts/bench_sim.py's choice)

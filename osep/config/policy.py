@@ -10,7 +10,7 @@ A policy file is TOML with two tables::
     unit = "slots"             # or "cpus", "memory", "gpus", "disk", "dominant"
     excess = "fairshare"       # simulations: the negotiator order OSEP runs over, and so how
                                # what owners leave unused is shared: "fairshare", "slurm",
-                               # "share", "grid", "cambridge" or "fifo" (needs target = "owner"
+                               # "share", "grid", "cambridge" or "greedy" (needs target = "owner"
                                # for any but "fairshare"; a live pool's is its negotiator's)
 
     [owners]

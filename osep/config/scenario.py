@@ -5,7 +5,7 @@ Layout (every key is checked; unknown keys are errors)::
     [scenario]
     name = "..."
     description = "..."
-    policies = ["none", "fairshare", "osep", "osep-ckpt"]   # default: all four
+    policies = ["greedy", "fairshare", "osep", "osep-ckpt"] # default: all four
     horizon = 100000            # optional: stop the simulation here
 
     [pool]

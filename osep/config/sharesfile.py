@@ -19,7 +19,9 @@
 
 Usage is only given for leaves (users or owners): a group's usage is what its members used. A name in
 ``[usage]`` that is not a leaf of the tree is an error, as is any other problem in the file
-(:class:`osep.errors.ConfigError`, naming the file and the key).
+(:class:`osep.errors.ConfigError`, naming the file and the key). A policy file without ``[usage]``,
+and a scenario (its ``[policy]`` and ``[owners]``; the rest of it is the simulation's), read as
+shares with no usage: every leaf's is 0.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ class SharesFile:
     tree: Hierarchy
     usage: dict[str, float]
     total: float | None  # the pool's whole usage, if the file gives it
+    usage_given: bool = True  # False: a policy file or scenario, with no [usage] (every leaf's is 0)
 
 
 def hierarchy_of(shares: Any, unit: Unit, path: Path | str) -> Hierarchy:
@@ -107,15 +110,15 @@ def parse_usage(table: Table, tree: Hierarchy) -> dict[str, float]:
 
 
 def load_shares_file(path: Path | str) -> SharesFile:
-    """Read and check a file for ``osep shares``."""
+    """Read and check a file for ``osep shares`` (see the module's description)."""
     top = Table(path, read_toml(path))
     policy = parse_policy(top.table("policy"), top.table("owners", required=True))
     tree = hierarchy_of(policy.settings.shares, policy.settings.unit, path)
-    if not top.has("usage"):
-        raise ConfigError(path, "usage", "missing: osep shares needs a [usage] table, each leaf's full "
-                                         "dotted name = its usage")
-    usage_table = top.table("usage")
-    usage = parse_usage(usage_table, tree)
+    unit = policy.settings.unit.value
+    if top.has("scenario"):  # its other tables are the simulation's: osep validate checks them
+        return SharesFile(str(path), unit, tree, {}, None, usage_given=False)
+    given = top.has("usage")
+    usage = parse_usage(top.table("usage"), tree)
     pool = top.table("pool")
     total = pool.number("usage", None, minimum=0, maximum=MAX_USAGE)
     pool.finish()
@@ -123,5 +126,5 @@ def load_shares_file(path: Path | str) -> SharesFile:
     if total is not None and total < sum(usage.values()) * (1 - 1e-12):
         raise pool.error("usage", f"the pool's usage ({total:g}) is less than its leaves' "
                                   f"({sum(usage.values()):g}): it is their sum or more")
-    return SharesFile(str(path), policy.settings.unit.value, tree, usage,
-                      float(total) if total is not None else None)
+    return SharesFile(str(path), unit, tree, usage, float(total) if total is not None else None,
+                      usage_given=given)

@@ -34,6 +34,8 @@ class Column:
     key: str  # the field of the model's row
     header: str
     kind: str  # how to show it: "fraction", "percent", "number", "flag", "tuple" or "price"
+    about: str  # what it is, in a few words (a table's legend)
+    main: bool = False  # one of the few a table shows by default (the rest: osep shares --wide)
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,35 +67,50 @@ class Model:
 MODELS: tuple[Model, ...] = (
     Model(
         "slurm", "Slurm classic fair share", "seed 002: the Slurm manual, Classic Fairshare Algorithm",
-        (Column("share", "S", "fraction"), Column("usage", "U", "fraction"),
-         Column("effective", "UE", "fraction"), Column("factor", "F", "fraction")),
+        (Column("share", "S", "fraction", "normalized share", main=True),
+         Column("usage", "U", "fraction", "normalized usage"),
+         Column("effective", "UE", "fraction", "effective usage"),
+         Column("factor", "F", "fraction", "fair-share factor 2^(-UE/S/d)", main=True)),
         lambda tree, usage, total, p: slurm.classic(tree, usage, total, dampening=p.dampening),
     ),
     Model(
         "share", "Share (Kay and Lauder)", "seed 000: Kay and Lauder, A Fair Share Scheduler",
-        (Column("m_share", "m_share", "fraction"), Column("usage", "usage", "fraction"),
-         Column("normalised", "usage/m", "number"), Column("due", "due", "fraction"),
-         Column("near_future", "expects", "fraction"), Column("k5", "K5", "flag"),
-         Column("guarded_usage", "usage'", "fraction"), Column("increment", "incr", "number"),
-         Column("k6", "K6", "flag"), Column("k6_factor", "K6 x", "number")),
+        (Column("m_share", "m_share", "fraction", "machine share among active siblings"),
+         Column("usage", "usage", "fraction", "usage, of the pool's"),
+         Column("normalised", "usage/m", "number", "usage / m_share (1: its entitlement)", main=True),
+         Column("due", "due", "fraction", "proportion due"),
+         Column("near_future", "expects", "fraction", "proportion expected from usage"),
+         Column("k5", "K5", "flag", "edge guard raised its usage"),
+         Column("guarded_usage", "usage'", "fraction", "usage after the K5 guard"),
+         Column("increment", "incr", "number", "priority increment per tick (lower runs first)",
+                main=True),
+         Column("k6", "K6", "flag", "group below its due: its users' charges cut"),
+         Column("k6_factor", "K6 x", "number", "what its users' charges are multiplied by")),
         lambda tree, usage, total, p: share.report(tree, usage, total, k5=p.k5, tolerance=p.k6_tolerance),
     ),
     Model(
         "grid", "Grid-wide fair share (Elmroth and Gardfjäll)",
         "seed 001: Elmroth and Gardfjäll, decentralized Grid-wide fairshare",
-        (Column("target", "target", "percent"), Column("actual", "actual", "percent"),
-         Column("deviation", "dev", "percent"), Column("deviations", "tuple", "tuple"),
-         Column("priority", "priority", "number")),
+        (Column("target", "target", "percent", "target share, % of its parent's"),
+         Column("actual", "actual", "percent", "actual share, % of its parent's usage"),
+         Column("deviation", "dev", "percent", "target - actual (above 0: owed)", main=True),
+         Column("deviations", "tuple", "tuple", "the deviations from the top level down"),
+         Column("priority", "priority", "number", "the deviations as one number (highest runs first)",
+                main=True)),
         lambda tree, usage, total, p: grid.report(tree, usage, total),
     ),
     Model(
         "cambridge", "Cambridge (Hazel)", "seed 003: Hazel, Resource allocation and job scheduling",
-        (Column("shares", "S", "number"), Column("usage", "U", "number"),
-         Column("outstanding", "W", "number"), Column("value", "V", "number"),
-         Column("price", "P", "price"), Column("accepted", "ok", "flag")),
+        (Column("shares", "S", "number", "the project's shares"),
+         Column("usage", "U", "number", "usage"),
+         Column("outstanding", "W", "number", "work waiting"),
+         Column("value", "V", "number", "resources used per share, usage/(20 S)", main=True),
+         Column("price", "P", "price", "unit price of a job, 1 to 255", main=True),
+         Column("accepted", "ok", "flag", "price within the job's limit")),
         lambda tree, usage, total, p: cambridge.report(tree, usage, demand=p.demand, estimate=p.estimate),
     ),
 )
+
 
 NAMES: tuple[str, ...] = tuple(m.name for m in MODELS)
 

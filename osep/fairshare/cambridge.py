@@ -66,7 +66,7 @@ class CambridgeRow:
     shares: float  # S
     usage: float  # U
     outstanding: float  # W
-    value: float  # V
+    value: float | None  # V: R / (20 * S) summed, undefined (None) for a project with no shares
     price: float  # P for a job of Re at demand Np: at least 1; inf when no price will do
     accepted: bool  # P within the price limit
 
@@ -124,14 +124,16 @@ def report(tree: Hierarchy, usage: Mapping[str, float], *, demand: float = DEFAU
     """``S``, ``U``, ``W``, ``V`` and the price of a job of ``estimate`` units at ``demand``, per leaf.
 
     The usage given is read as resource units all run at unit price 1, with nothing queued: ``U`` is
-    the usage itself, ``W`` is 0 and ``V`` is ``usage / (20 * S)``.
+    the usage itself, ``W`` is 0 and ``V`` is ``usage / (20 * S)``: undefined (None) at ``S = 0``, as
+    the price is (infinite: no price will do).
     """
     tree.subtree_usage(usage)  # only leaves
     out = {}
     for leaf, shares in project_shares(tree).items():
         used = usage.get(leaf, 0.0)
-        project = Project(shares, used, 0.0, used / (VALUE_DIVISOR * shares) if shares > 0 else 0.0)
+        value = used / (VALUE_DIVISOR * shares) if shares > 0 else None
+        project = Project(shares, used)
         price = unit_price(project, demand, estimate)
-        out[leaf] = CambridgeRow(shares, project.usage, project.outstanding, project.value, price,
+        out[leaf] = CambridgeRow(shares, project.usage, project.outstanding, value, price,
                                  accepted(price, limit))
     return out

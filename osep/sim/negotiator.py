@@ -5,8 +5,8 @@ other free slot goes to the first owner in rank order that is not held to its al
 idle job that fits. Then each partitionable machine: room kept for an owner goes to it once the
 machine has that much unclaimed (:meth:`osep.core.reservations.ReservationBook.take_fitting`), and what
 is left goes, a job at a time, to the first owner in rank order with a job that fits it and its
-allowance. The rank order is the ordering's (:mod:`osep.sim.orderings`), taken once per cycle; first
-come first served puts an owner back in its place each time one of its jobs is taken off its queue
+allowance. The rank order is the ordering's (:mod:`osep.sim.orderings`), taken once per cycle; the
+greedy order puts an owner back in its place each time one of its jobs is taken off its queue
 (its queue's head, which ranks it, moved; the heads of the others are kept beside the order), as
 ranking again for every slot would; the fair-share
 models keep the cycle's order (HTCondor's negotiator divides a cycle into per-submitter portions

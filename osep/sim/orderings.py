@@ -9,8 +9,9 @@ as Share's does). The seeds' models keep their formulas in :mod:`osep.fairshare`
 only get their state (usage kept by the pool's :class:`osep.sim.fairshare.Accountant`, or their own)
 and an order of owners:
 
-- ``fifo``: the owner whose oldest queued job is oldest first (an owner given a job is put back
-  where its queue's new head places it).
+- ``greedy``: the owner whose oldest queued job is oldest first (an owner given a job is put back
+  where its queue's new head places it); the negotiator matches greedily in that order: a job that
+  does not fit is passed over, and later, smaller jobs start.
 - ``fairshare``: the flat Fair-Share factor ``2^(-U/S)`` over the owners' resolved shares (the
   baseline of the paper), ranked once per negotiation cycle.
 - ``slurm``: Slurm's classic factor ``F = 2^(-UE/S/d)`` on the policy's account tree, usage decayed
@@ -21,8 +22,9 @@ and an order of owners:
   m_share^2`` is lowest first (a job-level reading of its process priorities).
 - ``grid``: Elmroth and Gardfjäll's priority (the target-deviation tuple read as a base-200 number)
   from active usage (finished plus running so far), decayed with the half-life; highest first.
-- ``cambridge``: Hazel's unit price decides when a job joins the queue, and the queue runs first
-  come first served ("the system always runs jobs from the head of the queue"). A job of ``Re``
+- ``cambridge``: Hazel's unit price decides when a job joins the queue, and the queue runs in the
+  greedy order ("the system always runs jobs from the head of the queue"; a job that does not fit
+  is passed over here). A job of ``Re``
   resource units is priced ``P = (U + W + k*S) * Np / (100000*S - Np*Re)`` (at least 1). Within its
   price limit (by default Hazel's ``1275 / Re``, 1 to 255; or the scenario's) it is accepted and
   joins the queue at once (immediate turnround); otherwise it is priced again after the deferral
@@ -41,7 +43,7 @@ among them) over the pool's slots. ``Nfull = ln(1/0.9) * 100000 * unit * sum(S) 
 is the demand at which, by the paper's steady state (the sustainable rate of work is ``S / Np``
 times a constant), a project running exactly its share of the slots settles at price 1; at twice
 that load, at half its share. A project above that rate sees ``U`` and its price grow for days
-(10% a day is a slow decay): on scenarios of hours every price stays at 1 and the queue is FIFO.
+(10% a day is a slow decay): on scenarios of hours every price stays at 1 and the order is the greedy one.
 """
 
 from __future__ import annotations
@@ -79,9 +81,9 @@ Idle = Mapping[str, Queue]
 
 
 class Ordering:
-    """FIFO, and the face of every other ordering."""
+    """The greedy order (submit order), and the face of every other ordering."""
 
-    order = Order.FIFO
+    order = Order.GREEDY
     # Whether an owner's place depends on its queue's head, which changes as its jobs start: then
     # the negotiator ranks once per cycle and puts an owner back in its place (:meth:`moved`)
     # each time a job of its is taken off its queue. Otherwise the rank holds for the whole cycle.
@@ -392,7 +394,7 @@ def build(order: Order, shares: Mapping[str, float], policy_shares: Any, resourc
           initial: Mapping[str, float], capacity: int) -> Ordering:
     """The ordering ``order`` names, for jobs of ``owners``: ``shares`` (resolved, flat) feed the
     Fair-Share baseline, ``policy_shares`` (a flat table or an owner tree) the seeds' models."""
-    if order is Order.FIFO:
+    if order is Order.GREEDY:
         return Ordering()
     if order is Order.FAIRSHARE:
         return FairShare(shares)

@@ -15,7 +15,7 @@ from osep.measure.records import JobRecord
 class Order(enum.Enum):
     """How the simulated negotiator ranks idle jobs for a free slot (see :mod:`osep.sim.orderings`)."""
 
-    FIFO = "fifo"
+    GREEDY = "greedy"
     FAIRSHARE = "fairshare"
     SLURM = "slurm"
     SHARE = "share"
@@ -87,7 +87,7 @@ class PoolSettings:
     vacate_delay: float = 10.0
     # None: vacate_delay plus two negotiation cycles, long enough for the slot to be handed over.
     reservation_timeout: float | None = None
-    order: Order = Order.FIFO
+    order: Order = Order.GREEDY
     half_life: float = 86400.0
     models: ModelParams = field(default_factory=ModelParams)
     initial_usage: Mapping[str, float] = field(default_factory=dict)

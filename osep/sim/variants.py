@@ -1,7 +1,8 @@
 """The one list of policies a simulation can run. Each name stands for a negotiator and an
 enforcement setting; all of them run on the same pool, workload and owner shares:
 
-- ``none``: first come, first served matching, no preemption;
+- ``greedy``: HTCondor-style greedy matching in submit order (a job that does not fit is passed
+  over, and later, smaller jobs start), no fair share, no preemption;
 - ``fairshare``: matching ordered by the Fair-Share factor 2^(-U/S), no preemption;
 - ``osep``: the Fair-Share negotiator (as in a real HTCondor pool) plus the OSEP enforcement loop;
   vacated jobs start over;
@@ -33,7 +34,8 @@ class Variant:
 VARIANTS: dict[str, Variant] = {
     v.name: v
     for v in (
-        Variant("none", "first come, first served; no preemption", Order.FIFO, False, False),
+        Variant("greedy", "greedy matching in submit order; no fair share, no preemption", Order.GREEDY,
+                False, False),
         Variant("fairshare", "Fair-Share priority orders matching; no preemption",
                 Order.FAIRSHARE, False, False),
         Variant("osep", "OSEP enforcement over a Fair-Share negotiator; no checkpointing",
@@ -45,10 +47,10 @@ VARIANTS: dict[str, Variant] = {
                 Order.SHARE, False, False),
         Variant("grid", "Elmroth and Gardfjäll's Grid-wide fair share orders matching; no preemption",
                 Order.GRID, False, False),
-        Variant("cambridge", "Hazel's Cambridge unit prices defer jobs; first come, first served",
+        Variant("cambridge", "Hazel's Cambridge unit prices defer jobs, then greedy matching in submit order",
                 Order.CAMBRIDGE, False, False),
     )
 }
 NAMES: tuple[str, ...] = tuple(VARIANTS)
 # What a scenario runs when it does not say: the paper's comparison.
-DEFAULT_NAMES: tuple[str, ...] = ("none", "fairshare", "osep", "osep-ckpt")
+DEFAULT_NAMES: tuple[str, ...] = ("greedy", "fairshare", "osep", "osep-ckpt")

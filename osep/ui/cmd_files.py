@@ -83,13 +83,17 @@ def validate(files: tuple[Path, ...]) -> None:
               show_default=True, help="Cambridge: the predicted demand Np a job's price is worked out for.")
 @click.option("--estimate", type=Number(min=0, max=1e9), default=CAMBRIDGE_ESTIMATE,
               show_default=True, help="Cambridge: the job's estimated resource units Re (its CPU limit).")
+@click.option("--wide", is_flag=True,
+              help="Table: every column of every model, and names whole (wider than 100 columns).")
 @format_option
 @fails_cleanly
 def shares(file: Path | None, from_pool: bool, pool: str | None, models: tuple[str, ...],
-           dampening: float, demand: float, estimate: float, fmt: str) -> None:
+           dampening: float, demand: float, estimate: float, wide: bool, fmt: str) -> None:
     """Every node of FILE's share tree under each fair-share model of the seeds: Slurm's classic
     fair share, Kay and Lauder's Share, Elmroth and Gardfjäll's Grid-wide fair share and Hazel's
-    Cambridge scheme. FILE is a policy file with a [usage] table (full dotted leaf name = usage).
+    Cambridge scheme. FILE is a policy file, with a [usage] table (full dotted leaf name = usage) or
+    without (no usage), or a scenario (its owners, no usage; a bundled one by name). The table shows
+    each model's main columns in 100 columns; --wide, JSON and CSV show them all.
     With --from-pool instead: the pool's negotiator's group quotas as a policy tree (TOML)."""
     if from_pool:
         if file is not None:
@@ -100,14 +104,17 @@ def shares(file: Path | None, from_pool: bool, pool: str | None, models: tuple[s
         raise click.UsageError("give a FILE, or --from-pool")
     if pool is not None:
         raise click.UsageError("--pool goes with --from-pool")
+    if wide and fmt != "table":
+        raise click.UsageError("--wide goes with --format table (JSON and CSV have every column)")
     from osep.config.sharesfile import load_shares_file
     from osep.fairshare import MODELS, Params
-    from osep.ui.shares import SHARES_RENDERERS, shares_document
+    from osep.ui.shares import SHARES_RENDERERS, shares_document, shares_table
 
-    loaded = load_shares_file(file)
+    loaded = load_shares_file(file_or_scenario(file))
     chosen = [m for m in MODELS if not models or m.name in models]
     params = Params(dampening=dampening, demand=demand, estimate=estimate)
-    click.echo(SHARES_RENDERERS[fmt](shares_document(loaded, chosen, params)), nl=False)
+    doc = shares_document(loaded, chosen, params)
+    click.echo(shares_table(doc, wide) if fmt == "table" else SHARES_RENDERERS[fmt](doc), nl=False)
 
 
 def _shares_from_pool(pool: str | None) -> None:

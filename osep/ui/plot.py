@@ -7,8 +7,9 @@ matplotlib draws with its file-only Agg backend, so no display is ever needed.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from osep.measure.documents import AREA_SHORT
 from osep.measure.meter import Metrics, Series
@@ -27,21 +28,25 @@ def draw(path: Path | str, title: str, outcomes: Mapping[str, Outcome]) -> None:
         len(names), 1, figsize=(10, 2.6 * len(names) + 0.6), sharex=True, squeeze=False
     )
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    drawn = {name: curves(o.records or o.result.jobs, o.capacity or o.result.capacity, o.shares, o.dominant)
+             for name, o in outcomes.items()}
+    shift = offsets([(c.times, c.real) for c in drawn.values()] + [(c.times, c.ideal) for c in drawn.values()])
     for ax, name in zip(axes[:, 0], names, strict=False):
         out = outcomes[name]
-        c = curves(out.records or out.result.jobs, out.capacity or out.result.capacity, out.shares,
-                   out.dominant)
+        c = drawn[name]
         hours = [t / 3600.0 for t in c.times]
         for k, owner in enumerate(sorted(c.real)):
             colour = colours[k % len(colours)]
-            ax.step(hours, c.real[owner], where="post", color=colour, lw=1.6, label=f"{owner} real")
-            ax.step(hours, c.ideal[owner], where="post", color=colour, lw=1.0, ls="--",
-                    label=f"{owner} ideal")
+            lines = [*ax.step(hours, c.real[owner], where="post", color=colour, lw=1.6, label=f"{owner} real"),
+                     *ax.step(hours, c.ideal[owner], where="post", color=colour, lw=1.0, ls="--",
+                              label=f"{owner} ideal")]
+            _move(lines, ax, fig, shift.get(owner, 0.0))
         vacates = sorted(
             run.end / 3600.0 for rec in out.result.jobs for run in rec.runs if run.vacated
         )
         if vacates:
-            ax.plot(vacates, [0] * len(vacates), "v", color="black", ms=5, label="vacate")
+            ax.plot(vacates, [0] * len(vacates), "v", color="black", ms=5, clip_on=False,
+                    label="a vacated job leaves its slot")
         m = out.metrics
         area = AREA_SHORT[out.resource]
         pv = "share-s" if out.dominant is not None else area
@@ -53,14 +58,13 @@ def draw(path: Path | str, title: str, outcomes: Mapping[str, Outcome]) -> None:
             ax.set_ylabel("share held")
             top = max((v for series in (*c.real.values(), *c.ideal.values()) for v in series),
                       default=1.0)
-            ax.set_ylim(bottom=0, top=min(top, 4.0) + 0.1)
+            ax.set_ylim(*_limits(shift, min(top, 4.0) + 0.1))
         else:
             ax.set_ylabel(out.resource)
-            ax.set_ylim(bottom=0, top=(out.capacity or out.result.capacity) + 0.5)
+            ax.set_ylim(*_limits(shift, (out.capacity or out.result.capacity) + 0.5))
         ax.grid(alpha=0.3)
     axes[-1, 0].set_xlabel("hours since the start of the scenario")
-    handles, labels = axes[0, 0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="center right", fontsize=8, ncol=1, frameon=False)
+    _legend(fig, shift)
     fig.suptitle(
         f"{title}: what each owner runs (solid: real; dashed: ideal, the feasible share)",
         fontsize=11, x=0.42,
@@ -140,6 +144,8 @@ def draw_series(path: Path | str, title: str, panels: Mapping[str, tuple[Series,
     span = max(s.start + s.width * len(s.evictions) for s, _, _ in panels.values()) - start
     scale, unit = (3600.0, "hours") if span > 3 * 3600 else (60.0, "minutes") if span > 600 \
         else (1.0, "seconds")
+    shift = {} if stacked else offsets(
+        [(s.times, s.real) for s, _, _ in panels.values()] + [(s.times, s.ideal) for s, _, _ in panels.values()])
     for ax, name in zip(axes[:, 0], names, strict=False):
         series, m, capacity = panels[name]
         edges = [(series.start - start + k * series.width) / scale
@@ -162,32 +168,111 @@ def draw_series(path: Path | str, title: str, panels: Mapping[str, tuple[Series,
                     label="shortfall (PV rate)")
         else:
             for owner in shown:
-                ax.step(edges, _closed(series.real.get(owner, ())), where="post",
-                        color=colour[owner], lw=1.6, label=f"{owner} real")
-                ax.step(edges, _closed(series.ideal.get(owner, ())), where="post", color=colour[owner],
-                        lw=1.0, ls="--", label=f"{owner} ideal")
+                lines = [*ax.step(edges, _closed(series.real.get(owner, ())), where="post",
+                                  color=colour[owner], lw=1.6, label=f"{owner} real"),
+                         *ax.step(edges, _closed(series.ideal.get(owner, ())), where="post",
+                                  color=colour[owner], lw=1.0, ls="--", label=f"{owner} ideal")]
+                _move(lines, ax, fig, shift.get(owner, 0.0))
         if any(series.evictions):
             bars = ax.twinx()
             bars.bar(edges[:-1], series.evictions, width=series.width / scale, align="edge",
-                     color="black", alpha=0.3, label="evictions")
+                     color="black", alpha=0.3, label="evictions (per bin)")
             bars.set_ylim(0, max(series.evictions) * 6)  # the bottom sixth of the panel
             bars.set_yticks([])
         ax.set_title(
             f"{name}: PV {m.violation:.0f}, LC {m.capacity_loss:.0f}, PC {m.cost:.0f} slot-s, "
             f"{m.vacates} evictions (grey bars)", fontsize=10, loc="left")
         ax.set_ylabel("slots")
-        ax.set_ylim(bottom=0, top=capacity * 1.05 + 0.5)
+        ax.set_ylim(*_limits(shift, capacity * 1.05 + 0.5))
         ax.set_xlim(0, span / scale)
         ax.grid(alpha=0.3)
     axes[-1, 0].set_xlabel(f"{unit} since the start of the log")
-    handles, labels = axes[0, 0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="center right", fontsize=8, ncol=1, frameon=False)
+    _legend(fig, shift)
     what = "stacked running slots per owner" if stacked else \
         "running slots per owner (solid: real; dashed: ideal)"
     fig.suptitle(f"{title}: {what}", fontsize=11, x=0.42)
     fig.tight_layout(rect=(0, 0, 0.82, 0.97))
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
+
+# Owners whose curves coincide are drawn this many points apart, so that each stays visible; a group
+# of many, closer, within SPREAD_POINTS (a band no wider than a few lines).
+OFFSET_POINTS = 1.5
+SPREAD_POINTS = 6.0
+# ... when they coincide (at a value other than 0) for more than this part of a panel's time.
+COINCIDING = 0.01
+
+
+def offsets(panels: Iterable[tuple[Sequence[float], Mapping[str, Sequence[float]]]],
+            step: float = OFFSET_POINTS) -> dict[str, float]:
+    """How far up (in points) to draw each owner's curves so that none hides another's: ``panels``
+    are step curves (times, owner -> the value from each time to the next). Owners whose curves in
+    some panel are equal, and not 0, for more than COINCIDING of its time form a group (with whoever
+    coincides with any of them); a group's owners are drawn ``step`` apart (closer in a group too
+    large for SPREAD_POINTS), centred on the true value, in the order of their names. Owners in no
+    group are not moved (and not named)."""
+    group: dict[str, str] = {}
+
+    def root(owner: str) -> str:
+        while group.get(owner, owner) != owner:
+            owner = group[owner]
+        return owner
+
+    for times, values in panels:
+        span = times[-1] - times[0] if len(times) > 1 else 0.0
+        together: dict[frozenset[str], float] = {}  # owners at one value: for how long
+        for k in range(len(times) - 1):
+            at: dict[float, list[str]] = {}
+            for owner, curve in values.items():
+                if k < len(curve) and curve[k] != 0:
+                    at.setdefault(round(curve[k], 9), []).append(owner)
+            for owners in at.values():
+                if len(owners) > 1:
+                    key = frozenset(owners)
+                    together[key] = together.get(key, 0.0) + times[k + 1] - times[k]
+        for same, seconds in together.items():
+            if seconds > COINCIDING * span:
+                first, *rest = sorted(same)
+                for owner in rest:
+                    group[root(owner)] = root(first)
+    members: dict[str, list[str]] = {}
+    for owner in sorted({*group, *group.values()}):
+        members.setdefault(root(owner), []).append(owner)
+    return {owner: (k - (len(names) - 1) / 2) * min(step, SPREAD_POINTS / (len(names) - 1))
+            for names in members.values() for k, owner in enumerate(names)}
+
+
+def _move(lines: Iterable[Any], ax: Any, fig: Any, points: float) -> None:
+    """Draw ``lines`` ``points`` up from where their data puts them (after the axes have taken their
+    data into their limits)."""
+    if points:
+        from matplotlib.transforms import offset_copy
+
+        moved = offset_copy(ax.transData, fig=fig, y=points, units="points")
+        for line in lines:
+            line.set_transform(moved)
+
+
+def _limits(shift: Mapping[str, float], top: float) -> tuple[float, float]:
+    """A panel's y axis from 0 to ``top``, a little wider both ways when curves are drawn apart (so
+    that one drawn below a curve at 0, or above one at the top, shows)."""
+    room = 0.03 * top if shift else 0.0
+    return -room, top + room
+
+
+def _legend(fig: Any, shift: Mapping[str, float]) -> None:
+    """One legend at the right for every panel's lines and marks (and the evictions' bars on their
+    twin axes), each label once; a last entry says which owners' curves are drawn apart."""
+    from matplotlib.lines import Line2D
+
+    entries: dict[str, Any] = {}
+    for ax in fig.axes:
+        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            entries.setdefault(label, handle)
+    if shift:
+        entries["curves that coincide are\ndrawn side by side"] = Line2D([], [], ls="none")
+    fig.legend(list(entries.values()), list(entries), loc="center right", fontsize=8, ncol=1, frameon=False)
 
 
 def _closed(values: Iterable[float]) -> list[float]:

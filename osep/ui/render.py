@@ -5,11 +5,12 @@ from __future__ import annotations
 import csv
 import io
 import json
+import textwrap
 from collections.abc import Container, Mapping
 from typing import Any
 
 from osep.config.toml import escape
-from osep.measure.documents import AREA_SHORT
+from osep.measure.documents import AREA_SHORT, AREAS
 
 
 def printable(text: str) -> str:
@@ -91,6 +92,7 @@ def as_table(doc: Mapping[str, Any]) -> str:
     lines = [header, "  ".join([" " * first] + [n.rjust(w) for n, w in zip(names, widths, strict=False)])]
     for label, cells in rows:
         lines.append("  ".join([label.ljust(first)] + [c.rjust(w) for c, w in zip(cells, widths, strict=False)]))
+    lines += metrics_legend(pv_area, area, resource)
     short = _stopped(policies)
     if short is not None:
         stop, which = short
@@ -99,6 +101,17 @@ def as_table(doc: Mapping[str, Any]) -> str:
                      f"{'its' if len(which) == 1 else 'their'} figures cover the first "
                      f"{stop['horizon']:,.0f} s only")
     return "\n".join(lines) + "\n"
+
+
+LEGEND_WIDTH = 100
+
+
+def metrics_legend(pv_area: str, area: str, resource: str) -> list[str]:
+    """What the table's metrics are, and their units, in a line or two under it."""
+    units = ("" if pv_area == area else "share-s: shares x seconds; ") + f"{area}: {AREAS[resource]}"
+    return textwrap.wrap(f"PV: capacity owed to owners and not held; LC: capacity idle after vacates; PC: work "
+                         f"redone + vacate time ({units}); A_US: an owner's mean of run time / (finish - submit)",
+                         LEGEND_WIDTH, break_on_hyphens=False)
 
 
 def _stopped(policies: Mapping[str, Any]) -> tuple[Mapping[str, Any], list[str]] | None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from typing import Any
@@ -48,14 +49,34 @@ def shares_document(loaded: SharesFile, models: Sequence[Model], params: Params)
     return {
         "file": loaded.path,
         "unit": loaded.unit,
+        "usage_given": loaded.usage_given,
         "leaves_usage": leaves_usage,
         "pool_usage": loaded.total if loaded.total is not None else leaves_usage,
         "params": asdict(params),
         "models": [{"name": m.name, "title": m.title, "source": m.source,
-                    "columns": [{"key": c.key, "header": c.header, "kind": c.kind} for c in m.columns]}
+                    "columns": [{"key": c.key, "header": c.header, "kind": c.kind, "about": c.about,
+                                 "main": c.main} for c in m.columns]}
                    for m in models],
         "nodes": nodes,
     }
+
+
+TABLE_WIDTH = 100  # the default table fits a terminal this wide
+# The most characters a cell of each kind takes (beyond its header's): numbers that would take more
+# lose digits (JSON and CSV keep them all).
+_CAPS = {"fraction": 8, "percent": 7, "number": 8, "price": 6, "priority": 10, "flag": 3}
+SHARES_CAP, USAGE_CAP = 9, 8
+
+
+def _fit(value: float, first: str, cap: int) -> str:
+    """``value`` formatted as ``first``, or with fewer significant digits until it takes at most
+    ``cap`` characters (any float does with one digit in 7)."""
+    text = format(value, first)
+    digits = 6
+    while len(text) > cap and digits > 0:
+        text = format(value, f".{digits}g")
+        digits -= 1
+    return text
 
 
 def _cell(kind: str, value: Any) -> str:
@@ -63,43 +84,63 @@ def _cell(kind: str, value: Any) -> str:
         return "-"
     if kind == "flag":
         return "yes" if value else "no"
-    if kind == "fraction":
-        return f"{value:.6f}"
-    if kind == "percent":
-        return f"{value:.2f}"
-    if kind == "price":
-        return ">255" if value > 255 else f"{value:.2f}"
-    if kind == "tuple":
-        return "(" + ", ".join(f"{v:.2f}" for v in value) + ")"
-    return f"{value:.6g}"
+    if kind == "price" and value > 255:
+        return ">255"
+    first = {"fraction": ".6f", "percent": ".2f", "price": ".2f", "priority": ".2f"}.get(kind, ".6g")
+    return _fit(value, first, _CAPS[kind])
 
 
-def _short(node: Mapping[str, Any]) -> str:
-    """A node's own name, below its parent's (``user1`` for ``A.B.user1``), indented by level."""
+def _short(node: Mapping[str, Any], width: int | None = None) -> str:
+    """A node's own name, below its parent's (``user1`` for ``A.B.user1``), indented by level; cut
+    in the middle to ``width`` characters if it is longer."""
     name, parent = str(node["name"]), str(node["parent"])
-    own = name[len(parent) + 1:] if parent and name.startswith(parent + ".") else name
-    return "  " * (int(node["level"]) - 1) + printable(own)
+    own = printable(name[len(parent) + 1:] if parent and name.startswith(parent + ".") else name)
+    indent = "  " * (int(node["level"]) - 1)
+    if width is None or len(indent) + len(own) <= width:
+        return indent + own
+    indent = indent[:max(0, width - 3)]  # a name keeps 3 characters at least
+    room = width - len(indent)
+    if len(own) <= room:
+        return indent + own
+    head = room // 2  # of the room - 1 characters besides the ellipsis, the head gets the larger half
+    return indent + own[:head] + "…" + own[len(own) - (room - 1 - head):]
 
 
-def shares_table(doc: Mapping[str, Any]) -> str:
+def _shown(doc: Mapping[str, Any], wide: bool) -> list[tuple[str, Mapping[str, Any]]]:
+    """The models' columns a table shows: their main ones, or with ``wide`` all but grid's deviation
+    tuples (left to JSON and CSV)."""
+    return [(m["name"], c) for m in doc["models"] for c in m["columns"]
+            if c["kind"] != "tuple" and (wide or c["main"])]
+
+
+def shares_table(doc: Mapping[str, Any], wide: bool = False) -> str:
     """One row per node, indented by level as ``sshare`` does; the models' columns side by side
-    under their names. Grid's deviation tuples are left to JSON and CSV (too wide for a table)."""
-    columns = [(m["name"], c) for m in doc["models"] for c in m["columns"] if c["kind"] != "tuple"]
+    under their names, with a legend below. By default each model's main columns only, and no line
+    wider than :data:`TABLE_WIDTH` (the nodes' names give way); ``wide``: every column, full names."""
+    columns = _shown(doc, wide)
     header = ["node", "shares", "usage", *(c["header"] for _, c in columns)]
     rows = []
     for node in doc["nodes"]:
-        shares = f"{node['shares']:g}" + ("%" if node["percent"] else "")
-        cells = [_short(node), shares, f"{node['usage']:g}"]
+        percent = "%" if node["percent"] else ""
+        shares = _fit(node["shares"], "g", SHARES_CAP - len(percent)) + percent
+        cells = [_short(node), shares, _fit(node["usage"], "g", USAGE_CAP)]
         for model, c in columns:
             values = node["models"][model]
-            if values is None:
-                cells.append("")
-            elif c["key"] in PRIORITY_KEYS and values[c["key"]] is not None:
-                cells.append(f"{values[c['key']]:.2f}")
-            else:
-                cells.append(_cell(c["kind"], values[c["key"]]))
+            kind = "priority" if c["key"] in PRIORITY_KEYS else c["kind"]
+            cells.append("" if values is None else _cell(kind, values[c["key"]]))
         rows.append(cells)
     widths = [max(len(r[k]) for r in [header, *rows]) for k in range(len(header))]
+    k = 3
+    for m in doc["models"]:  # wide enough for the model's name over its columns
+        count = sum(1 for name, _ in columns if name == m["name"])
+        if count:
+            widths[k + count - 1] += max(0, len(m["name"]) - (sum(widths[k:k + count]) + count - 1))
+        k += count
+    if not wide:
+        rest = sum(widths[1:]) + len(widths) - 1
+        widths[0] = max(len(header[0]), min(widths[0], TABLE_WIDTH - rest))
+        for cells, node in zip(rows, doc["nodes"], strict=True):
+            cells[0] = _short(node, widths[0])
 
     def line(cells: Sequence[str]) -> str:
         return " ".join(c.ljust(w) if k == 0 else c.rjust(w)
@@ -109,18 +150,47 @@ def shares_table(doc: Mapping[str, Any]) -> str:
     spans: list[str] = [" " * widths[0], " " * widths[1], " " * widths[2]]
     k = 3
     for m in doc["models"]:
-        count = sum(1 for c in m["columns"] if c["kind"] != "tuple")
-        width = sum(widths[k:k + count]) + count - 1
-        spans.append(m["name"][:width].ljust(width, " "))
+        count = sum(1 for name, _ in columns if name == m["name"])
+        if count:
+            spans.append(m["name"].ljust(sum(widths[k:k + count]) + count - 1))
         k += count
     title_line = " ".join(spans).rstrip()
     rule = " ".join("-" * w for w in widths)
+    return "\n".join([*_head(doc), "", title_line, line(header), rule, *(line(r) for r in rows), "",
+                      *_legend(doc, columns, wide)]) + "\n"
+
+
+def _wrapped(text: str) -> list[str]:
+    return textwrap.wrap(text, TABLE_WIDTH, subsequent_indent="  ", break_on_hyphens=False)
+
+
+def _head(doc: Mapping[str, Any]) -> list[str]:
+    """What the table is of: the file, its unit, the pool's usage (or that there is none)."""
     pool = doc["pool_usage"]
-    head = (f"osep shares {printable(doc['file'])}: unit {doc['unit']}; usage in any unit, "
-            f"the pool's {pool:g}" + ("" if pool == doc["leaves_usage"] else
-                                      f" (its leaves': {doc['leaves_usage']:g})"))
-    legend = [f"{m['name']}: {m['title']} ({m['source']})" for m in doc["models"]]
-    return "\n".join([head, *legend, "", title_line, line(header), rule, *(line(r) for r in rows)]) + "\n"
+    if not doc["usage_given"]:
+        usage = ("no usage: every leaf's is 0 (a file for osep shares gives it in a [usage] table, as "
+                 "osep example slurm-classic does)")
+    else:
+        usage = f"usage in any unit, the pool's {pool:g}" + (
+            "" if pool == doc["leaves_usage"] else f" (its leaves': {doc['leaves_usage']:g})")
+    return _wrapped(f"osep shares {printable(doc['file'])}: unit {doc['unit']}; {usage}")
+
+
+def _legend(doc: Mapping[str, Any], columns: Sequence[tuple[str, Mapping[str, Any]]], wide: bool) -> list[str]:
+    """Each model's title and what its columns shown are; then what "-" and a blank cell mean."""
+    lines = _wrapped("shares: as the file gives them; usage: the node's (a group's is its members')")
+    for m in doc["models"]:
+        shown = "; ".join(f"{c['header']}: {c['about']}" for name, c in columns if name == m["name"])
+        lines += _wrapped(f"{m['name']}: {m['title']}" + (f". {shown}" if shown else ""))
+    if not wide:
+        more = "Every column: --wide, or --format json or csv."
+    elif any(name == "grid" for name, _ in columns):
+        more = "Grid's deviation tuples: --format json or csv."
+    else:
+        more = ""
+    lines += _wrapped("-: undefined (as P where no price will do, V with no shares); blank: the model has "
+                      f"no value there. {more}")
+    return lines
 
 
 def shares_csv(doc: Mapping[str, Any]) -> str:

@@ -39,7 +39,7 @@ def write(tmp_path, text):
 @pytest.mark.parametrize("name", ["paper-job-size", "paper-general", "machines"])
 def test_bundled_scenarios_load(name):
     scenario = load_scenario(ROOT / "osep" / "data" / "scenarios" / f"{name}.toml")
-    assert scenario.policies == ("none", "fairshare", "osep", "osep-ckpt")
+    assert scenario.policies == ("greedy", "fairshare", "osep", "osep-ckpt")
     assert scenario.pool.checkpointing is Checkpointing.ON_VACATE
 
 
@@ -56,7 +56,7 @@ def test_minimal_scenario_defaults(tmp_path):
     s = load_scenario(write(tmp_path, BASE))
     assert [str(j.id) for j in s.jobs] == ["a#0.0", "a#0.1"]
     assert s.pool.negotiation_interval == 60 and s.pool.vacate_delay == 10
-    assert s.policies == ("none", "fairshare", "osep", "osep-ckpt")
+    assert s.policies == ("greedy", "fairshare", "osep", "osep-ckpt")
 
 
 def test_partitionable_machines(tmp_path):
@@ -241,6 +241,23 @@ def test_the_models_parameters_and_the_excess(tmp_path):
     assert s.excess.value == "slurm"
     default = load_scenario(write(tmp_path, BASE)).pool.models
     assert default.price_limit is None and default.deferral == 10_800
+
+
+@pytest.mark.parametrize(("table", "key", "value"), [("scenario", "policies", '["none", "osep"]'),
+                                                     ("policy", "excess", '"fifo"')])
+def test_the_greedy_order_s_old_names_are_refused_naming_the_valid_ones(tmp_path, table, key, value):
+    # the policy once called "none" and the excess once called "fifo" are "greedy" (not first come,
+    # first served: a job that does not fit is passed over); the old names get the usual one line
+    result = cli_runner().invoke(cli, ["validate", str(write(tmp_path, BASE + f"[{table}]\n{key} = {value}\n"))])
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1, result.stderr
+    assert f"{table}.{key}: " in result.stderr and "greedy" in result.stderr, result.stderr
+
+
+def test_a_scenario_runs_greedy_by_its_new_name(tmp_path):
+    path = write(tmp_path, BASE.replace("[pool]", "[scenario]\npolicies = [\"greedy\"]\n[policy]\nexcess = "
+                                                  "\"greedy\"\n[pool]", 1))
+    s = load_scenario(path)
+    assert s.policies == ("greedy",) and s.excess.value == "greedy"
 
 
 # A compact job list: [workload] csv = "jobs.csv".

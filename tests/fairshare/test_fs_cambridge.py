@@ -75,3 +75,13 @@ def test_on_a_tree_each_leaf_is_a_project_with_its_share_of_the_whole():
     assert rows["A.x"].usage == 500.0
     assert rows["A.x"].value == pytest.approx(500.0 / (20 * 10))
     assert rows["A.x"].price == pytest.approx((500 + 50 * 10) * 20_000 / (100_000 * 10 - 20_000 * 5))
+
+
+@pytest.mark.parametrize("used", [0.0, 500.0])
+def test_a_project_with_no_shares_has_no_value_and_no_price(used):
+    # V adds R / (20 S) per job: at S = 0 it is undefined, as the price is (no price will do)
+    tree = Hierarchy({"A": "", "B": ""}, {"A": 0, "B": 60})
+    rows = cambridge.report(tree, {"A": used, "B": 10.0})
+    assert rows["A"].value is None
+    assert rows["A"].price == math.inf and not rows["A"].accepted
+    assert rows["B"].value == pytest.approx(10.0 / (20 * 60))

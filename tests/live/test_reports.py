@@ -82,7 +82,7 @@ def test_replay_of_what_the_pool_just_recorded(live: Live):
     rec = record(live, "share-back", live.work / "recorded")
     done = osep(live, "replay", str(rec.events), "--policy-file", str(rec.policy),
                 "--decisions", str(rec.decisions), "--format", "json",
-                "--what-if", "none", "--what-if", "osep", "-t", "2", "--negotiation-interval", "2",
+                "--what-if", "greedy", "--what-if", "osep", "-t", "2", "--negotiation-interval", "2",
                 "--plot", str(live.work / "replay.png"))
     assert done.returncode == 0, done.stderr
     assert "warning" not in done.stderr
@@ -101,7 +101,7 @@ def test_replay_of_what_the_pool_just_recorded(live: Live):
         sum(v["run_time"] for v in vacates), abs=2 * len(vacates) + 1)
     assert recorded["owners"]["bob"]["A_US"] > 50
     assert recorded["PV"] > 0 and recorded["LC"] >= 0
-    assert set(doc["policies"]) == {"recorded", "none", "osep"}
+    assert set(doc["policies"]) == {"recorded", "greedy", "osep"}
     # Without enforcement bob waits for alice's jobs to end; the what-if osep run does not.
-    assert doc["policies"]["none"]["owners"]["bob"]["PV"] > doc["policies"]["osep"]["owners"]["bob"]["PV"]
+    assert doc["policies"]["greedy"]["owners"]["bob"]["PV"] > doc["policies"]["osep"]["owners"]["bob"]["PV"]
     assert (live.work / "replay.png").stat().st_size > 10_000

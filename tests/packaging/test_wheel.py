@@ -81,7 +81,7 @@ def test_the_installed_command_runs_the_bundled_files_from_any_folder(venv, tmp_
 
     doc = json.loads(run([osep_, "simulate", "paper-general", "--format", "json"], cwd=tmp_path).stdout)
     assert doc["scenario"]["name"] == "paper-general"
-    assert list(doc["policies"]) == ["none", "fairshare", "osep", "osep-ckpt"]
+    assert list(doc["policies"]) == ["greedy", "fairshare", "osep", "osep-ckpt"]
     assert "nasa-ipsc" in run([osep_, "validate", "nasa-ipsc"], cwd=tmp_path).stdout  # its log found
 
     with open(tmp_path / "policy.toml", "w") as out:

@@ -310,7 +310,7 @@ def event_case(index: int, tmp: Path) -> tuple[str, list[str], list[Path]]:
         args += ["--slots", str(rng.choice([1, 4, 4, 1000]))]
     args += ["--format", rng.choice(["json", "json", "table", "csv"])]
     if rng.random() < 0.15:
-        args += ["--what-if", rng.choice(["osep", "none", "fairshare"]), "-t", "2",
+        args += ["--what-if", rng.choice(["osep", "greedy", "fairshare"]), "-t", "2",
                  "--negotiation-interval", "2"]
     return label, args, [path]
 

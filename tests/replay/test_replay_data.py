@@ -109,14 +109,14 @@ def test_no_enforcement_matches_the_hand_calculation():
 
 def test_what_if_runs_the_recorded_workload():
     result, _ = replay_file("no-enforcement", slots=4, interval=2,
-                            what_if=WhatIf(("none", "osep"), negotiation_interval=2,
+                            what_if=WhatIf(("greedy", "osep"), negotiation_interval=2,
                                            vacate_delay=0))
     doc = result.document
-    assert list(doc["policies"]) == ["recorded", "none", "osep"]
+    assert list(doc["policies"]) == ["recorded", "greedy", "osep"]
     # The removed job never finished, so the simulated workload has the 7 others.
     assert (doc["scenario"]["what_if_jobs"], doc["scenario"]["what_if_left_out"]) == (7, 1)
-    # bob waits for his share under first-come-first-served; osep gives it to him.
-    assert doc["policies"]["none"]["owners"]["bob"]["PV"] > 0
+    # bob waits for his share under greedy matching; osep gives it to him.
+    assert doc["policies"]["greedy"]["owners"]["bob"]["PV"] > 0
     assert doc["policies"]["osep"]["owners"]["bob"]["PV"] == 0
     assert doc["policies"]["osep"]["vacates"] == 2
 

@@ -51,7 +51,7 @@ def pools(draw: st.DrawFn) -> dict:
             negotiation_interval=draw(st.sampled_from([45.0, 60.0])),
             vacate_delay=draw(st.sampled_from([0.0, 10.0])),
             reservation_timeout=draw(st.sampled_from([None, 5.0, 200.0])),
-            order=draw(st.sampled_from([Order.FIFO, Order.FAIRSHARE, Order.SLURM, Order.GRID,
+            order=draw(st.sampled_from([Order.GREEDY, Order.FAIRSHARE, Order.SLURM, Order.GRID,
                                         Order.CAMBRIDGE])),
             checkpointing=draw(st.sampled_from(list(Checkpointing))),
             checkpoint_interval=30.0,

@@ -51,7 +51,7 @@ def test_osep_serves_the_late_owner(job_size, general):
 
 def test_baselines_never_preempt(job_size, general):
     for outcomes in (job_size, general):
-        for name in ("none", "fairshare"):
+        for name in ("greedy", "fairshare"):
             m = outcomes[name].metrics
             assert (m.vacates, m.cost, m.capacity_loss) == (0, 0, 0)
 

@@ -69,17 +69,17 @@ def test_checkpointing_keeps_work(mode, interval, finish, useful):
     assert jobs["a.0"].runs[0].useful == useful
 
 
-def test_reservation_beats_fifo_order():
+def test_reservation_beats_greedy_order():
     """a.0 (submitted at 0) is older than b.0: a FIFO negotiator would hand the freed slot straight
     back to it. The reservation makes it go to b."""
-    _, jobs = run(order=Order.FIFO)
+    _, jobs = run(order=Order.GREEDY)
     assert jobs["b.0"].runs[0].start == 180
 
 
 def test_a_lapsed_reservation_is_renewed_by_the_next_claim():
     """The reservation lapses (5 s) before the slot is free; the enforcement cycle at 180 sees a
     free slot and an owner below target, claims it again, and b still starts at 180."""
-    result, jobs = run(order=Order.FIFO, reservation_timeout=5)
+    result, jobs = run(order=Order.GREEDY, reservation_timeout=5)
     assert result.vacates == 1
     assert jobs["b.0"].runs[0].start == 180
 
@@ -89,7 +89,7 @@ def test_without_reservation_or_hold_the_loop_thrashes():
     that ignores holds: the slot is negotiated with nothing kept for b, a FIFO negotiator hands it
     back to the older a.0, and the next cycle vacates again. This is the failure reservations and
     holds exist to prevent."""
-    result, jobs = run(interval=90, order=Order.FIFO, reservation_timeout=5, holds=False)
+    result, jobs = run(interval=90, order=Order.GREEDY, reservation_timeout=5, holds=False)
     assert result.vacates >= 5
     assert jobs["b.0"].runs[0].start > 500
 
@@ -97,7 +97,7 @@ def test_without_reservation_or_hold_the_loop_thrashes():
 def test_a_hold_alone_stops_the_thrash():
     """The same, but the pool honours holds: a is held at what it runs while b waits, so the slot
     can only go to b, lapsed reservation or not."""
-    result, jobs = run(interval=90, order=Order.FIFO, reservation_timeout=5)
+    result, jobs = run(interval=90, order=Order.GREEDY, reservation_timeout=5)
     assert result.vacates == 1
     assert jobs["b.0"].runs[0].start == 240  # vacate at 180, free at 190, next negotiation 240
 
@@ -115,7 +115,7 @@ def test_fairshare_order_prefers_the_light_user():
     assert starts == {"b.0": 0, "a.0": 120}  # b.0 ends at 100, a.0 waits for the 120 negotiation
 
 
-def test_fifo_order_is_submit_order_across_owners():
+def test_greedy_order_is_submit_order_across_owners():
     jobs = [JobSpec(jid("b.0"), "b", 5, 100), JobSpec(jid("a.0"), "a", 0, 100)]
     result = simulate([SlotSpec("only")], jobs, PoolSettings(), SHARES)
     starts = {name(r.id): r.runs[0].start for r in result.jobs}
@@ -166,7 +166,7 @@ def test_a_held_owner_still_gets_the_slots_nobody_waiting_wants():
     jobs = [JobSpec(jid("a.0"), "a", 0, 1000), JobSpec(jid("a.1"), "a", 0, 1000), JobSpec(jid("b.0"), "b", 0, 1000),
             JobSpec(jid("b.1"), "b", 30, 1000)] + [JobSpec(jid(f"a.{k}"), "a", 30, 1000) for k in (2, 3, 4)]
     shares = {"a": 2.0, "b": 2.0}
-    settings = PoolSettings(negotiation_interval=60, vacate_delay=10, order=Order.FIFO)
+    settings = PoolSettings(negotiation_interval=60, vacate_delay=10, order=Order.GREEDY)
     result = simulate(slots, jobs, settings, shares,
                       policy=PolicySettings(ShareTable(shares)), interval=50)
     starts = sorted((r.runs[0].start, name(r.id)) for r in result.jobs)
@@ -254,9 +254,9 @@ def test_disk_decides_where_jobs_fit_and_a_disk_share_is_reclaimed():
     a = [JobSpec(jid(f"a.{k}"), "a", 0, 1000, 1, 512, 0, 50 * gib) for k in range(4)]
     b = [JobSpec(jid("b.0"), "b", 100, 100, 1, 512, 0, 40 * gib)]
     settings = PoolSettings(negotiation_interval=60, vacate_delay=10)
-    none = simulate(disks, a + b, settings, {})
+    greedy = simulate(disks, a + b, settings, {})
     # Without enforcement b's job waits for a's first to end, cores free all the while.
-    assert [r.start for r in next(x for x in none.jobs if name(x.id) == "b.0").runs] == [1020]
+    assert [r.start for r in next(x for x in greedy.jobs if name(x.id) == "b.0").runs] == [1020]
     shares = ShareTable({"a": {"disk": 140 * gib}, "b": {"disk": 60 * gib}})
     result = simulate(disks, a + b, settings, shares, policy=PolicySettings(shares, unit=Unit.DISK),
                       interval=60)
@@ -271,12 +271,12 @@ def test_a_scenario_in_cores_is_measured_in_core_seconds():
     from osep.sim.experiment import comparison, run_scenario
 
     scenario = load_scenario(Path(__file__).parents[2] / "osep" / "data" / "scenarios" / "machines.toml")
-    outcomes = run_scenario(scenario, ("none", "osep"), records=True)
-    none, osep = outcomes["none"], outcomes["osep"]
-    assert none.resource == "cpus" and none.capacity == 20 and none.shares == {"owner1": 10, "owner2": 10}
+    outcomes = run_scenario(scenario, ("greedy", "osep"), records=True)
+    greedy, osep = outcomes["greedy"], outcomes["osep"]
+    assert greedy.resource == "cpus" and greedy.capacity == 20 and greedy.shares == {"owner1": 10, "owner2": 10}
     # Without osep owner2's two 4-core jobs (8 of its 10 cores) wait from 300 s until owner1's jobs
     # end at 3600 s: 8 cores short for 3300 s.
-    assert none.metrics.violation == 8 * 3300
+    assert greedy.metrics.violation == 8 * 3300
     assert osep.metrics.violation < 1000 and osep.metrics.vacates == 8
     # Work redone: eight one-core jobs vacated after their first minutes, in core-seconds.
     assert osep.metrics.lost_work == sum(
@@ -301,11 +301,11 @@ def test_with_dominant_shares_pv_is_in_share_seconds(tmp_path):
         '[[submit]]\nowner = "a"\ncount = 4\nruntime = 1000\nmemory = 512\ngpus = 1\n'
         '[[submit]]\nowner = "b"\ntime = 100\ncount = 2\nruntime = 100\nmemory = 512\ngpus = 1\n')
     scenario = load_scenario(path)
-    outcomes = run_scenario(scenario, ("none", "osep"))
+    outcomes = run_scenario(scenario, ("greedy", "osep"))
     b = {name: next(o for o in out.metrics.owners if o.owner == "b") for name, out in outcomes.items()}
     # b's two GPU jobs are its whole GPU share (position 1.0) from 100 s: without osep they start
     # when a's end (1000 s, negotiated at 1020); with osep at 180 (see the 4-core case above).
-    assert b["none"].violation == pytest.approx(920.0)
+    assert b["greedy"].violation == pytest.approx(920.0)
     assert b["osep"].violation == pytest.approx(80.0)
     # a holds twice its GPU share until then: it is owed nothing.
     assert all(next(o for o in out.metrics.owners if o.owner == "a").violation == 0

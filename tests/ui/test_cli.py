@@ -25,7 +25,7 @@ def test_simulate_table(runner):
     assert result.exit_code == 0, result.stderr
     lines = result.stdout.splitlines()
     assert lines[0] == "paper-job-size: 10 slots, 20 jobs"
-    assert lines[1].split() == ["none", "fairshare", "osep", "osep-ckpt"]
+    assert lines[1].split() == ["greedy", "fairshare", "osep", "osep-ckpt"]
     rows = {line.split("  ")[0].strip(): line.split()[-4:] for line in lines[2:]}
     assert rows["PV (slot-s)"] == ["16500", "16500", "300", "300"]
     assert rows["vacates"] == ["0", "0", "5", "5"]
@@ -146,7 +146,7 @@ def test_numbers_out_of_bounds_or_not_numbers_are_refused(runner, command, optio
 def test_policy_name_typo(runner):
     result = runner.invoke(cli, ["simulate", JOB_SIZE, "--policy", "osepp"])
     assert result.exit_code == 2
-    assert result.stderr == ("osep: error: simulate: --policy: 'osepp' is not one of 'none', 'fairshare', 'osep', "
+    assert result.stderr == ("osep: error: simulate: --policy: 'osepp' is not one of 'greedy', 'fairshare', 'osep', "
                              "'osep-ckpt', 'slurm', 'share', 'grid', 'cambridge' (see 'osep simulate --help')\n")
 
 
@@ -340,7 +340,7 @@ def test_replay_errors_name_the_problem(runner, args, message):
 @pytest.mark.parametrize("suffix", ["png", "svg"])
 def test_replay_plot(runner, tmp_path, suffix):
     plot = tmp_path / f"replay.{suffix}"
-    result = runner.invoke(cli, ["replay", *SHARE_BACK, "--what-if", "none", "--plot", str(plot)])
+    result = runner.invoke(cli, ["replay", *SHARE_BACK, "--what-if", "greedy", "--plot", str(plot)])
     assert result.exit_code == 0, result.stderr
     assert plot.stat().st_size > 10_000
 
@@ -407,7 +407,7 @@ def test_a_bundled_scenario_runs_by_name_from_any_folder(runner, tmp_path, monke
     assert by_name.exit_code == 0, by_name.stderr
     assert by_name.stdout == by_path.stdout
     # Its workload log is found relative to the bundled file, not to the working folder.
-    nasa = runner.invoke(cli, ["simulate", "nasa-ipsc", "--policy", "none", "--format", "json"])
+    nasa = runner.invoke(cli, ["simulate", "nasa-ipsc", "--policy", "greedy", "--format", "json"])
     assert nasa.exit_code == 0, nasa.stderr
     assert json.loads(nasa.stdout)["scenario"]["jobs"] == 1059
 

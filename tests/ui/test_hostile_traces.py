@@ -37,7 +37,7 @@ SEED = 20261128
 GUARD = 20.0  # seconds a case may take
 MEMORY = 1 << 20  # KiB (ru_maxrss): 1 GiB
 WORKERS = 2
-SMALL = ("--limit", "50", "--policy", "none")  # what a small case simulates: little
+SMALL = ("--limit", "50", "--policy", "greedy")  # what a small case simulates: little
 GOOD = "1 0 -1 10 1 -1 -1 -1 -1 -1 1 1 1 -1 -1 -1 -1 -1"
 MIB, GIB = 1 << 20, 1 << 30
 
@@ -419,7 +419,7 @@ def bombs(tmp_path_factory) -> list[Case]:
         for _ in range(500):
             out.write(b"9" * 1_000_000)
     made.append(tmp / "one-line.swf")
-    return [Case("bomb", path, ("--policy", "none")) for path in made]
+    return [Case("bomb", path, ("--policy", "greedy")) for path in made]
 
 
 def test_bombs_stop_soon_in_one_line(bombs, forkers, tmp_path):

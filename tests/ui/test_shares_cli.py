@@ -10,11 +10,12 @@ from pathlib import Path
 import pytest
 
 from builders import cli_runner
+from osep.config import bundled
 from osep.config.sharesfile import SharesFile
 from osep.fairshare import MODELS, Params
 from osep.fairshare.hierarchy import Hierarchy
 from osep.ui.cli import cli
-from osep.ui.shares import shares_document, shares_table
+from osep.ui.shares import TABLE_WIDTH, shares_document, shares_table
 
 ROOT = Path(__file__).parents[2]
 SLURM_EXAMPLE = str(ROOT / "osep" / "data" / "slurm-classic-example.toml")
@@ -47,15 +48,22 @@ share = 60
 """
 
 
+def _table(text: str) -> tuple[list[str], list[str], list[str]]:
+    """A table's lines: the model names over their columns and the header; its rows (from the rule
+    under the header to the blank line); the legend below."""
+    lines = text.splitlines()
+    rule = next(k for k, line in enumerate(lines) if line.startswith("----"))
+    end = lines.index("", rule)
+    return lines[rule - 2:rule], lines[rule + 1:end], lines[end + 1:]
+
+
 def test_the_bundled_slurm_example_shows_the_manuals_five_factors(runner):
     result = runner.invoke(cli, ["shares", SLURM_EXAMPLE])
     assert result.exit_code == 0, result.stderr
-    lines = result.stdout.splitlines()
-    header = next(line for line in lines if line.startswith("node "))
-    columns = header.split()
-    factor = columns.index("F")  # the first F: slurm's, the first model
+    (_, header), rows, _ = _table(result.stdout)
+    factor = header.split().index("F")  # slurm's F: the first model
     for user, printed in MANUAL_FACTORS.items():
-        row = next(line for line in lines if line.strip().startswith(user + " "))
+        row = next(line for line in rows if line.strip().startswith(user + " "))
         assert row.split()[factor] == printed, row
         assert row.startswith("    ")  # users sit two levels down, indented like sshare
 
@@ -63,10 +71,10 @@ def test_the_bundled_slurm_example_shows_the_manuals_five_factors(runner):
 def test_the_table_is_indented_by_level_and_lists_parents_first(runner):
     result = runner.invoke(cli, ["shares", SLURM_EXAMPLE, "--model", "slurm"])
     assert result.exit_code == 0, result.stderr
-    names = [line.split()[0] for line in result.stdout.splitlines()
-             if line[:1] in (" ", "A", "D") and not line.startswith(" " * 10)]
-    assert names == ["A", "B", "user1", "C", "user2", "user3", "D", "E", "user4", "F", "user5"]
-    assert "grid" not in result.stdout.splitlines()[4]
+    (models, _), rows, _ = _table(result.stdout)
+    assert [row.split()[0] for row in rows] == ["A", "B", "user1", "C", "user2", "user3", "D", "E",
+                                                "user4", "F", "user5"]
+    assert models.split() == ["slurm"]
 
 
 def test_json_carries_every_model_and_node(runner):
@@ -128,10 +136,86 @@ def test_bad_usage_is_one_line(runner, tmp_path, usage, message):
     assert message in result.stderr
 
 
-def test_a_missing_usage_table_is_named(runner, tmp_path):
+def test_a_policy_without_usage_reads_as_no_usage(runner, tmp_path):
+    result = runner.invoke(cli, ["shares", _write(tmp_path, TREE), "--format", "json"])
+    assert result.exit_code == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["usage_given"] is False and doc["pool_usage"] == 0
+    nodes = {n["name"]: n for n in doc["nodes"]}
+    assert nodes["A.B.user1"]["models"]["slurm"]["factor"] == 1.0  # 2^0: nobody has used anything
+
+
+def test_the_table_says_when_there_is_no_usage_and_which_file_has_some(runner, tmp_path):
     result = runner.invoke(cli, ["shares", _write(tmp_path, TREE)])
+    assert result.exit_code == 0, result.stderr
+    head = " ".join(result.stdout.split("\n\n")[0].split())
+    assert "no usage: every leaf's is 0" in head and "osep example slurm-classic" in head
+
+
+BUNDLED_WITH_OWNERS = [*(e.words for e in bundled.catalogue() if e.path.suffix == ".toml"),
+                       *(("scenario", name) for name in bundled.scenario_names())]
+
+
+@pytest.mark.parametrize("words", sorted(set(BUNDLED_WITH_OWNERS)), ids=" ".join)
+def test_every_bundled_file_with_owners_fits_100_columns(runner, words):
+    entry = bundled.find(words)
+    result = runner.invoke(cli, ["shares", str(entry.path)])
+    assert result.exit_code == 0, result.stderr
+    _, rows, legend = _table(result.stdout)
+    assert rows and legend
+    assert max(len(line) for line in result.stdout.splitlines()) <= TABLE_WIDTH
+
+
+def test_a_bundled_scenario_is_named_as_simulate_names_it(runner):
+    by_name = runner.invoke(cli, ["shares", "tree"])
+    by_path = runner.invoke(cli, ["shares", str(bundled.scenario("tree"))])
+    assert by_name.exit_code == 0, by_name.stderr
+    assert _table(by_name.stdout)[1] == _table(by_path.stdout)[1]
+    assert [row.split()[0] for row in _table(by_name.stdout)[1]][:3] == ["vo_a", "p1", "u1"]
+
+
+def test_wide_shows_every_column_but_the_tuples(runner):
+    default = runner.invoke(cli, ["shares", SLURM_EXAMPLE])
+    wide = runner.invoke(cli, ["shares", SLURM_EXAMPLE, "--wide"])
+    assert wide.exit_code == 0, wide.stderr
+    shown = _table(wide.stdout)[0][1].split()
+    headers = " ".join(c.header for m in MODELS for c in m.columns if c.kind != "tuple")
+    assert shown == ["node", "shares", "usage", *headers.split()]  # "K6 x" is two words
+    assert set(_table(default.stdout)[0][1].split()) < set(shown)
+    assert "--wide" in " ".join(_table(default.stdout)[2]) and "--wide" not in wide.stdout
+
+
+def test_wide_goes_with_the_table_only(runner):
+    result = runner.invoke(cli, ["shares", SLURM_EXAMPLE, "--wide", "--format", "json"])
     assert result.exit_code == 2
-    assert "usage: missing: osep shares needs a [usage] table" in result.stderr
+    assert "--wide goes with --format table" in result.stderr
+
+
+def test_the_legend_names_every_column_shown(runner):
+    result = runner.invoke(cli, ["shares", SLURM_EXAMPLE])
+    (_, header), _, legend = _table(result.stdout)
+    text = " ".join(" ".join(legend).split())
+    for column in header.split()[3:]:
+        assert f"{column}: " in text, column
+
+
+ZERO_SHARE = "[owners]\nidle = 0\nbusy = 10\n[usage]\nidle = 5\nbusy = 5\n"
+
+
+def test_cambridge_value_with_no_shares_is_undefined_in_every_format(runner, tmp_path):
+    path = _write(tmp_path, ZERO_SHARE)
+    table = runner.invoke(cli, ["shares", path, "--model", "cambridge"])
+    (_, header), rows, _ = _table(table.stdout)
+    row = next(r.split() for r in rows if r.startswith("idle "))
+    columns = header.split()
+    assert row[columns.index("V")] == "-" and row[columns.index("P")] == "-"
+    doc = json.loads(runner.invoke(cli, ["shares", path, "--format", "json"]).stdout)
+    idle = next(n for n in doc["nodes"] if n["name"] == "idle")["models"]["cambridge"]
+    assert idle["value"] is None and idle["price"] is None
+    out = runner.invoke(cli, ["shares", path, "--format", "csv"]).stdout
+    rows_csv = {r["name"]: r for r in csv.DictReader(io.StringIO(out))}
+    assert rows_csv["idle"]["cambridge.value"] == "" and rows_csv["idle"]["cambridge.price"] == ""
+    assert float(rows_csv["busy"]["cambridge.value"]) == pytest.approx(5 / (20 * 10))
 
 
 def test_a_pool_usage_below_the_leaves_is_refused(runner, tmp_path):
@@ -172,7 +256,7 @@ def test_the_table_escapes_names_it_is_given_anyway():
     text = shares_table(shares_document(loaded, MODELS, Params()))
     assert "\x1b" not in text
     assert "u\\nv" in text
-    assert len(text.splitlines()) == 1 + len(MODELS) + 4 + 2  # title, legend, gap, 3 header lines, 2 rows
+    assert len(_table(text)[1]) == 2
 
 
 def test_validate_knows_a_shares_file(runner):

@@ -23,7 +23,7 @@ ROOT = Path(__file__).parents[2]
 # job alone ends by 300,000 s, so the file is accepted; one after the other they need 600,000.
 QUEUED = """
 [scenario]
-policies = ["none", "fairshare"]
+policies = ["greedy", "fairshare"]
 {horizon}
 [pool]
 slots = 1
@@ -83,19 +83,19 @@ def test_a_queue_the_bound_cuts_short_is_a_warning_in_json_the_table_and_on_stde
     path.write_text(QUEUED.format(horizon=""))
     result = simulate(str(path), "--format", "json")
     policies = json.loads(result.stdout)["policies"]
-    for name in ("none", "fairshare"):
+    for name in ("greedy", "fairshare"):
         assert policies[name]["unfinished"] == 1
         stop = policies[name]["stopped_short"]
         assert stop["by"] == "bound" and stop["horizon"] == 500_000 and 300_000 <= stop["at"] <= 500_000
         assert stop["why"].startswith("the simulator's bound of 500,000 s")
     assert result.stderr == (
         "osep: warning: the runs stopped at the simulator's bound of 500,000 s (1,000,000 cycles at a "
-        "negotiation cycle every 1 s and an enforcement cycle every 1 s) with jobs unfinished (1 under none, "
+        "negotiation cycle every 1 s and an enforcement cycle every 1 s) with jobs unfinished (1 under greedy, "
         "1 under fairshare, of 2); their figures cover the first 500,000 s only; to run longer, give a "
         "longer pool.negotiation_interval or -t, or fewer jobs\n")
-    table = simulate(str(path), "--policy", "none")
+    table = simulate(str(path), "--policy", "greedy")
     assert table.stdout.splitlines()[-1] == (
-        "none stopped at the simulator's bound of 500,000 s (1,000,000 cycles at a negotiation cycle every 1 s "
+        "greedy stopped at the simulator's bound of 500,000 s (1,000,000 cycles at a negotiation cycle every 1 s "
         "and an enforcement cycle every 1 s) with jobs left unfinished: its figures cover the first 500,000 s only")
     assert table.stderr.startswith("osep: warning: the run stopped at ") and table.stderr.count("\n") == 1
 
@@ -103,11 +103,11 @@ def test_a_queue_the_bound_cuts_short_is_a_warning_in_json_the_table_and_on_stde
 def test_a_horizon_given_is_a_note(tmp_path):
     path = tmp_path / "queued.toml"
     path.write_text(QUEUED.format(horizon="horizon = 1000"))
-    result = simulate(str(path), "--policy", "none", "--format", "json")
-    assert json.loads(result.stdout)["policies"]["none"]["stopped_short"]["by"] == "scenario.horizon"
+    result = simulate(str(path), "--policy", "greedy", "--format", "json")
+    assert json.loads(result.stdout)["policies"]["greedy"]["stopped_short"]["by"] == "scenario.horizon"
     assert result.stderr == (
         "osep: note: the run stopped at the horizon of 1,000 s (scenario.horizon) with jobs unfinished (2 under "
-        "none, of 2); its figures cover the first 1,000 s only; a scenario.horizon up to 500,000 s (the "
+        "greedy, of 2); its figures cover the first 1,000 s only; a scenario.horizon up to 500,000 s (the "
         "simulator's bound) runs longer\n")
 
 

@@ -71,7 +71,7 @@ def test_owners_by_group_queue_partition_and_tree(runner, tmp_path):
     for naming, owners in [("group", {"group1", "group2"}), ("queue", {"queue1", "queue2", "queue3"}),
                            ("partition", {"partition1", "partition2"})]:
         doc = json.loads(ok(runner, "--trace", log, "--owners", naming, "--format", "json",
-                            "--policy", "none").stdout)
+                            "--policy", "greedy").stdout)
         assert set(doc["scenario"]["trace"]["shares"]["owners"]) == owners
     doc = json.loads(ok(runner, "--trace", log, "--owners", "group.user", "--format", "json",
                         "--policy", "osep").stdout)
@@ -82,7 +82,7 @@ def test_owners_by_group_queue_partition_and_tree(runner, tmp_path):
 
 def test_the_threshold_leaves_small_owners_without_a_share(runner, tmp_path):
     doc = json.loads(ok(runner, "--trace", small_log(tmp_path), "--least", "0.2", "--format", "json",
-                        "--policy", "none").stdout)
+                        "--policy", "greedy").stdout)
     trace = doc["scenario"]["trace"]
     assert trace["shares"]["owners"] == {"user1": "100.0000%"} and trace["owners_without_share"] == 2
     one_line_error(run(runner, "--trace", small_log(tmp_path), "--least", "0.9"), "--least")
@@ -104,21 +104,21 @@ def test_a_policy_file_gives_the_shares(runner, tmp_path):
 
 def test_the_pool_options(runner, tmp_path):
     log = small_log(tmp_path, header="")
-    doc = json.loads(ok(runner, "--trace", log, "--format", "json", "--policy", "none").stdout)
+    doc = json.loads(ok(runner, "--trace", log, "--format", "json", "--policy", "greedy").stdout)
     pool = doc["scenario"]["trace"]["pool"]
     # jobs every 10 s, every third of 600 s: eleven of them at once at 100 s
     assert pool["cores"] == 11 and pool["from"] == "the most cores the log's jobs held at once"
     doc = json.loads(ok(runner, "--trace", log, "--cores", "10", "--cores-per-machine", "4", "--format", "json",
-                        "--policy", "none").stdout)
+                        "--policy", "greedy").stdout)
     pool = doc["scenario"]["trace"]["pool"]
     # Exactly the cores asked for: two machines of 4 and one of what is left.
     assert (pool["machines"], pool["cores"], pool["partitionable"], pool["unit"]) == (3, 10, True, "cpus")
     assert (pool["cores_per_machine"], pool["last_machine_cores"]) == (4, 2)
     assert doc["scenario"]["slots"] == 10
-    result = ok(runner, "--trace", log, "--cores", "10", "--cores-per-machine", "4", "--policy", "none")
+    result = ok(runner, "--trace", log, "--cores", "10", "--cores-per-machine", "4", "--policy", "greedy")
     assert "pool: 10 cores in 3 partitionable machines: 2 of 4 cores and one of 2 (from --cores)" in result.stderr
     doc = json.loads(ok(runner, "--trace", log, "--cores", "12", "--cores-per-machine", "4", "--format", "json",
-                        "--policy", "none").stdout)
+                        "--policy", "greedy").stdout)
     pool = doc["scenario"]["trace"]["pool"]
     assert (pool["machines"], pool["cores"], pool["last_machine_cores"]) == (3, 12, 4)
 
@@ -126,12 +126,12 @@ def test_the_pool_options(runner, tmp_path):
 def test_the_window_limit_and_compress(runner, tmp_path):
     log = small_log(tmp_path)
     doc = json.loads(ok(runner, "--trace", log, "--from-second", "20", "--until-second", "80", "--compress", "2",
-                        "--format", "json", "--policy", "none").stdout)
+                        "--format", "json", "--policy", "greedy").stdout)
     trace = doc["scenario"]["trace"]
     assert trace["jobs"] == 6 and trace["outside_window"] == 6
     assert trace["window"] == {"since": 20.0, "until": 80.0, "limit": None, "compress": 2.0}
     doc = json.loads(ok(runner, "--trace", log, "--days", str(35 / 86400), "--limit", "2", "--format", "json",
-                        "--policy", "none").stdout)
+                        "--policy", "greedy").stdout)
     assert doc["scenario"]["trace"]["jobs"] == 2 and doc["scenario"]["trace"]["window"]["until"] == 35
 
 
@@ -143,10 +143,10 @@ def test_the_simulation_options(runner, tmp_path):
     assert trace["negotiation_interval"] == 30 and trace["horizon"] == 200
     assert osep["settings"]["interval"] == 60 and osep["settings"]["max_vacates"] == 1
     assert osep["settings"]["target"] == "feasible" and osep["unfinished"] > 0
-    csv = ok(runner, "--trace", log, "--format", "csv", "--policy", "none")
+    csv = ok(runner, "--trace", log, "--format", "csv", "--policy", "greedy")
     assert csv.stdout.startswith("policy,owner,share,")
     plot = tmp_path / "run.svg"
-    ok(runner, "--trace", log, "--policy", "none", "--plot", plot)
+    ok(runner, "--trace", log, "--policy", "greedy", "--plot", plot)
     assert plot.read_bytes().lstrip().startswith(b"<?xml")
 
 
@@ -155,7 +155,7 @@ def test_skipped_records_are_counted(runner, tmp_path):
     with log.open("a") as f:
         f.write("junk\n" + LINE.format(n=13, t=5, r=0, u=1, g=1, q=1, p=1)
                 + "14 5 -1 100 1 -1 -1 -1 -1 -1 2 1 1 -1 1 1 -1 -1\n")
-    result = ok(runner, "--trace", log, "--format", "json", "--policy", "none")
+    result = ok(runner, "--trace", log, "--format", "json", "--policy", "greedy")
     skipped = json.loads(result.stdout)["scenario"]["trace"]["skipped"]
     assert skipped == {"1 fields, not 18": 1, "run time 0 (under half a second)": 1,
                        "a partial execution (status 2, 3 or 4)": 1}
@@ -199,9 +199,9 @@ def test_multi_core_jobs_need_machines(runner, tmp_path):
                    "make 12,500 machines")
     one_line_error(run(runner, "--trace", log, "--cores", "24", "--cores-per-machine", "32"),
                    "--cores: the log has jobs of up to 32 processors, more than the pool's 24 cores")
-    ok(runner, "--trace", log, "--cores-per-machine", "32", "--policy", "none")
+    ok(runner, "--trace", log, "--cores-per-machine", "32", "--policy", "greedy")
     # A machine smaller than the rest, beside a whole one, is no obstacle.
-    ok(runner, "--trace", log, "--cores", "40", "--cores-per-machine", "32", "--policy", "none")
+    ok(runner, "--trace", log, "--cores", "40", "--cores-per-machine", "32", "--policy", "greedy")
 
 
 @pytest.mark.parametrize("content, text", [
@@ -235,7 +235,7 @@ def test_hostile_plain_logs_run_or_fail_in_one_line(runner, tmp_path):
              "\x1b[2J" * 10, "1 0 -1 1e12 1" + " -1" * 13, "\u2028" * 5, "1 0 -1 10 1" + " -1" * 12]
     log = tmp_path / "hostile.swf"
     log.write_text("\n".join(lines) + "\n" + LINE.format(n=1, t=0, r=10, u=1, g=1, q=1, p=1))
-    result = run(runner, "--trace", log, "--format", "json", "--policy", "none")
+    result = run(runner, "--trace", log, "--format", "json", "--policy", "greedy")
     assert result.exit_code == 0, result.stderr
     trace = json.loads(result.stdout)["scenario"]["trace"]
     # the line of 1s after a 400-digit job number is a job of its own
@@ -261,7 +261,7 @@ def test_the_nasa_log_as_the_bundled_scenario(runner, tmp_path):
 def test_the_nasa_log_uncompressed(runner, tmp_path):
     plain = tmp_path / "nasa.swf"
     plain.write_bytes(gzip.decompress(NASA.read_bytes()))
-    doc = json.loads(ok(runner, "--trace", plain, "--days", "1", "--cores-per-machine", "128", "--policy", "none",
+    doc = json.loads(ok(runner, "--trace", plain, "--days", "1", "--cores-per-machine", "128", "--policy", "greedy",
                         "--format", "json").stdout)
     assert doc["scenario"]["trace"]["header"]["Computer"] == "Intel iPSC/860"
 
@@ -272,7 +272,7 @@ def test_the_lcg_log_runs_by_vo_and_user(runner, log):
     the pool is given; two hours of the log."""
     one_line_error(run(runner, "--trace", log, "--until-second", "7200"), "MaxProcs header gives 24,515 cores")
     result = ok(runner, "--trace", log, "--until-second", "7200", "--owners", "group.user", "--cores", "300",
-                "--policy", "none", "--policy", "osep", "--format", "json")
+                "--policy", "greedy", "--policy", "osep", "--format", "json")
     trace = json.loads(result.stdout)["scenario"]["trace"]
     assert trace["jobs"] > 1000 and trace["records"] == 188041 and trace["header"]["MaxProcs"] == "24515"
     assert trace["jobs"] + trace["outside_window"] + sum(trace["skipped"].values()) == 188041
