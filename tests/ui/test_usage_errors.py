@@ -447,7 +447,7 @@ MISTAKES = [
     (("shares", MISSING), USAGE, "missing.toml"),
     (("shares", "--dampening", "0", POLICY), USAGE, "--dampening: 0.0 is not in the range 0<x<=1000000.0"),
     # simulate
-    (("simulate", SCENARIO, "--policy", "nonee"), USAGE, "simulate: --policy: 'nonee' is not one of 'none', "),
+    (("simulate", SCENARIO, "--policy", "nonee"), USAGE, "simulate: --policy: 'nonee' is not one of 'greedy', "),
     (("simulate", SCENARIO, "--policy", POLICY), USAGE, "simulate: --policy: "),
     (("simulate",), USAGE, "give a SCENARIO file, or --trace"),
     (("simulate", MISSING), USAGE, "missing.toml"),
