@@ -12,7 +12,8 @@ line with the table. The names:
   bounds (``KNOB_BOUNDS``);
 - ``bounds``: every constant of ``osep.config.bounds`` with its comment;
 - ``scenario-keys``: the layout in ``osep.config.scenario``'s docstring;
-- ``prometheus``: the metric families the endpoint serves (``osep.enforce.figures.families``).
+- ``prometheus``: the metric families the endpoint serves (``osep.enforce.figures.families``);
+- ``exits``: the exit statuses every command ends with (``osep.ui.exits.STATUSES``).
 
 What the code has no words for (what a knob without an option means, how a default of None reads)
 is written here, and checked against the code: a knob, key or marker this file does not know, or
@@ -229,6 +230,12 @@ def prometheus() -> str:
     return _table(["metric", "type", "labels", "what"], rows)
 
 
+def exits() -> str:
+    from osep.ui.exits import STATUSES
+
+    return _table(["status", "means"], [[str(s.code), s.meaning] for s in STATUSES])
+
+
 def _same_keys(what: str, code: set[str], words: set[str]) -> None:
     if code != words:
         raise PluginError(f"docs/_hooks/reference.py: {what}: the code has {sorted(code - words)} "
@@ -242,6 +249,7 @@ TABLES: dict[str, Callable[[], str]] = {
     "bounds": bounds,
     "scenario-keys": scenario_keys,
     "prometheus": prometheus,
+    "exits": exits,
 }
 
 
