@@ -65,7 +65,7 @@ def installed(name: str) -> bool:
 
 
 def shown(path: Path) -> str:
-    """``path`` as the user would type it where they are: from the checkout, as the README writes
+    """``path`` as the user would type it where they are: from the checkout, as the docs write
     commands, when they are in it, else in full."""
     return str(path.relative_to(ROOT)) if Path.cwd().resolve() == ROOT else str(path)
 

@@ -9,7 +9,7 @@ share is what it used (it contributed in proportion to its use, as the NASA scen
 users), and its users are its members with equal shares. VOs below that are non-owners, their users
 too. The pool is ``--slots`` one-core slots (the grid's 170 sites as one pool: the trace's jobs are
 single-core). The window's jobs, as osep reads them from the log, go to a CSV job list beside the
-scenario (loading it is about 7 times faster than reading the whole log again; README "Real workload
+scenario (loading it is about 7 times faster than reading the whole log again; docs/simulate.md "Real workload
 logs"); ``osep simulate --trace`` with the same window reads the same jobs.
 
     .venv/bin/python scripts/lcg_scenario.py [--days 1] [--slots 800] [--least 0.01] [--horizon 3]

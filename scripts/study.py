@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The share models side by side: every simulated policy, and OSEP over each fair-share model (the
-hybrid), on the bundled scenarios. Prints Markdown tables (the README's "Every model side by side")
+hybrid), on the bundled scenarios. Prints Markdown tables (docs/results.md's "Every model side by side")
 and, for scenarios with an owner tree, draws each top-level group's PV per policy.
 
     .venv/bin/python scripts/study.py [--out DIR] [SCENARIO.toml ...]

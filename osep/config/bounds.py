@@ -1,7 +1,7 @@
 """The bounds on every number and string osep reads from a policy file, a scenario file or a knob.
 
 Each bound is loose enough for any real pool and tight enough that nothing a file says can make
-``osep validate`` or ``osep simulate`` run out of memory or time: README's "Bounds" table lists them
+``osep validate`` or ``osep simulate`` run out of memory or time: docs/configuration.md's "Every bound" lists them
 all. A value outside its bound is refused with one line naming the file, the key and the bound.
 """
 
@@ -35,7 +35,7 @@ MAX_SLOT_GPUS = 1024
 MAX_SLOT_MEMORY = 1 << 30  # MiB: 1 PiB
 MAX_SLOT_DISK = 1 << 50  # KiB: 1 EiB
 # Jobs in a scenario, from [[submit]], a workload log and a CSV job list together: a job costs about
-# 0.3 KiB loaded (README "Bounds"), so a million stay near 300 MiB.
+# 0.3 KiB loaded (docs/simulate.md, "Bounds"), so a million stay near 300 MiB.
 MAX_JOBS = 1_000_000
 MAX_JOB_LIST_BYTES = 1 << 27  # a CSV job list: 128 MiB (a million jobs take about 40 MiB)
 # A workload log (osep/sim/swf.py). The Parallel Workloads Archive's largest logs have a few million
@@ -65,7 +65,7 @@ MAX_SHARE_DEFAULT = float(1 << 40)
 # owners reaches MAX_WORK. An enforcement cycle's cost grows with the slots and the owners (an owner
 # costs the decision about twenty times what a slot does); the jobs in flight cost it little since the
 # simulated pool keeps its view of them (a cycle hands the decision the kept view, and a job costs a
-# few hundredths of a slot). A negotiation cycle's cost grows with the owners. README's "Bounds" gives
+# few hundredths of a slot). A negotiation cycle's cost grows with the owners. docs/simulate.md's "Bounds" gives
 # what each cost, measured.
 MAX_CYCLES = 1_000_000
 MAX_WORK = 80_000_000

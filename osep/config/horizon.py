@@ -5,7 +5,7 @@ Without a horizon given, the run stops at the bound itself, the latest it may: t
 run with its last job and an idle stretch costs nothing, so a horizon computed from the workload
 (say, some multiple of what a work-conserving schedule needs) could only cut short a run that drains
 slowly, as one does whose vacated jobs start over, and save nothing on one that drains. The bound is
-what keeps a run's cost bounded; a run that reaches it with jobs left says so (README "Bounds").
+what keeps a run's cost bounded; a run that reaches it with jobs left says so (docs/simulate.md, "Bounds").
 """
 
 from __future__ import annotations

@@ -29,7 +29,7 @@ if TYPE_CHECKING:  # the actuator (and the logging it brings) is imported when a
 
 KNOB_SOURCE = "HTCondor configuration"
 
-# knob -> (field, kind). Every knob the daemon reads; README's table lists the same.
+# knob -> (field, kind). Every knob the daemon reads; docs/configuration.md's table is made from this one.
 KNOBS: dict[str, tuple[str, str]] = {
     "OSEP_POLICY_FILE": ("policy_file", "path"),
     "OSEP_INTERVAL": ("interval", "seconds"),
@@ -51,7 +51,7 @@ KNOBS: dict[str, tuple[str, str]] = {
 }
 _TRUE = {"true", "yes", "1", "on"}
 _FALSE = {"false", "no", "0", "off"}
-# The bounds of the numeric knobs (README's "Bounds" table lists them).
+# The bounds of the numeric knobs (docs/configuration.md's "Every bound" lists them).
 KNOB_BOUNDS: dict[str, tuple[float, float]] = {
     "OSEP_INTERVAL": (B.MIN_INTERVAL, B.MAX_INTERVAL),
     "OSEP_MAX_VACATES": (0, B.MAX_VACATES),

@@ -134,7 +134,7 @@ def _read_bytes(path: Path) -> bytes:
 
 
 def bound_text(value: float) -> str:
-    """A bound as the README states it: 10,000, 0.001, 86,400."""
+    """A bound as the documentation states it: 10,000, 0.001, 86,400."""
     if float(value).is_integer() and abs(value) < 1e15:
         return f"{int(value):,}"
     return f"{value:g}"

@@ -21,7 +21,7 @@ from osep.sim.swf import Workload
 
 @dataclass(frozen=True, slots=True)
 class TraceOptions:
-    """What ``osep simulate --trace`` was given (README "Real workload logs")."""
+    """What ``osep simulate --trace`` was given (docs/simulate.md, "Workload logs without a scenario")."""
 
     path: Path
     owners: str = "user"  # one of swf.NAMINGS

@@ -61,7 +61,7 @@ IDLE_ATTRS = [a for a in JOB_ATTRS if a not in (
 GROUP_ATTRS = ("Id", "JobIds", "JobCount")
 
 # What an attribute that evaluates to undefined or error (or to something that is not a number in
-# range) is taken to be. The README's "Reading job ads" lists the same.
+# range) is taken to be. docs/operating.md's "Reading job and machine ads" lists the same.
 DEFAULTS: dict[str, float] = {
     "RequestCpus": 1,  # the negotiator's own default for a job that asks for nothing
     "RequestMemory": 0,  # unknown: the job is taken to fit any slot's memory

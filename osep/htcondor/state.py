@@ -459,7 +459,7 @@ class StateFile:
             self._fd = None
 
 
-_UNTIL = '; osep sets and lifts no ceiling until it is repaired or moved away (see the README, "The state file")'
+_UNTIL = '; osep sets and lifts no ceiling until it is repaired or moved away (see docs/operating.md, "The state file")'
 
 
 def _holder() -> str:

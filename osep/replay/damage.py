@@ -21,7 +21,7 @@ from osep.files import NotRegular, regular
 
 EXAMPLES = 3  # places shown per kind of damage
 
-# Bounds on what logs may say; anything outside is damage (README, "Replay").
+# Bounds on what logs may say; anything outside is damage (docs/replay.md).
 EARLIEST = 0.0  # 1970-01-01 00:00 UTC
 LATEST = 4_102_444_800.0  # 2100-01-01 00:00 UTC, not included
 LONGEST = LATEST - EARLIEST  # a duration (a run time, work lost) no longer than the range of times

@@ -131,7 +131,7 @@ def study(
     owners = {str(s.path): s.owner for s in sources if s.owner}
     # The replay makes a few objects per event and drops them as it goes, with no reference cycles
     # among them: the cyclic collector, which would run every few hundred events, has nothing to
-    # find there (README, "Performance").
+    # find there (docs/performance.md).
     collecting = gc.isenabled()
     gc.disable()
     try:

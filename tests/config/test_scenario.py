@@ -480,7 +480,7 @@ def test_the_simulation_limit_lets_the_whole_lcg_log_run_and_still_bounds_a_busy
     from osep.config.scenario import simulation_limit
 
     assert simulation_limit(60, 300, 1_580, 187_520, 231) > 1_123_132
-    # What README's "Bounds" measures at the limit: 10,000 slots with cycles of 1 s, 8,000 pairs.
+    # What docs/simulate.md's "Bounds" measures at the limit: 10,000 slots with cycles of 1 s, 8,000 pairs.
     assert simulation_limit(1, 1, 10_000, 0, 2) == pytest.approx(B.MAX_WORK / (10_000 + 40 + 2))
     # Jobs weigh a twentieth of a slot, owners twenty slots.
     assert simulation_limit(1, 1, 0, 200_000, 0) == simulation_limit(1, 1, 10_000, 0, 0) == B.MAX_WORK / 10_000

@@ -432,7 +432,7 @@ def _one_step(world: World, process: Process, step: Step) -> Process:
     if step.admin is not None:
         submitter, value = step.admin
         # An administrator's change to a value osep has (or may have) in force cannot be told
-        # from osep's own (the README says so); anything else is theirs and must survive.
+        # from osep's own (docs/policy.md says so); anything else is theirs and must survive.
         if value not in _osep_values(world, process).get(submitter, set()) \
                 and value != world.negotiator.current.get(submitter, -1):
             world.negotiator.current[submitter] = value

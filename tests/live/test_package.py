@@ -27,7 +27,7 @@ STATE = Path("/var/lib/osep/osep.state")
 TOKEN = Path("/var/lib/osep/.condor/tokens.d/osep")
 # The levels the snippet's comment tells an administrator to give osep's token.
 AUTHZ = ("READ", "WRITE", "ADMINISTRATOR", "DAEMON")
-# The lines the README's cron recipe adds: the rights the package's configuration file grants only
+# The lines docs/install.md's cron recipe adds: the rights the package's configuration file grants only
 # once a policy file is named there.
 CRON_RIGHTS = """\
 QUEUE_SUPER_USERS = $(QUEUE_SUPER_USERS) osep
@@ -162,7 +162,7 @@ def test_the_package_runs_from_cron_with_no_knobs(live: Live, installed: int):
     uid = installed
     give_token(live, uid)
     # A cron-only site names no policy in the package's configuration file, so it grants osep's
-    # identity its rights itself, with the README's lines.
+    # identity its rights itself, with docs/install.md's lines.
     rights = live.pool.root / "etc/condor/config.d/51-osep-cron.config"
     rights.write_text(CRON_RIGHTS)
     try:

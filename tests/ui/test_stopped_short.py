@@ -121,14 +121,16 @@ def test_a_run_that_ends_says_nothing_more(tmp_path):
 
 
 def _readme_example() -> tuple[list[str], str, dict]:
-    """The example of a run stopped at its horizon in README: its command, its stderr line and
-    the stopped_short it shows."""
-    text = (ROOT / "README.md").read_text()
-    block = re.search(r"```\n\$ (\.venv/bin/osep simulate --trace [^\n]* --horizon 100000 [^\n]*)\n"
-                      r"(osep: note: [^\n]*)\n```\n```json\n(.*?)\n```", text, re.S)
-    assert block is not None, "README's example of a run stopped at its horizon is gone"
-    command, line, shown = block.groups()
-    return shlex.split(command)[1:], line, json.loads(shown)
+    """The example of a run stopped at its horizon in the documentation (docs/simulate.md): its
+    command with --format json, the stderr line it ends with and the stopped_short it shows.
+    (tests/docs runs the example's table itself.)"""
+    text = (ROOT / "docs" / "simulate.md").read_text()
+    block = re.search(r"```console\n\$ (osep simulate --trace [^\n]* --horizon 100000 [^\n]*)\n.*?"
+                      r"^(osep: note: [^\n]*)\n```", text, re.S | re.M)
+    shown = re.search(r"```json\n(\{\"unfinished\".*?)\n```", text, re.S)
+    assert block is not None and shown is not None, "the example of a run stopped at its horizon is gone"
+    command, line = block.groups()
+    return [*shlex.split(command)[1:], "--format", "json"], line, json.loads(shown.group(1))
 
 
 def test_the_readme_example_stays_true():
