@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import tarfile
@@ -70,7 +71,10 @@ def test_the_wheel_and_the_sdist_carry_the_data_and_the_licence(dist):
     assert not [n for n in names if n.startswith("tests/")]
     with tarfile.open(dist / f"{NAME}.tar.gz") as sdist:
         files = {n.removeprefix(f"{NAME}/") for n in sdist.getnames()}
-    assert {*DATA, "LICENSE", "README.md", "pyproject.toml"} <= files
+    assert {*DATA, "LICENSE", "README.md", "pyproject.toml", "mkdocs.yml"} <= files
+    # The README's links into the documentation resolve in the sdist as in a clone.
+    linked = set(re.findall(r"\]\((docs/[^)#]+)", (ROOT / "README.md").read_text()))
+    assert linked and linked <= files
 
 
 def test_the_installed_command_runs_the_bundled_files_from_any_folder(venv, tmp_path):
