@@ -201,6 +201,8 @@ def bounds() -> str:
         if len(block) == 1 and len(block[0]) < 30 and block[0].endswith("."):
             block = []  # a heading of the constants below it ("Counts."), not words for this one
         text = trailing.get(node.lineno) or " ".join(block)
+        if not text:
+            raise PluginError(f"osep/config/bounds.py: {', '.join(names)} has no comment to say what it bounds")
         rows.append([", ".join(f"`{n}`" for n in names), shown, text])
     return _table(["constant", "value", "what it bounds"], rows)
 

@@ -18,20 +18,20 @@ MAX_AMOUNT_TEXT = 64  # characters in an amount given as text ("1.5 TiB", "30%")
 
 # Time, in seconds.
 MIN_INTERVAL = 1.0  # t, and the simulated negotiation cycle
-MAX_INTERVAL = 86_400.0
+MAX_INTERVAL = 86_400.0  # t, a negotiation cycle, a vacate delay, a reservation: a day
 MAX_SECONDS = 1e8  # any other time or duration (about three years)
 MAX_TRACE_SECONDS = 1e10  # since and until in a workload log's own clock
-MIN_COMPRESS, MAX_COMPRESS = 0.001, 1000.0
+MIN_COMPRESS, MAX_COMPRESS = 0.001, 1000.0  # what a workload log's submit times are divided by
 
 # Counts.
-MAX_OWNERS = 10_000
+MAX_OWNERS = 10_000  # owners in [owners] (leaves of a tree), and in a Fair-Share usage table
 MAX_VACATES = 1_000_000  # p
-MAX_VACATES_PER_JOB_PER_HOUR = 3600
+MAX_VACATES_PER_JOB_PER_HOUR = 3600  # the cap of vacates of one job in any hour (OSEP_MAX_VACATES_PER_JOB_PER_HOUR)
 MAX_PORT = 65_535  # a TCP port (OSEP_METRICS_PORT)
 MAX_SLOTS = 10_000  # static slots and partitionable machines in a simulated pool
 MAX_SLOT_GROUPS = 1000  # [[pool.slots]] tables
-MAX_SLOT_CPUS = 4096
-MAX_SLOT_GPUS = 1024
+MAX_SLOT_CPUS = 4096  # cores of a simulated slot or machine, and of a job
+MAX_SLOT_GPUS = 1024  # GPUs of a simulated slot or machine, and of a job
 MAX_SLOT_MEMORY = 1 << 30  # MiB: 1 PiB
 MAX_SLOT_DISK = 1 << 50  # KiB: 1 EiB
 # Jobs in a scenario, from [[submit]], a workload log and a CSV job list together: a job costs about
@@ -57,7 +57,7 @@ MAX_USAGE = 1e15  # a Fair-Share starting usage, in slot-seconds
 # Shares, per resource (a percentage is at most 100).
 MAX_SHARE = {"slots": 1e7, "cpus": 1e7, "gpus": 1e6, "memory": float(1 << 40),  # memory in MiB: 1 EiB
              "disk": float(1 << 50)}  # disk in KiB: 1 EiB
-MAX_SHARE_DEFAULT = float(1 << 40)
+MAX_SHARE_DEFAULT = float(1 << 40)  # a share of a resource MAX_SHARE does not name
 
 # What one simulation may cost: it stops at its horizon, which is never later than the time by which
 # the pool has made MAX_CYCLES negotiation and enforcement cycles in all, nor than the time by which
@@ -65,12 +65,12 @@ MAX_SHARE_DEFAULT = float(1 << 40)
 # owners reaches MAX_WORK. An enforcement cycle's cost grows with the slots and the owners (an owner
 # costs the decision about twenty times what a slot does); the jobs in flight cost it little since the
 # simulated pool keeps its view of them (a cycle hands the decision the kept view, and a job costs a
-# few hundredths of a slot). A negotiation cycle's cost grows with the owners. docs/simulate.md's "Bounds" gives
-# what each cost, measured.
-MAX_CYCLES = 1_000_000
-MAX_WORK = 80_000_000
-OWNER_WORK = 20
-JOBS_PER_UNIT = 20
+# few hundredths of a slot). A negotiation cycle's cost grows with the owners. docs/simulate.md's
+# "The simulation's limit" gives what each costs, measured.
+MAX_CYCLES = 1_000_000  # negotiation and enforcement cycles of one simulation
+MAX_WORK = 80_000_000  # the work of one simulation, in slots (see above)
+OWNER_WORK = 20  # what an owner costs an enforcement cycle, in slots
+JOBS_PER_UNIT = 20  # jobs in flight that cost an enforcement cycle what one slot does
 
 
 def share_maximum(resource: str) -> float:
