@@ -5,8 +5,8 @@ bundled files, and compares.
 
 Nothing is normalised but trailing spaces at line ends (Markdown editors strip them): an example whose
 output moves with the machine, the date or a temporary path does not belong in a ```console block.
-Examples that need a live HTCondor pool are ```console-live blocks: the same form, not run here (the
-live tests run them where a pool is; `live_examples` lists them).
+Examples that need a live HTCondor pool are ```console-live blocks: the same form, not run here
+(tests/live/test_reports.py runs them on the test pool). The blocks are read by tests/docexamples.py.
 
 Also checked: no page names an issue ("issue 12", "#12"), a session, a time of day or the machine's
 load, outside code; and the README stays short (it points into docs/ for the rest).
@@ -20,60 +20,13 @@ import re
 import shlex
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-PAGES = sorted([ROOT / "README.md", *(ROOT / "docs").rglob("*.md")])
-FENCE = re.compile(r"^```([\w-]*)[^\n]*\n(.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
+from docexamples import FENCE, PAGES, ROOT, examples, plain, split
+
 README_LINES = 150
-
-
-@dataclass(frozen=True)
-class Example:
-    page: Path
-    line: int  # of the command, in the page
-    command: str
-    shown: str  # what the page says it prints
-
-    @property
-    def id(self) -> str:
-        return f"{self.page.relative_to(ROOT)}:{self.line}"
-
-
-def examples(kind: str = "console") -> list[Example]:
-    found = []
-    for page in PAGES:
-        text = page.read_text(encoding="utf-8")
-        for fence in FENCE.finditer(text):
-            if fence.group(1) != kind:
-                continue
-            first = text.count("\n", 0, fence.start(2)) + 1
-            found += _split(page, first, fence.group(2))
-    return found
-
-
-def _split(page: Path, first: int, block: str) -> list[Example]:
-    out: list[Example] = []
-    lines = block.splitlines()
-    index = 0
-    while index < len(lines):
-        if not lines[index].startswith("$ "):
-            raise AssertionError(f"{page.relative_to(ROOT)}:{first + index}: output before any `$ ` command")
-        line = first + index
-        command = lines[index][2:]
-        while command.endswith("\\"):
-            index += 1
-            command = command[:-1] + lines[index].strip()
-        index += 1
-        shown = []
-        while index < len(lines) and not lines[index].startswith("$ "):
-            shown.append(lines[index])
-            index += 1
-        out.append(Example(page, line, command, "\n".join(shown)))
-    return out
 
 
 def run(command: str) -> str:
@@ -86,10 +39,6 @@ def run(command: str) -> str:
     return done.stdout
 
 
-def _plain(text: str) -> str:
-    return "\n".join(line.rstrip() for line in text.rstrip("\n").splitlines())
-
-
 CONSOLE = examples()
 
 
@@ -99,15 +48,11 @@ def test_there_are_examples_to_run():
 
 @pytest.mark.parametrize("example", CONSOLE, ids=lambda e: e.id)
 def test_example_prints_what_it_shows(example):
-    assert _plain(run(example.command)) == _plain(example.shown), f"{example.id}: $ {example.command}"
-
-
-def live_examples() -> list[Example]:
-    return examples("console-live")
+    assert plain(run(example.command)) == plain(example.shown), f"{example.id}: $ {example.command}"
 
 
 def test_live_examples_are_osep_commands():
-    for example in live_examples():
+    for example in examples("console-live"):
         assert example.command.startswith(("osep ", "sudo ")), example.id
 
 
@@ -169,7 +114,7 @@ def rewrite() -> None:
             if fence.group(1) != "console":
                 return fence.group(0)
             first = text.count("\n", 0, fence.start(2)) + 1
-            body = "".join(f"$ {e.command}\n{run(e.command).rstrip()}\n" for e in _split(page, first, fence.group(2)))
+            body = "".join(f"$ {e.command}\n{run(e.command).rstrip()}\n" for e in split(page, first, fence.group(2)))
             return fence.group(0)[: fence.start(2) - fence.start(0)] + body + "```"
 
         new = FENCE.sub(block, text)
