@@ -24,6 +24,11 @@ from testpool import PoolError as TestPoolError  # noqa: E402, F401 - conftest i
 INTERVAL = 5  # seconds between enforcement cycles in these tests
 
 
+def group(name: str, user: str) -> str:
+    """The submit-file lines that charge a job to accounting group ``name`` as ``user``."""
+    return f"accounting_group = {name}\naccounting_group_user = {user}\n"
+
+
 @dataclass
 class Live:
     pool: TestPool
@@ -40,16 +45,19 @@ class Live:
         path.write_text("\n".join(lines) + "\n")
         return path
 
-    def config(self, **knobs: object) -> Path:
+    def config(self, state_file: bool = True, **knobs: object) -> Path:
         """An HTCondor configuration file for osep outside the chroot: where the pool is, the token,
-        and the OSEP_* knobs given."""
+        a state file in this test's directory (unless ``state_file`` is false) and the OSEP_* knobs
+        given."""
         lines = [
             "CONDOR_HOST = 127.0.0.1:9618",
             "COLLECTOR_HOST = 127.0.0.1:9618",
             f"SEC_TOKEN_DIRECTORY = {self.pool.token_dir}",
             f"OSEP_INTERVAL = {INTERVAL}",
-            f"OSEP_STATE_FILE = {self.work / 'osep.state'}",
-        ] + [f"{k} = {v}" for k, v in knobs.items()]
+        ]
+        if state_file:
+            lines.append(f"OSEP_STATE_FILE = {self.work / 'osep.state'}")
+        lines += [f"{k} = {v}" for k, v in knobs.items()]
         path = self.work / "condor_config"
         path.write_text("\n".join(lines) + "\n")
         return path

@@ -9,7 +9,7 @@ import subprocess
 import sys
 import time
 
-from harness import INTERVAL, Live
+from harness import INTERVAL, Live, group
 
 REACH = 2 * INTERVAL + 4 + 10
 TREE = """[policy]
@@ -23,10 +23,6 @@ share = "50%"
 [owners.group_chem]
 share = 10
 """
-
-
-def group(name: str, user: str) -> str:
-    return f"accounting_group = {name}\naccounting_group_user = {user}\n"
 
 
 def test_a_subgroup_gets_its_share_back_from_the_sibling_group(live: Live):
