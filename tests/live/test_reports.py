@@ -1,18 +1,42 @@
 """osep report and osep replay against the real test pool: the operator's view of a pool where one
-owner holds another's share, and the replay of a history the pool has just recorded."""
+owner holds another's share, and the replay of a history the pool has just recorded; and every
+```console-live example of the docs, run in the situation its page describes."""
 
 from __future__ import annotations
 
 import json
+import os
+import re
+import shlex
 import subprocess
 import sys
+import time
 
 import pytest
 
-from harness import Live
+from docexamples import examples, files, plain
+from harness import Live, group
 from recordings import SLOTS, record
 
 SHARES = {"alice": 10, "bob": 10}
+
+# The situation each ```console-live example of the docs runs in, keyed by the example's command: the
+# test named sets it up as the page's prose says, and runs the example there (`as_the_page_shows`).
+SITUATIONS = {
+    "osep report --policy-file policy.toml": "test_report_shows_who_is_over_and_what_would_go_next",
+    "osep example owner-tree -o tree.toml": "test_report_shows_who_is_over_and_what_would_go_next",
+    "osep report --tree --policy-file tree.toml": "test_report_shows_who_is_over_and_what_would_go_next",
+}
+# What varies between runs of the same situation, and only that, is normalised on both sides: the time
+# stamp in the report's title, the run times of the jobs the next cycle would vacate, the date a
+# ceiling was set, and the pool's memory and disk in GiB (the only figures with a decimal before
+# "in the pool"), which the test pool's slots take from the machine it runs on.
+VARYING = [
+    (re.compile(r" +\d+\.\d in the pool\b"), " X.X in the pool"),
+    (re.compile(r"^(osep report(?: --tree)? at )[^ ]+: "), r"\1TIME: "),
+    (re.compile(r"\b\d+\+\d\d:\d\d:\d\d\b"), "D+HH:MM:SS"),
+    (re.compile(r"\bsince \d{4}-\d\d-\d\d \d\d:\d\d UTC\b"), "since DATE"),
+]
 
 
 def osep(live: Live, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
@@ -20,11 +44,41 @@ def osep(live: Live, *args: str, env: dict[str, str] | None = None) -> subproces
                           capture_output=True, text=True, timeout=120, check=False)
 
 
+def normalised(text: str) -> str:
+    for pattern, stands_for in VARYING:
+        text = "\n".join(pattern.sub(stands_for, line) for line in text.splitlines())
+    return plain(text)
+
+
+def as_the_page_shows(live: Live, *commands: str) -> None:
+    """Run ``commands``, ```console-live examples of the docs, one after the other in a directory
+    holding the files their page shows, with the harness's configuration (``config``), and compare
+    what each prints (stdout and stderr as a terminal shows them) with what the page shows."""
+    test = os.environ["PYTEST_CURRENT_TEST"].split("::")[-1].split(" ")[0].split("[")[0]
+    cwd = live.work / "docs"
+    cwd.mkdir(exist_ok=True)
+    for command in commands:
+        assert SITUATIONS[command] == test, f"{command}: its situation is {SITUATIONS[command]}, not {test}"
+        example, = (e for e in examples("console-live") if e.command == command)
+        for name, text in files(example.page).items():
+            (cwd / name).write_text(text)
+        words = shlex.split(command)
+        done = subprocess.run([sys.executable, "-m", "osep", *words[1:]], cwd=cwd, env=live.env(),
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120,
+                              check=False)
+        print(f"$ {command}\n{done.stdout}")
+        assert normalised(done.stdout) == normalised(example.shown), f"{example.id}: $ {command}"
+
+
+def test_every_live_example_of_the_docs_has_a_situation():
+    assert sorted(e.command for e in examples("console-live")) == sorted(SITUATIONS)
+
+
 def test_report_shows_who_is_over_and_what_would_go_next(live: Live):
     younger = live.fill("alice")  # alice holds all 20 cores
     live.submit("bob", 10, stock=True)  # a submit file with no request_* lines
     policy = live.policy(SHARES)
-    live.config()
+    live.config(state_file=False)  # as on the page: Held is only the next cycle's plan
     # Any user who can read the pool: no token at all.
     anonymous = live.env() | {"_CONDOR_SEC_TOKEN_DIRECTORY": str(live.work / "no-tokens")}
     done = osep(live, "report", "--policy-file", str(policy), "--format", "json", env=anonymous)
@@ -44,9 +98,23 @@ def test_report_shows_who_is_over_and_what_would_go_next(live: Live):
     lines = table.stdout.splitlines()
     assert lines[4].startswith("alice") and lines[5].startswith("bob")
     assert any(line.startswith("Total (2 owners)") for line in lines)
+    as_the_page_shows(live, "osep report --policy-file policy.toml")
     # Read-only: nothing was vacated, nobody was held.
     assert live.history("alice")["evicted"] == []
     assert all(value == -1 for value in live.ceilings().values())
+
+    # The page's owner tree on the same 20 slots: carol's group_chem holds more than its share while
+    # bob of group_physics.cms waits.
+    start = time.monotonic()
+    live.pool.condor(["condor_rm", "-all"])
+    live.submit("carol", 14, extra=group("group_chem", "carol"), stock=True)
+    live.wait_until(lambda: live.running("carol") == 14 and live.queued("alice") == 0, 60,
+                    "carol's 14 jobs to run in place of alice's")
+    live.submit("alice", 9, extra=group("group_physics.cms", "alice"), stock=True)
+    live.wait_until(lambda: live.running("alice") == 6, 60, "alice to run 6 jobs")
+    live.submit("bob", 6, extra=group("group_physics.cms", "bob"), stock=True)
+    print(f"MEASURED seconds to set up the tree: {time.monotonic() - start:.1f}")
+    as_the_page_shows(live, "osep example owner-tree -o tree.toml", "osep report --tree --policy-file tree.toml")
 
 
 def test_report_shows_whom_osep_holds_and_a_dry_run_logs_the_holds_it_would_set(live: Live):
