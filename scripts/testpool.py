@@ -116,6 +116,15 @@ class PoolError(RuntimeError):
     pass
 
 
+def left_behind(status: str) -> bool:
+    """Whether dpkg's ``${Status}`` of a package says something of it is on the system: installed,
+    half installed, or removed with its conffiles kept ("deinstall ok config-files"), which a later
+    install would keep as they were edited. Nothing is left only when dpkg does not know the package
+    (empty) or says "not-installed"."""
+    words = status.split()
+    return bool(words) and "not-installed" not in words
+
+
 @dataclass(frozen=True)
 class TestPool:
     dir: Path = DEFAULT_DIR
@@ -312,10 +321,11 @@ class TestPool:
 
     def _pristine(self) -> None:
         """Undo what an earlier test did to the root, which outlives its pool: osep's Debian package
-        purged if it is installed, and every file in config.d that no Debian package owns removed
-        (this script writes its own again)."""
-        installed = self.condor(["dpkg-query", "-W", "-f", "${Status}", "osep"], check=False)
-        if "installed" in installed.split():
+        purged if dpkg has anything of it (installed, half-installed, or removed with its conffiles
+        kept, such as a 50-osep.config a killed test had edited), and every file in config.d that no
+        Debian package owns removed (this script writes its own again)."""
+        status = self.condor(["dpkg-query", "-W", "-f", "${Status}", "osep"], check=False)
+        if left_behind(status):
             self.condor(["dpkg", "--purge", "osep"], check=False)
         folder = self.root / "etc/condor/config.d"
         for entry in folder.iterdir():

@@ -97,3 +97,16 @@ def test_every_subcommand_says_what_it_does(command):
     assert len(rest.split("\n\n")[0]) > 40  # a sentence or more, not the bare usage line
     listed = run_testpool("--help").stdout
     assert f"    {command} " in listed  # and the overview lists it with its summary
+
+
+@pytest.mark.parametrize(("status", "left"), [
+    ("install ok installed", True),
+    ("deinstall ok config-files", True),  # removed, its edited conffile kept: a later install keeps it
+    ("install ok half-configured", True),
+    ("install reinstreq half-installed", True),
+    ("unknown ok not-installed", False),
+    ("deinstall ok not-installed", False),
+    ("", False),  # dpkg does not know the package
+])
+def test_a_fresh_pool_purges_whatever_dpkg_has_of_osep(status, left):
+    assert testpool.left_behind(status) is left
