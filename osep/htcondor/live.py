@@ -196,7 +196,9 @@ def address_of(ad: Any) -> str:
     return where.strip().lstrip("<").rstrip(">").split("?", 1)[0]
 
 
-def _collector(pool: str | None) -> Any:
+def collector_of(pool: str | None) -> Any:
+    """The bindings' collector of ``pool`` (``--pool``, the knob ``OSEP_POOL``), else the HTCondor
+    configuration's own."""
     return htcondor.Collector(pool) if pool else htcondor.Collector()
 
 
@@ -360,7 +362,7 @@ class LivePool:
         return _call(self.settings, what, func, attempts)
 
     def _collector(self) -> Any:
-        return _collector(self.settings.pool)
+        return collector_of(self.settings.pool)
 
     def _at_collector(self) -> str:
         return the_collector(self.settings.pool)
@@ -671,7 +673,7 @@ def read_group_quotas(settings: LiveSettings = LiveSettings(), remote: bool = Tr
     and what the negotiator last loaded, wherever osep runs. Else this machine's configuration, as
     this process reads it (no subsystem prefix applies). A PoolError if the negotiator cannot be
     located or asked; the pool's size is counted where it can be (``pool_size.problem`` says why not)."""
-    collector = _collector(settings.pool)
+    collector = collector_of(settings.pool)
     if remote:
         ad = _call(settings, f"asking {the_collector(settings.pool)} for the negotiator",
                    lambda: collector.locate(htcondor.DaemonType.Negotiator))

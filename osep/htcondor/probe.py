@@ -33,7 +33,7 @@ import htcondor2 as htcondor
 
 from osep.core.model import Snapshot
 from osep.htcondor import rights as r
-from osep.htcondor.live import LivePool, takes_leases, the_collector
+from osep.htcondor.live import LivePool, collector_of, takes_leases, the_collector
 from osep.htcondor.pinging import FAULTS, ping, problem
 from osep.htcondor.rights import DaemonProbe, Finding, Ping, Right
 from osep.htcondor.settings import LiveSettings
@@ -175,7 +175,7 @@ def probe_pool(settings: LiveSettings, acting: bool = True,
 
 def _locate(settings: LiveSettings) -> tuple[list[tuple[str, dict[str, str]]], list[DaemonProbe]]:
     """Where the collector says the daemons are (each ad's FACTS), and those it could not say."""
-    collector = htcondor.Collector(settings.pool) if settings.pool else htcondor.Collector()
+    collector = collector_of(settings.pool)
     asked = the_collector(settings.pool)
     ads: list[tuple[str, dict[str, str]]] = []
     missing: list[DaemonProbe] = []
@@ -243,7 +243,7 @@ def pool_now(settings: LiveSettings) -> tuple[Snapshot, list[str]]:
     PoolError if either cannot be read."""
     live = LivePool(replace(settings, retries=1, state_file=None))
     snapshot = live.snapshot()
-    collector = htcondor.Collector(settings.pool) if settings.pool else htcondor.Collector()
+    collector = collector_of(settings.pool)
 
     def names() -> list[str]:
         negotiator = htcondor.Negotiator(collector.locate(htcondor.DaemonType.Negotiator))
