@@ -420,6 +420,8 @@ class TestPool:
 
 # -- jobs ----------------------------------------------------------------------------------------
 
+RESOURCE_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*")  # what request_NAME may name
+
 def submit_description(user: str, count: int = 1, seconds: int = 3600,
                        requests: dict[str, int] | None = None, group: str | None = None,
                        log: str = "jobs.log", extra: str = "") -> str:
@@ -432,7 +434,7 @@ def submit_description(user: str, count: int = 1, seconds: int = 3600,
         raise PoolError(f"a count of at least 1 and a duration of 0 s or more, not {count} and {seconds}")
     lines = ["executable = /bin/sleep", f"arguments = {seconds}"]
     for name, amount in (requests or {}).items():
-        if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", name) or amount < 0:
+        if not RESOURCE_NAME.fullmatch(name) or amount < 0:
             raise PoolError(f"not a request: {name} = {amount} (a resource's name, and a count of 0 or more)")
         lines.append(f"request_{name} = {amount}")
     if group is not None:
@@ -632,7 +634,7 @@ def _run(argv: list[str], log, env: dict[str, str] | None = None) -> None:
 def _request(text: str) -> tuple[str, int]:
     """``NAME=COUNT`` of ``--request``."""
     name, sep, amount = text.partition("=")
-    if not sep or not amount.strip().isdigit() or not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", name.strip()):
+    if not sep or not amount.strip().isdigit() or not RESOURCE_NAME.fullmatch(name.strip()):
         raise argparse.ArgumentTypeError(f"expected NAME=COUNT (as gpus=1), not {text!r}")
     return name.strip(), int(amount)
 
