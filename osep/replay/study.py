@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from osep.core.model import JobId
 from osep.core.policy import PolicySettings
 from osep.core.tree import ShareTree
-from osep.enforce.decisionlog import read_decisions, vacates_in_order
+from osep.enforce.decisionlog import DecisionLog, read_decisions, vacates_in_order
 from osep.errors import OsepError
 from osep.measure.documents import column, document, iso
 from osep.measure.meter import Meter, Series
@@ -103,6 +103,65 @@ def study(
     the recorded workload (the enforcing ones over the negotiator ``excess`` names). With an owner
     tree in ``policy``, jobs are placed in it by their accounting names and its top-level groups
     are measured too."""
+    result, capacity, log = recorded(sources, policy, read_log=read_log, warn=warn, decisions=decisions,
+                                     slots=slots, curves=curves, workload=bool(what_if.policies),
+                                     progress=progress)
+    outcomes: dict[str, Outcome] = {}
+    what_ifs: dict[str, dict[str, Any]] = {}
+    if what_if.policies:
+        from osep.sim.experiment import outcome_column, run_scenario, totals
+
+        check_what_if(sources, result, interval, capacity, what_if)
+        scenario = replace(what_if_scenario(sources, result, policy, interval, capacity, what_if),
+                           excess=excess)
+        outcomes = run_scenario(scenario, what_if.policies, policy, interval, records=curves)
+        what_ifs = {n: outcome_column(o, totals(scenario), scenario.horizon) for n, o in outcomes.items()}
+    jobs = sum(o.jobs for o in result.metrics.owners)
+    info = {
+        "name": ", ".join(s.path.name for s in sources) if len(sources) <= 3
+        else f"{sources[0].path.name} and {len(sources) - 1} more logs",
+        "file": [str(s.path) for s in sources],
+        "description": "recorded history" + (", with what-if runs" if outcomes else ""),
+        "slots": capacity,
+        "jobs": jobs,
+        "events": result.events,
+        "start": iso(result.start),
+        "end": iso(result.end),
+        "span": _span(result.start, result.end),
+        "decision_log": str(decisions) if decisions is not None else None,
+        "warnings": result.warnings,
+    }
+    if outcomes:
+        info["what_if_jobs"] = len(result.workload)
+        info["what_if_left_out"] = jobs - len(result.workload)  # not finished in the logs
+        info["what_if"] = {"negotiation_interval": what_if.negotiation_interval,
+                           "vacate_delay": what_if.vacate_delay}
+    extra: dict[str, Any] = {"unfinished": result.unfinished}
+    if result.groups is not None:
+        extra["groups"] = column(result.groups, "top-level groups")["owners"]
+    if log is not None:  # only the decision log tells osep's evictions from anybody else's
+        extra["evicted_by_osep"] = sum(result.osep_evictions.values())
+    columns = {RECORDED: column(result.metrics, "what the logs recorded", None, **extra)}
+    columns.update(what_ifs)
+    return Study(document(info, columns), result, outcomes, capacity)
+
+
+
+def recorded(
+    sources: Sequence[LogSource],
+    policy: PolicySettings,
+    *,
+    read_log: Callable[[Path, Callable[[str], None], int], Iterable[list[Row]]],
+    warn: Callable[[str], None],
+    decisions: Path | None = None,
+    slots: int | None = None,
+    curves: bool = False,
+    workload: bool = False,
+    progress: Callable[[int, float], None] | None = None,
+) -> tuple[Replay, int, DecisionLog | None]:
+    """The history ``sources`` recorded, measured against ``policy``'s shares (as :func:`study` does),
+    the pool's size in slots and the decision log read; with ``workload``, the finished jobs'
+    arrivals and run times too (what a what-if run simulates)."""
     # The decision log is read first for the pool's size, its damage and whether its vacates are in
     # time order, holding a line at a time and keeping the vacates sent (up to KEPT_VACATES of
     # them, in arrays), which are then taken as the replay reaches their times. With more, it is
@@ -145,7 +204,7 @@ def study(
             signals=signals,
             vacates=vacates,
             curves=curves,
-            workload=bool(what_if.policies),
+            workload=workload,
             progress=progress,
             tree=policy.shares if isinstance(policy.shares, ShareTree) else None,
         )
@@ -155,46 +214,9 @@ def study(
     if result.events == 0:
         raise OsepError(", ".join(str(s.path) for s in sources) + ": no job events in "
                         + ("it" if len(sources) == 1 else "them"))
-    outcomes: dict[str, Outcome] = {}
-    what_ifs: dict[str, dict[str, Any]] = {}
-    if what_if.policies:
-        from osep.sim.experiment import outcome_column, run_scenario, totals
+    return result, capacity, log
 
-        _check_what_if(sources, result, interval, capacity, what_if)
-        scenario = replace(_scenario(sources, result, policy, interval, capacity, what_if), excess=excess)
-        outcomes = run_scenario(scenario, what_if.policies, policy, interval, records=curves)
-        what_ifs = {n: outcome_column(o, totals(scenario), scenario.horizon) for n, o in outcomes.items()}
-    jobs = sum(o.jobs for o in result.metrics.owners)
-    info = {
-        "name": ", ".join(s.path.name for s in sources) if len(sources) <= 3
-        else f"{sources[0].path.name} and {len(sources) - 1} more logs",
-        "file": [str(s.path) for s in sources],
-        "description": "recorded history" + (", with what-if runs" if outcomes else ""),
-        "slots": capacity,
-        "jobs": jobs,
-        "events": result.events,
-        "start": iso(result.start),
-        "end": iso(result.end),
-        "span": _span(result.start, result.end),
-        "decision_log": str(decisions) if decisions is not None else None,
-        "warnings": result.warnings,
-    }
-    if outcomes:
-        info["what_if_jobs"] = len(result.workload)
-        info["what_if_left_out"] = jobs - len(result.workload)  # not finished in the logs
-        info["what_if"] = {"negotiation_interval": what_if.negotiation_interval,
-                           "vacate_delay": what_if.vacate_delay}
-    extra: dict[str, Any] = {"unfinished": result.unfinished}
-    if result.groups is not None:
-        extra["groups"] = column(result.groups, "top-level groups")["owners"]
-    if log is not None:  # only the decision log tells osep's evictions from anybody else's
-        extra["evicted_by_osep"] = sum(result.osep_evictions.values())
-    columns = {RECORDED: column(result.metrics, "what the logs recorded", None, **extra)}
-    columns.update(what_ifs)
-    return Study(document(info, columns), result, outcomes, capacity)
-
-
-def _scenario(sources: Sequence[LogSource], result: Replay, policy: PolicySettings,
+def what_if_scenario(sources: Sequence[LogSource], result: Replay, policy: PolicySettings,
               interval: float, capacity: int, what_if: WhatIf) -> Scenario:
     """The recorded workload (finished jobs: their arrival and run time) as a scenario."""
     from osep.config.horizon import BOUND, Horizon, within_cycles
@@ -202,7 +224,7 @@ def _scenario(sources: Sequence[LogSource], result: Replay, policy: PolicySettin
     from osep.sim.specs import Checkpointing, JobSpec, PoolSettings, SlotSpec
 
     # The run stops where it would have made MAX_WHAT_IF_CYCLES cycles, every one of them run: past
-    # the recorded workload's end (_check_what_if), so only a run whose queue does not drain stops.
+    # the recorded workload's end (check_what_if), so only a run whose queue does not drain stops.
     n = what_if.negotiation_interval
     limit = within_cycles(n, interval, MAX_WHAT_IF_CYCLES)
     horizon = Horizon(limit, BOUND, limit, f"{MAX_WHAT_IF_CYCLES:,} cycles at a negotiation cycle every {n:g} s "
@@ -226,7 +248,7 @@ def _scenario(sources: Sequence[LogSource], result: Replay, policy: PolicySettin
     )
 
 
-def _check_what_if(sources: Sequence[LogSource], result: Replay, interval: float, capacity: int,
+def check_what_if(sources: Sequence[LogSource], result: Replay, interval: float, capacity: int,
                    what_if: WhatIf) -> None:
     """Refuse a what-if run too large to end: a pool of more slots than any log may give, or one
     that would take too many cycles (the simulated pool negotiates and enforces at every interval

@@ -4,7 +4,7 @@ and the command modules it loads; everything they show comes from the pure rende
 
 from __future__ import annotations
 
-from osep.ui import cmd_doctor, cmd_example, cmd_files, cmd_pool, cmd_study  # noqa: F401  (each registers its commands on cli)
+from osep.ui import cmd_doctor, cmd_example, cmd_files, cmd_pool, cmd_study, cmd_tune  # noqa: F401  (each registers its commands on cli)
 from osep.ui.shell import cli, progress_reporter
 
 __all__ = ["cli", "main", "progress_reporter"]

@@ -289,3 +289,35 @@ def _ranked_owners(series: Iterable[Series]) -> list[str]:
         for owner, values in s.real.items():
             used[owner] = used.get(owner, 0.0) + sum(values) + 1e-9 * sum(s.ideal.get(owner, ()))
     return sorted(used, key=lambda o: (-used[o], o))
+
+
+def draw_front(path: Path | str, doc: Mapping[str, Any]) -> None:
+    """``osep tune``'s candidates as points of cost (LC + PC) against PV on the tuned period: the
+    front joined by a line, the recommendation and the policy file's settings marked."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = [r for r in doc["candidates"] if not r["unfinished"]]
+    area = AREA_SHORT.get(doc["measured_in"], "slot-s")
+    fig, ax = plt.subplots(figsize=(8, 5.5))
+    ax.scatter([r["cost"] for r in rows], [r["pv"] for r in rows], s=14, color="0.6", label="a candidate")
+    front = sorted((r for r in rows if r["front"]), key=lambda r: (r["cost"], r["pv"]))
+    ax.plot([r["cost"] for r in front], [r["pv"] for r in front], "o-", color="tab:blue", ms=5, lw=1.2,
+            label="the front (no other is lower on both)")
+    for key, marker, colour, label in (("policy_file", "D", "tab:orange", "the policy file's settings"),
+                                       ("recommended", "*", "tab:red", "recommended")):
+        for r in rows:
+            if r[key]:
+                ax.plot([r["cost"]], [r["pv"]], marker, color=colour, ms=13 if marker == "*" else 8,
+                        label=label, zorder=3)
+    ax.set_xlabel(f"cost: LC + PC ({area})")
+    ax.set_ylabel(f"PV ({area})")
+    ax.set_title(f"osep tune: {len(doc['candidates']):,} candidates, {doc['pick']['says']}", fontsize=9,
+                 loc="left")
+    ax.grid(True, lw=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)

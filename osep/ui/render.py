@@ -188,7 +188,7 @@ def duration(seconds: float) -> str:
     return f"{days}+{hours:02d}:{minutes:02d}:{secs:02d}"
 
 
-def _aligned(header: list[str], rows: list[list[str]], footer: list[str] | None,
+def aligned(header: list[str], rows: list[list[str]], footer: list[str] | None,
              right: Container[int]) -> list[str]:
     """Columns as wide as their widest cell, those in ``right`` flush right (numbers line up), and
     a rule above the footer, as condor_userprio prints its totals. Every cell is made printable."""
@@ -270,7 +270,7 @@ def report_table(doc: Mapping[str, Any]) -> str:
         f"osep report at {doc['time']}: {_capacity(doc)}; target: {doc['target']} share; "
         f"Share to Gap in {_measured(doc)}; Gap: owed (+) or held beyond the target (-)",
         "",
-        *_aligned(header, rows, footer, right=[*range(1, 8), *range(9, 9 + len(shown))]),
+        *aligned(header, rows, footer, right=[*range(1, 8), *range(9, 9 + len(shown))]),
     ]
     lines += [f"note: {printable(n)}" for n in doc["notes"]]
     lines += _on_record(doc)
@@ -319,7 +319,7 @@ def tree_table(doc: Mapping[str, Any]) -> str:
         f"osep report --tree at {doc['time']}: {_capacity(doc)}; target: {doc['target']} "
         f"share; Share, Usage, Target, Feasible and Gap in {_measured(doc)}; Norm share: of the pool",
         "",
-        *_aligned(header, rows, None, right=range(1, 9)),
+        *aligned(header, rows, None, right=range(1, 9)),
     ]
     lines += [f"note: {printable(n)}" for n in doc["notes"]]
     return "\n".join(lines) + "\n"
@@ -376,7 +376,7 @@ def history_table(doc: Mapping[str, Any]) -> str:
     t = doc["totals"]
     footer = [f"Total ({len(rows)} owners)", str(t["vacated"]), duration(t["lost_work"]), "",
               str(t["vacated"]), str(t["not_done"]), ""]
-    lines += _aligned(header, rows, footer, right=range(1, 7))
+    lines += aligned(header, rows, footer, right=range(1, 7))
     if doc["actions"]:
         lines += ["", "Vacates:"]
         header = ["Time (UTC)", "Job", "Owner", "For", "Run time", "Outcome", "Reason"]
@@ -386,7 +386,7 @@ def history_table(doc: Mapping[str, Any]) -> str:
              a["outcome"] + (f" ({a['detail']})" if a["detail"] else ""), a["reason"] or ""]
             for a in doc["actions"]
         ]
-        lines += _aligned(header, rows, None, right=range(4, 5))
+        lines += aligned(header, rows, None, right=range(4, 5))
     return "\n".join(lines) + "\n"
 
 
@@ -410,7 +410,7 @@ HISTORY_RENDERERS = {"table": history_table, "json": as_json, "csv": history_csv
 def doctor_table(doc: Mapping[str, Any]) -> str:
     """``osep doctor``: one row per check, then whether a run would work."""
     rows = [[c["check"], c["target"], c["status"], c["detail"]] for c in doc["checks"]]
-    lines = _aligned(["Check", "Target", "Status", "Detail"], rows, None, ())
+    lines = aligned(["Check", "Target", "Status", "Detail"], rows, None, ())
     failed = sum(1 for c in doc["checks"] if c["status"] == "fail")
     lines.append("")
     lines.append("a real run would work" if doc["ok"] else f"{failed} check(s) failed: a real run would not work")

@@ -1,0 +1,105 @@
+"""A sweep end to end: every candidate on the tuned period (those the journal holds are not run
+again), the front and the recommendation, then the recommendation and the policy file's own settings
+on the held-out period; out comes the document ``osep tune`` renders.
+
+How runs are carried out is the caller's (``runner``: worker processes here, or a pool's jobs), so
+that every way gives the same document from the same figures.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from osep.tune.candidates import Candidate
+from osep.tune.front import Pick, front, recommend
+from osep.tune.history import CHECK, TUNE, History
+from osep.tune.journal import Journal
+from osep.tune.sweep import Done, Figures, Task
+
+Runner = Callable[[History, Sequence[Task], Done], None]
+Progress = Callable[[int, int], None]  # runs finished (of this invocation's), runs to do
+
+
+@dataclass(frozen=True, slots=True)
+class Sweep:
+    """What to try: the candidates (the policy file's own settings, ``baseline``, among them) and
+    the rule that recommends one."""
+
+    candidates: tuple[Candidate, ...]
+    baseline: Candidate
+    pick: Pick
+
+
+def tune(history: History, sweep: Sweep, journal: Journal, runner: Runner,
+         progress: Progress | None = None) -> dict[str, Any]:
+    """Run what the journal lacks and return the document (see :func:`document`)."""
+    reused = sum(1 for c in sweep.candidates if (TUNE, c) in journal.done)
+    _run(history, [(TUNE, c) for c in sweep.candidates], journal, runner, progress)
+    rows = [journal.done[(TUNE, c)] for c in sweep.candidates]
+    chosen = recommend(rows, sweep.pick, prefer=sweep.candidates.index(sweep.baseline))
+    check: dict[str, Figures] = {}
+    if CHECK in history.periods() and chosen is not None:
+        pair = {"recommended": sweep.candidates[chosen], "policy_file": sweep.baseline}
+        _run(history, [(CHECK, c) for c in dict.fromkeys(pair.values())], journal, runner, progress)
+        check = {name: journal.done[(CHECK, c)] for name, c in pair.items()}
+    return document(history, sweep, rows, chosen, check, reused)
+
+
+def _run(history: History, tasks: list[Task], journal: Journal, runner: Runner,
+         progress: Progress | None) -> None:
+    todo = [t for t in tasks if t not in journal.done]
+    finished = 0
+
+    def done(task: Task, figures: Figures) -> None:
+        nonlocal finished
+        journal.record(task, figures)
+        finished += 1
+        if progress is not None:
+            progress(finished, len(todo))
+
+    if todo:
+        if progress is not None:
+            progress(0, len(todo))
+        runner(history, todo, done)
+
+
+def change(new: float, old: float) -> float | None:
+    """``new`` against ``old`` as a fraction (-0.25: a quarter less); None where ``old`` is 0."""
+    return None if old == 0 else (new - old) / old
+
+
+def document(history: History, sweep: Sweep, rows: Sequence[Figures], chosen: int | None,
+             check: dict[str, Figures], reused: int) -> dict[str, Any]:
+    """The sweep's results as JSON: the history, the rule, every candidate with its figures (tuned
+    period), whether it is on the front, the recommended one and the policy file's, and the two of
+    them on the held-out period with the recommendation's change against the policy file's."""
+    on_front = front(rows)
+    base = sweep.candidates.index(sweep.baseline)
+    resource = rows[0].resource if rows else "slots"
+    periods = {p: dict(zip(("from", "until"), history.span(p), strict=True)) for p in history.periods()}
+    doc: dict[str, Any] = {
+        "history": {"inputs": [str(p) for p in history.inputs()], **history.describe(), "periods": periods},
+        "measured_in": resource,
+        "pick": {"rule": sweep.pick.rule.value, "within": sweep.pick.within, "says": sweep.pick.describe()},
+        "candidates": [
+            {"settings": c.as_dict(), **f.as_dict(), "cost": f.cost, "front": k in on_front,
+             "policy_file": k == base, "recommended": k == chosen}
+            for k, (c, f) in enumerate(zip(sweep.candidates, rows, strict=True))
+        ],
+        "recommended": chosen,
+        "policy_file": base,
+        "runs": {"candidates": len(rows), "from_journal": reused},
+        "check": None,
+    }
+    if check:
+        rec, own = check["recommended"], check["policy_file"]
+        doc["check"] = {
+            "recommended": rec.as_dict() | {"cost": rec.cost},
+            "policy_file": own.as_dict() | {"cost": own.cost},
+            "pv_change": change(rec.pv, own.pv),
+            "cost_change": change(rec.cost, own.cost),
+            "vacates_change": change(rec.vacates, own.vacates),
+        }
+    return doc

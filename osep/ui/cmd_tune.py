@@ -1,0 +1,218 @@
+"""``osep tune``: the candidates of a sweep on a recorded history, the front and a recommendation."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from osep.config.bounds import MAX_INTERVAL, MAX_SLOT_CPUS, MAX_SLOTS, MAX_TRACE_SECONDS, MIN_INTERVAL
+from osep.errors import OsepError
+from osep.replay.damage import MAX_SLOTS as REPLAY_SLOTS
+from osep.sim.swf import NAMINGS
+from osep.tune.candidates import DEFAULTS
+from osep.tune.front import Rule
+from osep.ui.shell import Number, Warnings, check_plot, cli, decisions_option, fails_cleanly, policy_file_option
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _values(name: str, what: str) -> Callable[[F], F]:
+    default = DEFAULTS[name]
+    swept = f"default: {default}, and the policy file's" if default else "default: the policy file's"
+    return click.option(f"--{name.replace('_', '-')}", name, metavar="VALUES",
+                        help=f"{what}: values to try, as a list (1,2,4), a range (60..600:60) or a doubling "
+                             f"range (1..64x2). [{swept}]")
+
+
+@cli.command()
+@click.argument("logs", nargs=-1, metavar="[[OWNER=]LOG...]")
+@click.option("--trace", type=click.Path(path_type=Path),
+              help="Tune on a workload log in the Standard Workload Format (.swf or .swf.gz) instead of job "
+                   "event LOGs.")
+@policy_file_option("The policy file: the owners' shares, and the settings the candidates are compared with.",
+                    required=True)
+@click.option("-p", "--max-vacates", "max_vacates", metavar="VALUES",
+              help="p, vacates per cycle: values to try, as a list (1,2,4), a range (1..8) or a doubling range "
+                   f"(1..64x2); auto is the largest share. [default: {DEFAULTS['max_vacates']}, and the policy file's]")
+@click.option("-t", "--interval", "interval", metavar="VALUES",
+              help="t, seconds between cycles: values to try, as a list or a range (60..600:60). "
+                   f"[default: {DEFAULTS['interval']}, and the policy file's]")
+@_values("victim_order", "Victim orders (wallclock, lost-work)")
+@_values("target", "Targets (owner, feasible)")
+@_values("min_run_time", "Minimum run times in seconds (a younger job is not vacated)")
+@_values("excess", "Negotiators enforcement runs over (fairshare, greedy, slurm, share, grid, cambridge; not "
+                   "fairshare goes with target owner)")
+@click.option("--pick", type=click.Choice([r.value for r in Rule]), default=Rule.CHEAPEST.value, show_default=True,
+              help="How the recommendation is chosen: the lowest cost (LC + PC), or the highest worst-owner A_US, "
+                   "among the candidates within --within of the lowest PV; or the lowest PV.")
+@click.option("--within", type=Number(min=0, max=10), default=0.10, show_default=True,
+              help="The PV a candidate may have over the lowest and still be picked, as a fraction (0.1: 10%).")
+@click.option("--tune-days", type=Number(min=0, max=MAX_TRACE_SECONDS / 86400, min_open=True),
+              help="Tune on the first this many days of the history and check the recommendation, against the "
+                   "policy file's settings, on the rest. [default: tune on all of it, check nothing]")
+@click.option("--owners", type=click.Choice(NAMINGS), default="user", show_default=True,
+              help="--trace: the owner of a job is its user, group, queue or partition, or its user in its group.")
+@click.option("--cores", type=click.IntRange(min=1, max=MAX_SLOTS * MAX_SLOT_CPUS),
+              help="--trace: cores in the pool (default: the log's MaxProcs, else the most its jobs held at once).")
+@click.option("--cores-per-machine", type=click.IntRange(min=1, max=MAX_SLOT_CPUS),
+              help="--trace: the cores come as partitionable machines of this many cores each.")
+@click.option("--from-second", type=Number(min=0, max=MAX_TRACE_SECONDS), default=0.0,
+              help="--trace: the history starts at this second of the log.")
+@click.option("--until-second", type=Number(min=0, max=MAX_TRACE_SECONDS, min_open=True),
+              help="--trace: the history ends at this second of the log.")
+@click.option("--days", type=Number(min=0, max=MAX_TRACE_SECONDS / 86400, min_open=True),
+              help="--trace: the history is this many days from --from-second.")
+@decisions_option("LOGs: the JSON log osep run wrote for the same period, for the pool's size.")
+@click.option("--slots", type=click.IntRange(min=1, max=REPLAY_SLOTS),
+              help="LOGs: the pool's size in one-core slots (default: the largest the decision log saw).")
+@click.option("--vacate-delay", type=Number(min=0, max=MAX_INTERVAL), default=10.0, show_default=True,
+              help="LOGs: seconds a vacated job holds its slot in the simulated pool.")
+@click.option("--negotiation-interval", type=Number(min=MIN_INTERVAL, max=MAX_INTERVAL), default=60.0,
+              show_default=True, help="Seconds between negotiation cycles of the simulated pool.")
+@click.option("--processes", type=click.IntRange(min=1, max=1024),
+              help="Candidates run at once on this machine. [default: its cores]")
+@click.option("--journal", type=click.Path(dir_okay=False, path_type=Path), metavar="PATH",
+              help="Where finished runs are kept, so that the same command run again after an interrupt goes "
+                   "on where it stopped. [default: a file per history under ~/.cache/osep/tune]")
+@click.option("--fresh", is_flag=True, help="Forget the runs the journal holds and run every candidate.")
+@click.option("--format", "fmt", type=click.Choice(("table", "json", "csv")), default="table", show_default=True,
+              help="Output format.")
+@click.option("--plot", type=click.Path(dir_okay=False, path_type=Path),
+              help="Also draw PV against cost for every candidate, the front and the recommendation (PNG or SVG).")
+@click.option("--write-policy", type=click.Path(dir_okay=False, path_type=Path), metavar="PATH",
+              help="Write the policy file with the recommended settings here (its owners and comments kept).")
+@fails_cleanly
+def tune(logs: tuple[str, ...], trace: Path | None, policy_file: Path, max_vacates: str | None,
+         interval: str | None, victim_order: str | None, target: str | None, min_run_time: str | None,
+         excess: str | None, pick: str, within: float, tune_days: float | None, owners: str, cores: int | None,
+         cores_per_machine: int | None, from_second: float, until_second: float | None, days: float | None,
+         decisions: Path | None, slots: int | None, vacate_delay: float, negotiation_interval: float,
+         processes: int | None, journal: Path | None, fresh: bool, fmt: str, plot: Path | None,
+         write_policy: Path | None) -> None:
+    """Try candidate settings on a recorded history (job event LOGs, or --trace) and recommend one.
+
+    Every candidate runs on the same workload as osep simulate runs the policy osep; the table marks
+    the front of PV against cost and the recommendation, and --write-policy writes it as a policy file.
+    """
+    from osep.tune import candidates as C
+    from osep.tune.front import Pick
+    from osep.tune.journal import Journal, default_path, fingerprint
+    from osep.tune.sweep import run_local
+    from osep.tune.tuning import Sweep
+    from osep.tune.tuning import tune as run_sweep
+    from osep.ui import render, tunetable
+
+    check_plot(plot)
+    warn = Warnings()
+    history = _history(logs, trace, policy_file, tune_days, owners, cores, cores_per_machine, from_second,
+                       until_second, days, decisions, slots, vacate_delay, negotiation_interval, warn)
+    loaded = history.policy
+    base = C.baseline(loaded.settings, loaded.interval, loaded.min_run_time, loaded.excess)
+    given = {"max_vacates": max_vacates, "interval": interval, "victim_order": victim_order, "target": target,
+             "min_run_time": min_run_time, "excess": excess}
+    sweep = Sweep(C.grid(given, base), base, Pick(Rule(pick), within))
+    sweep_id = fingerprint(history.describe(), history.inputs())
+    kept = Journal(journal or default_path(sweep_id), sweep_id, warn, fresh=fresh)
+    count = processes or len(os.sched_getaffinity(0))
+    bar = _Progress()
+    try:
+        doc = run_sweep(history, sweep, kept, lambda h, tasks, done: run_local(h, tasks, done, count), bar)
+    except KeyboardInterrupt:
+        bar.close()
+        click.echo(f"osep: {len(kept.done):,} finished runs are kept in {kept.path}: the same command goes on "
+                   "from there", err=True)
+        raise
+    finally:
+        bar.close()
+        kept.close()
+        warn.close()
+    render_as = {"table": tunetable.table, "json": render.as_json, "csv": tunetable.as_csv}[fmt]
+    click.echo(render_as(doc), nl=False)
+    if write_policy is not None and doc["recommended"] is not None:
+        from osep.config.rewrite import write_policy as write
+
+        chosen = sweep.candidates[doc["recommended"]]
+        write(policy_file, write_policy, chosen.as_dict(),
+              f"settings recommended by osep tune ({sweep.pick.describe()})")
+        click.echo(f"policy file written to {write_policy}", err=True)
+    if plot is not None:
+        from osep.ui.plot import draw_front
+
+        try:
+            draw_front(plot, doc)
+        except OSError as exc:
+            raise OsepError(f"cannot write the plot to {plot}: {exc.strerror or exc}") from None
+        click.echo(f"plot written to {plot}", err=True)
+
+
+def _history(logs: tuple[str, ...], trace: Path | None, policy_file: Path, tune_days: float | None, owners: str,
+             cores: int | None, cores_per_machine: int | None, from_second: float, until_second: float | None,
+             days: float | None, decisions: Path | None, slots: int | None, vacate_delay: float,
+             negotiation_interval: float, warn: Warnings) -> Any:
+    """The history the options name: --trace's log, or the job event LOGs."""
+    ctx = click.get_current_context()
+
+    def given(*names: str) -> list[str]:
+        return [f"--{n.replace('_', '-')}" for n in names
+                if ctx.get_parameter_source(n) not in (None, click.core.ParameterSource.DEFAULT)]
+
+    if trace is not None:
+        if logs:
+            raise click.UsageError("give job event LOGs or --trace, not both")
+        wrong = given("decisions", "slots", "vacate_delay")
+        if wrong:
+            raise click.UsageError(f"{wrong[0]} goes with job event LOGs, not --trace")
+        if days is not None and until_second is not None:
+            raise click.UsageError("give --until-second or --days, not both")
+        end = from_second + days * 86400 if days is not None else until_second
+        if end is not None and end <= from_second:
+            raise click.UsageError(f"--until-second ({end:g}) must be after --from-second ({from_second:g})")
+        from osep.config.trace import TraceOptions
+        from osep.tune.history import TraceHistory
+
+        options = TraceOptions(trace, owners, from_second, end, None, 1.0, cores, cores_per_machine, 0.01,
+                               policy_file, negotiation_interval, None)
+        return TraceHistory(options, tune_days)
+    if not logs:
+        raise click.UsageError("give job event LOGs, or --trace with a workload log")
+    wrong = given("owners", "cores", "cores_per_machine", "from_second", "until_second", "days")
+    if wrong:
+        raise click.UsageError(f"{wrong[0]} goes with --trace")
+    from osep.htcondor.eventlog import read_event_rows
+    from osep.replay.study import LogSource, WhatIf
+    from osep.tune.history import EventHistory
+
+    return EventHistory([LogSource.parse(text) for text in logs], policy_file, read_event_rows, warn,
+                        decisions=decisions, slots=slots, what_if=WhatIf((), negotiation_interval, vacate_delay),
+                        tune_days=tune_days)
+
+
+class _Progress:
+    """A progress bar of the runs on stderr while a terminal shows it (click's; nothing otherwise)."""
+
+    def __init__(self) -> None:
+        self._bar: Any = None
+        self._shown = 0
+
+    def __call__(self, finished: int, total: int) -> None:
+        import sys
+
+        if not sys.stderr.isatty():
+            return
+        if finished == 0 or self._bar is None:
+            self.close()
+            self._bar = click.progressbar(length=total, label="runs", file=sys.stderr, show_pos=True,
+                                          show_eta=True)
+            self._bar.__enter__()
+            self._shown = 0
+        self._bar.update(finished - self._shown)
+        self._shown = finished
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.__exit__(None, None, None)
+            self._bar = None
