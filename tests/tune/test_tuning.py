@@ -24,8 +24,8 @@ POLICY = """\
 [policy]
 interval = 60
 [owners]
-g1 = 2
-g2 = 2
+group1 = 2
+group2 = 2
 """
 
 
