@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from builders import TUNE_POLICY as POLICY
+from builders import contended_log
 from osep.config.trace import TraceOptions
 from osep.errors import ConfigError
 from osep.htcondor.eventlog import read_event_rows
@@ -19,31 +21,6 @@ from osep.tune.sweep import run, run_local
 from osep.tune.tuning import Sweep, tune
 
 DATA = Path(__file__).parents[1] / "data"
-LINE = "{n} {t} -1 {r} 1 -1 -1 -1 -1 -1 1 {u} {g} -1 1 1 -1 -1\n"
-POLICY = """\
-[policy]
-interval = 60
-[owners]
-group1 = 2
-group2 = 2
-"""
-
-
-def contended_log(path: Path, days: int = 2) -> Path:
-    """Each day, group 1 fills the 4 cores with long jobs, and group 2 comes back an hour later."""
-    lines, n = ["; MaxProcs: 4\n"], 0
-    for day in range(days):
-        start = day * 86400
-        for k in range(8):
-            n += 1
-            lines.append(LINE.format(n=n, t=start + k, r=7200 + 600 * k, u=1, g=1))
-        for k in range(4):
-            n += 1
-            lines.append(LINE.format(n=n, t=start + 3600 + k, r=1800, u=2, g=2))
-    path.write_text("".join(lines))
-    return path
-
-
 def trace_history(tmp_path: Path, tune_days: float | None = None) -> TraceHistory:
     policy = tmp_path / "policy.toml"
     policy.write_text(POLICY)
