@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from osep.errors import ConfigError
 from osep.tune.candidates import Candidate
 from osep.tune.front import Pick, front, recommend
 from osep.tune.history import CHECK, TUNE, History
@@ -38,13 +39,34 @@ def tune(history: History, sweep: Sweep, journal: Journal, runner: Runner,
     reused = sum(1 for c in sweep.candidates if (TUNE, c) in journal.done)
     _run(history, [(TUNE, c) for c in sweep.candidates], journal, runner, progress)
     rows = [journal.done[(TUNE, c)] for c in sweep.candidates]
-    chosen = recommend(rows, sweep.pick, prefer=sweep.candidates.index(sweep.baseline))
+    own = sweep.baseline.as_dict()
+    changes = [sum(1 for k, v in c.as_dict().items() if v != own[k]) for c in sweep.candidates]
+    chosen = recommend(rows, sweep.pick, changes)
     check: dict[str, Figures] = {}
     if CHECK in history.periods() and chosen is not None:
         pair = {"recommended": sweep.candidates[chosen], "policy_file": sweep.baseline}
         _run(history, [(CHECK, c) for c in dict.fromkeys(pair.values())], journal, runner, progress)
         check = {name: journal.done[(CHECK, c)] for name, c in pair.items()}
     return document(history, sweep, rows, chosen, check, reused)
+
+
+def runnable(history: History, candidates: Sequence[Candidate], given: bool, baseline: Candidate
+             ) -> tuple[tuple[Candidate, ...], list[str]]:
+    """The candidates whose interval every period can be simulated at (the simulator's bounds
+    depend on it), and a note for each interval left out. An interval the user gave (``given``), or
+    the policy file's, that cannot be run is a ConfigError naming ``-t``."""
+    notes: list[str] = []
+    out = list(candidates)
+    for interval in sorted({c.interval for c in candidates}):
+        try:
+            for period in history.periods():
+                history.scenario(period, interval)
+        except ConfigError as exc:
+            if given or interval == baseline.interval:
+                raise ConfigError(exc.path, "-t", f"{interval:g} s: {exc.reason}") from None
+            notes.append(f"t = {interval:g} s left out of the candidates: {exc.reason}")
+            out = [c for c in out if c.interval != interval]
+    return tuple(out), notes
 
 
 def _run(history: History, tasks: list[Task], journal: Journal, runner: Runner,

@@ -103,7 +103,7 @@ def tune(logs: tuple[str, ...], trace: Path | None, policy_file: Path, max_vacat
     from osep.tune.front import Pick
     from osep.tune.journal import Journal, default_path, fingerprint
     from osep.tune.sweep import run_local
-    from osep.tune.tuning import Sweep
+    from osep.tune.tuning import Sweep, runnable
     from osep.tune.tuning import tune as run_sweep
     from osep.ui import render, tunetable
 
@@ -118,7 +118,10 @@ def tune(logs: tuple[str, ...], trace: Path | None, policy_file: Path, max_vacat
                        until_second, days, decisions, slots, vacate_delay, negotiation_interval, warn)
     loaded = history.policy
     base = C.baseline(loaded.settings, loaded.interval, loaded.min_run_time, loaded.excess)
-    sweep = Sweep(C.grid(given, base), base, Pick(Rule(pick), within))
+    kept_candidates, notes = runnable(history, C.grid(given, base), interval is not None, base)
+    for note in notes:
+        warn(note)
+    sweep = Sweep(kept_candidates, base, Pick(Rule(pick), within))
     note = f"settings recommended by osep tune ({sweep.pick.describe()})"
     if write_policy is not None:  # a file that could not be written is said before anything runs
         from osep.config.rewrite import rewrite

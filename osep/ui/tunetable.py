@@ -51,6 +51,12 @@ def settings_text(settings: Mapping[str, Any]) -> str:
     return " ".join(f"{key}={_setting(key, settings[key])}" for key, _ in _SETTINGS)
 
 
+def changes_text(settings: Mapping[str, Any], own: Mapping[str, Any]) -> str:
+    """What differs from the policy file's settings, each as ``key old -> new``."""
+    return ", ".join(f"{key} {_setting(key, own[key])} -> {_setting(key, settings[key])}"
+                     for key, _ in _SETTINGS if settings[key] != own[key])
+
+
 def table(doc: Mapping[str, Any]) -> str:
     """The candidates by PV then cost, the settings every candidate shares said once above them;
     then the recommendation, and how it and the policy file's settings did on the held-out period."""
@@ -61,7 +67,7 @@ def table(doc: Mapping[str, Any]) -> str:
     lines = [_head(doc)]
     if same:
         first = rows[0]["settings"]
-        lines.append("every candidate: " + ", ".join(f"{k} {_setting(k, first[k])}" for k, _ in same))
+        lines.append("every candidate: " + ", ".join(f"{h} {_setting(k, first[k])}" for k, h in same))
     header = ["", *[h for _, h in varied], f"PV ({area})", f"LC ({area})", f"PC ({area})", "vacates",
               f"redone ({area})", "worst A_US"]
     body = []
@@ -110,7 +116,7 @@ def _recommendation(doc: Mapping[str, Any], area: str) -> list[str]:
     if chosen == doc["policy_file"]:
         out.append("  (the policy file's own settings)")
     else:
-        out.append(f"  the policy file's: {settings_text(own['settings'])}")
+        out.append(f"  changed from the policy file's: {changes_text(rec['settings'], own['settings'])}")
     check = doc["check"]
     if check is None:
         out.append("not checked on a later period (--tune-days holds one out)")

@@ -61,7 +61,7 @@ def test_the_table_marks_the_front_the_recommendation_and_the_policy_files(tmp_p
     lines = out.splitlines()
     assert lines[0] == ("5 candidates on contended.swf, tuned on [0 s, 86,400 s), checked on "
                         "[86,400 s, the end)")
-    assert lines[1] == "every candidate: victim_order wallclock, target owner, min_run_time 0, excess fairshare"
+    assert lines[1] == "every candidate: victims wallclock, target owner, min run (s) 0, excess fairshare"
     assert any(line.startswith(("*>=", "*=")) for line in lines)
     assert "on the held-out period [86,400 s, the end):" in out
     assert max(len(line) for line in lines) <= 100
