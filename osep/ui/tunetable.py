@@ -96,7 +96,7 @@ def _head(doc: Mapping[str, Any]) -> str:
     if "check" in periods:
         text += f", checked on {_span(periods['check'])}"
     if runs["from_journal"]:
-        text += f" ({runs['from_journal']:,} of them from the journal)"
+        text += f"\n{runs['from_journal']:,} of the candidates' runs taken from the journal, not run again"
     return text
 
 

@@ -16,8 +16,8 @@ a change that moves an example's output on purpose (review the diff)."""
 
 from __future__ import annotations
 
-import re
 import os
+import re
 import shlex
 import subprocess
 import sys
