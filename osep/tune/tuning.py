@@ -101,8 +101,11 @@ def document(history: History, sweep: Sweep, rows: Sequence[Figures], chosen: in
     base = sweep.candidates.index(sweep.baseline)
     resource = rows[0].resource if rows else "slots"
     periods = {p: dict(zip(("from", "until"), history.span(p), strict=True)) for p in history.periods()}
+    inputs, described = [str(p) for p in history.inputs()], history.describe()
+    logs = [inputs[k] for k in ([log["file"] for log in described["logs"]] if "logs" in described
+                                else [described["log"]])]
     doc: dict[str, Any] = {
-        "history": {"inputs": [str(p) for p in history.inputs()], **history.describe(), "periods": periods},
+        "history": {"inputs": inputs, "log_files": logs, **described, "periods": periods},
         "measured_in": resource,
         "pick": {"rule": sweep.pick.rule.value, "within": sweep.pick.within, "says": sweep.pick.describe()},
         "candidates": [

@@ -87,9 +87,8 @@ def table(doc: Mapping[str, Any]) -> str:
 def _head(doc: Mapping[str, Any]) -> str:
     history = doc["history"]
     runs = doc["runs"]
-    names = ", ".join(printable(p.rsplit("/", 1)[-1]) for p in history["inputs"][:-1 if history.get(
-        "decisions") is None else -2]) if history["kind"] == "events" else printable(
-        history["inputs"][0].rsplit("/", 1)[-1])
+    logs = [printable(path.rsplit("/", 1)[-1]) for path in history["log_files"]]
+    names = ", ".join(logs) if len(logs) <= 3 else f"{logs[0]} and {len(logs) - 1} more logs"
     periods = history["periods"]
     tuned = _span(periods["tune"])
     text = f"{runs['candidates']:,} candidates on {names}, tuned on {tuned}"
