@@ -65,7 +65,7 @@ class _Cached:
         key = (period, interval)
         made = self._made.get(key)
         if made is None:
-            if len(self._made) >= 8:  # a sweep has a few intervals; a scenario holds every job
+            if len(self._made) >= 2:  # a scenario holds every job; a sweep runs one interval at a time
                 self._made.pop(next(iter(self._made)))
             made = self._made[key] = self._make(period, interval)
         return made

@@ -71,7 +71,8 @@ def runnable(history: History, candidates: Sequence[Candidate], given: bool, bas
 
 def _run(history: History, tasks: list[Task], journal: Journal, runner: Runner,
          progress: Progress | None) -> None:
-    todo = [t for t in tasks if t not in journal.done]
+    # By period and interval, so that a worker makes each period's scenario for an interval once.
+    todo = sorted((t for t in tasks if t not in journal.done), key=lambda t: (t[0], t[1].interval))
     finished = 0
 
     def done(task: Task, figures: Figures) -> None:
