@@ -22,11 +22,13 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _values(name: str, what: str) -> Callable[[F], F]:
+    """An option listing the values of one setting to try (a choice's names, or numbers)."""
     default = DEFAULTS[name]
     swept = f"default: {default}, and the policy file's" if default else "default: the policy file's"
+    as_text = ("a list (0,600), a range (0..3600:600) or a doubling range (60..3840x2)" if name == "min_run_time"
+               else "a list")
     return click.option(f"--{name.replace('_', '-')}", name, metavar="VALUES",
-                        help=f"{what}: values to try, as a list (1,2,4), a range (60..600:60) or a doubling "
-                             f"range (1..64x2). [{swept}]")
+                        help=f"{what} to try, as {as_text}. [{swept}]")
 
 
 @cli.command()
@@ -45,8 +47,8 @@ def _values(name: str, what: str) -> Callable[[F], F]:
 @_values("victim_order", "Victim orders (wallclock, lost-work)")
 @_values("target", "Targets (owner, feasible)")
 @_values("min_run_time", "Minimum run times in seconds (a younger job is not vacated)")
-@_values("excess", "Negotiators enforcement runs over (fairshare, greedy, slurm, share, grid, cambridge; not "
-                   "fairshare goes with target owner)")
+@_values("excess", "Negotiators enforcement runs over (fairshare, greedy, slurm, share, grid, cambridge; any "
+                   "but fairshare needs target owner)")
 @click.option("--pick", type=click.Choice([r.value for r in Rule]), default=Rule.CHEAPEST.value, show_default=True,
               help="How the recommendation is chosen: the lowest cost (LC + PC), or the highest worst-owner A_US, "
                    "among the candidates within --within of the lowest PV; or the lowest PV.")
