@@ -110,6 +110,8 @@ def tune(logs: tuple[str, ...], trace: Path | None, policy_file: Path, max_vacat
     from osep.ui import render, tunetable
 
     check_plot(plot)
+    if write_policy is not None:
+        _check_folder(write_policy, "--write-policy")
     given = {"max_vacates": max_vacates, "interval": interval, "victim_order": victim_order, "target": target,
              "min_run_time": min_run_time, "excess": excess}
     for name, text in given.items():  # refused before any log is read
@@ -128,7 +130,6 @@ def tune(logs: tuple[str, ...], trace: Path | None, policy_file: Path, max_vacat
     if write_policy is not None:  # a file that could not be written is said before anything runs
         from osep.config.rewrite import rewrite
 
-        _check_folder(write_policy, "--write-policy")
         rewrite(policy_file, base.as_dict(), note)
     sweep_id = fingerprint(history.describe(), history.inputs())
     kept = Journal(journal or default_path(sweep_id), sweep_id, warn, fresh=fresh)
