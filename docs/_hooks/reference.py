@@ -50,6 +50,7 @@ NONE_DEFAULT = {
     "policy_file": "none: required",
     "interval": "the policy file's `interval`",
     "max_vacates": "the policy file's `max_vacates`, else the largest share",
+    "min_run_time": "the policy file's `min_run_time`",
     "log": "stderr",
     "max_vacates_per_job_per_hour": "no cap",
     "state_file": "none: required to act (a dry run does without)",
@@ -64,6 +65,8 @@ POLICY_KEY_MEANING = {
                     "least work since its last checkpoint",
     "max_vacates": "p, the vacates per cycle, pool-wide",
     "interval": "t, seconds between cycles",
+    "min_run_time": "seconds a job must have run before a vacate may take it (a younger one is left "
+                    "alone that cycle)",
     "excess": "simulations only: the negotiator order OSEP runs over, which shares out what owners "
               "leave unused (any but `fairshare` needs `target = \"owner\"`); a live pool's is its "
               "negotiator's, and `osep run` warns once if it is set",

@@ -80,7 +80,7 @@ class DaemonSettings:
     log: Path | None = None
     log_level: str = "info"
     vacate_fast: bool = False
-    min_run_time: float = 0.0
+    min_run_time: float | None = None  # None: the policy file's min_run_time
     max_vacates_per_job_per_hour: int | None = None
     reservation_timeout: float = 600.0
     # How long a stop keeps trying to lift the ceilings osep set (0: one try) before it gives up,
@@ -165,14 +165,16 @@ def live_settings(daemon: DaemonSettings, retries: int = 3,
 
 
 def run_settings(daemon: DaemonSettings, policy_file: PolicyFile) -> RunSettings:
-    """The knobs (and options) on top of the policy file: ``OSEP_INTERVAL`` replaces its interval and
-    ``OSEP_MAX_VACATES`` its p, which the actuator also enforces as its cycle cap."""
+    """The knobs (and options) on top of the policy file: ``OSEP_INTERVAL`` replaces its interval,
+    ``OSEP_MAX_VACATES`` its p, which the actuator also enforces as its cycle cap, and
+    ``OSEP_MIN_RUN_TIME`` its min_run_time."""
     from osep.enforce.actuator import Limits
 
     policy = policy_file.settings
     if daemon.max_vacates is not None:
         policy = replace(policy, max_vacates=daemon.max_vacates)
     interval = daemon.interval if daemon.interval is not None else policy_file.interval
+    min_run_time = daemon.min_run_time if daemon.min_run_time is not None else policy_file.min_run_time
     return RunSettings(
         daemon=daemon,
         policy=policy,
@@ -181,7 +183,7 @@ def run_settings(daemon: DaemonSettings, policy_file: PolicyFile) -> RunSettings
             dry_run=daemon.dry_run,
             max_vacates_per_cycle=policy.max_vacates,
             max_vacates_per_job_per_hour=daemon.max_vacates_per_job_per_hour,
-            min_run_time=daemon.min_run_time,
+            min_run_time=min_run_time,
         ),
         live=live_settings(daemon, policy=policy, interval=interval),
         excess=policy_file.excess.value,

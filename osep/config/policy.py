@@ -7,6 +7,7 @@ A policy file is TOML with two tables::
     victim_order = "wallclock" # or "lost-work"
     max_vacates = 10           # p; omit for the largest owner share
     interval = 300             # t, seconds between cycles
+    min_run_time = 0           # never vacate a job that has run less than this (s)
     unit = "slots"             # or "cpus", "memory", "gpus", "disk", "dominant"
     excess = "fairshare"       # simulations: the negotiator order OSEP runs over, and so how
                                # what owners leave unused is shared: "fairshare", "slurm",
@@ -50,7 +51,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from osep.config.bounds import MAX_AMOUNT_TEXT, MAX_INTERVAL, MAX_OWNERS, MAX_VACATES, MIN_INTERVAL, share_maximum
+from osep.config.bounds import (
+    MAX_AMOUNT_TEXT,
+    MAX_INTERVAL,
+    MAX_OWNERS,
+    MAX_SECONDS,
+    MAX_VACATES,
+    MIN_INTERVAL,
+    share_maximum,
+)
 from osep.config.toml import Table, bound_text, check_name, read_toml, show
 from osep.core.plan import Target, VictimOrder
 from osep.core.policy import PolicySettings
@@ -245,11 +254,14 @@ def parse_tree(table: Table, unit: Unit, unit_key: str = "policy.unit") -> Share
 
 @dataclass(frozen=True, slots=True)
 class PolicyFile:
-    """A policy file: what the decision depends on, and how often the loop runs it (t)."""
+    """A policy file: what the decision depends on, how often the loop runs it (t), and the youngest
+    job a vacate may take (``min_run_time``, seconds of its current run: the actuator leaves a
+    younger one alone that cycle)."""
 
     settings: PolicySettings
     interval: float = DEFAULT_INTERVAL
     excess: Order = Order.FAIRSHARE  # the simulated negotiator's order under enforcement
+    min_run_time: float = 0.0
 
 
 def parse_policy(policy: Table, owners: Table) -> PolicyFile:
@@ -268,12 +280,13 @@ def parse_policy(policy: Table, owners: Table) -> PolicyFile:
         unit=unit,
     )
     interval = float(policy.number("interval", DEFAULT_INTERVAL, minimum=MIN_INTERVAL, maximum=MAX_INTERVAL))
+    min_run_time = float(policy.number("min_run_time", 0.0, minimum=0, maximum=MAX_SECONDS))
     excess = policy.choice("excess", Order, Order.FAIRSHARE)
     if excess is not Order.FAIRSHARE and target is Target.FEASIBLE:
         raise policy.error("excess", f"with target = \"feasible\" osep itself shares what owners leave "
                                      f"unused, equally; excess = \"{excess.value}\" needs target = \"owner\"")
     policy.finish()
-    return PolicyFile(settings, interval, excess)
+    return PolicyFile(settings, interval, excess, min_run_time)
 
 
 def load_policy(path: Path | str) -> PolicyFile:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from osep import log
-from osep.config.bounds import MAX_INTERVAL, MAX_PORT, MAX_SECONDS, MAX_VACATES, MIN_INTERVAL
+from osep.config.bounds import MAX_INTERVAL, MAX_PORT, MAX_VACATES, MIN_INTERVAL
 from osep.config.knobs import KNOBS, Overrides, check_address, parse_knobs
 from osep.config.policy import load_policy
 from osep.config.toml import escape
@@ -26,6 +26,7 @@ from osep.ui.shell import (
     decisions_option,
     fails_cleanly,
     format_option,
+    min_run_time_option,
     policy_file_option,
     pool_option,
     state_file_option,
@@ -60,8 +61,7 @@ class Address(click.types.StringParamType):
               help="At most this many vacates per cycle (p). [knob OSEP_MAX_VACATES]")
 @click.option("--vacate-fast/--vacate-graceful", default=None,
               help="Vacate without the job's soft-kill grace period. [knob OSEP_VACATE_FAST]")
-@click.option("--min-run-time", type=Number(min=0, max=MAX_SECONDS),
-              help="Never vacate a job that has run less than this (s). [knob OSEP_MIN_RUN_TIME]")
+@min_run_time_option("knob OSEP_MIN_RUN_TIME; default: the policy file's min_run_time")
 @state_file_option("What a run leaves for the next: the ceilings osep set, vacates in progress, rooms kept.")
 @click.option("--metrics-port", type=click.IntRange(min=0, max=MAX_PORT),
               help="Serve Prometheus metrics on this TCP port (0: none; not with --once). "

@@ -18,6 +18,7 @@ from typing import Any, NoReturn, TextIO, TypeVar, cast
 import click
 
 from osep import __version__, log
+from osep.config.bounds import MAX_SECONDS
 from osep.config.knobs import parse_knobs
 from osep.config.toml import escape
 from osep.errors import ConfigError, OsepError
@@ -99,6 +100,13 @@ def decisions_option(help: str, knob: bool = False) -> Callable[[F], F]:
     ``OSEP_LOG``), read back."""
     return click.option("--decisions", type=click.Path(path_type=Path), metavar="PATH",
                         help=help + (" [knob OSEP_LOG]" if knob else ""))
+
+
+def min_run_time_option(default: str) -> Callable[[F], F]:
+    """``--min-run-time SECONDS``: the youngest job a vacate may take (the policy file's
+    ``min_run_time``, which this replaces); ``default`` says where the command takes it from."""
+    return click.option("--min-run-time", type=Number(min=0, max=MAX_SECONDS), metavar="SECONDS",
+                        help=f"Never vacate a job that has run less than this (s). [{default}]")
 
 
 def format_option(func: F) -> F:

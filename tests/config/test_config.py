@@ -148,6 +148,12 @@ def test_bundled_policy_example_is_valid():
         ('[policy]\ninterval = 86401\n[owners]\na = 1\n', "policy.interval", "at most 86,400"),
         ('[policy]\ninterval = nan\n[owners]\na = 1\n', "policy.interval", "finite"),
         ('[policy]\nexcess = "slurrm"\n[owners]\na = 1\n', "policy.excess", "expected one of"),
+        ('[policy]\nmin_run_time = -1\n[owners]\na = 1\n', "policy.min_run_time", "at least 0"),
+        ('[policy]\nmin_run_time = 100000001\n[owners]\na = 1\n', "policy.min_run_time",
+         "at most 100,000,000"),
+        ('[policy]\nmin_run_time = "10m"\n[owners]\na = 1\n', "policy.min_run_time", "expected a number"),
+        ('[policy]\nmin_run_time = true\n[owners]\na = 1\n', "policy.min_run_time", "expected a number"),
+        ('[policy]\nmin_run_time = inf\n[owners]\na = 1\n', "policy.min_run_time", "finite"),
         ('[policy]\nexcess = "slurm"\ntarget = "feasible"\n[owners]\na = 1\n', "policy.excess",
          'needs target = "owner"'),
     ],
@@ -181,6 +187,15 @@ def test_unreadable_and_malformed_files(tmp_path):
         load_policy(tmp_path / "missing.toml")
     with pytest.raises(ConfigError, match="not valid TOML"):
         load_policy(write(tmp_path, "[owners\na = 1\n"))
+
+
+@pytest.mark.parametrize("given, seconds", [
+    ("", 0.0), ("min_run_time = 0", 0.0), ("min_run_time = 600", 600.0), ("min_run_time = 1.5", 1.5),
+    ("min_run_time = 100000000", 1e8),
+])
+def test_min_run_time_is_read_in_seconds(tmp_path, given, seconds):
+    loaded = load_policy(write(tmp_path, f"[policy]\n{given}\n[owners]\na = 1\n"))
+    assert loaded.min_run_time == seconds and isinstance(loaded.min_run_time, float)
 
 
 def test_excess_names_the_negotiator_osep_runs_over(tmp_path):

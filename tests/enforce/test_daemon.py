@@ -287,6 +287,21 @@ def test_loading_needs_a_policy_file(tmp_path):
     assert load_run_settings({"OSEP_POLICY_FILE": str(policy)}, Overrides()).interval == 45.0
 
 
+@pytest.mark.parametrize("knob, option, seconds", [
+    (None, None, 900.0),  # the policy file's
+    ("0", None, 0.0),  # the knob's, even 0
+    ("120", None, 120.0),
+    ("120", 30.0, 30.0),  # the command line wins over the knob
+    (None, 0.0, 0.0),
+])
+def test_min_run_time_knob_and_option_over_the_policy_file(tmp_path, knob, option, seconds):
+    policy = tmp_path / "p.toml"
+    policy.write_text("[policy]\nmin_run_time = 900\n[owners]\na = 2\nb = 2\n")
+    knobs = {"OSEP_POLICY_FILE": str(policy), **({"OSEP_MIN_RUN_TIME": knob} if knob is not None else {})}
+    loaded = load_run_settings(knobs, Overrides(min_run_time=option))
+    assert loaded.limits.min_run_time == seconds
+
+
 @pytest.mark.parametrize(
     "knobs, field, value",
     [
@@ -295,6 +310,7 @@ def test_loading_needs_a_policy_file(tmp_path):
         ({"OSEP_INTERVAL": "120"}, "interval", 120.0),
         ({"OSEP_MAX_VACATES": "0"}, "max_vacates", 0),
         ({"OSEP_MIN_RUN_TIME": "0"}, "min_run_time", 0.0),
+        ({}, "min_run_time", None),  # not set: the policy file's
         ({"OSEP_LOG_LEVEL": "DEBUG"}, "log_level", "debug"),
         ({"OSEP_POOL": "cm.example.org:9618"}, "pool", "cm.example.org:9618"),
         ({"SOMETHING_ELSE": "x"}, "pool", None),
