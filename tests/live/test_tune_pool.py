@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -58,23 +59,30 @@ def shared(live: Live) -> Iterator[Path]:
         shutil.rmtree(path, ignore_errors=True)
 
 
-def sweep_args(shared: Path) -> list[str]:
+def sweep_args(shared: Path, fresh: bool = True) -> list[str]:
     policy = shared / "policy.toml"
     policy.write_text(POLICY)
     trace = contended_log(shared / "contended.swf")
     return ["tune", "--trace", str(trace), "--owners", "group", "--policy-file", str(policy), "-p", "1,2",
             "-t", "60,300", "--victim-order", "wallclock", "--min-run-time", "0", "--tune-days", "1",
-            "--format", "json", "--fresh"]
+            "--format", "json"] + (["--fresh"] if fresh else [])
 
 
-def on_pool(live: Live, shared: Path, *more: str) -> tuple[subprocess.CompletedProcess[str], float]:
+def on_pool(live: Live, shared: Path, *more: str, fresh: bool = True) -> tuple[subprocess.CompletedProcess[str], float]:
     """``osep tune --on-pool`` run by alice on the pool's submit machine."""
+    began = time.monotonic()
+    proc = start_on_pool(live, shared, *more, fresh=fresh)
+    out, err = proc.communicate(timeout=600)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err), time.monotonic() - began
+
+
+def start_on_pool(live: Live, shared: Path, *more: str, fresh: bool = True) -> subprocess.Popen[str]:
     uid, gid = ids_of(live, USER)
-    args = [*sweep_args(shared), "--journal", str(shared / "pool.journal"), "--on-pool", *more]
+    args = [*sweep_args(shared, fresh), "--journal", str(shared / "pool.journal"), "--on-pool", *more]
     # A token of hers: the schedd refuses FS authentication from the PyPI bindings run inside the root
     # ("Directory name doesn't match server's network address"), whatever TMPDIR says.
     tokens = shared / "tokens"
-    tokens.mkdir(mode=0o700)
+    tokens.mkdir(mode=0o700, exist_ok=True)
     token = live.pool.condor(["condor_token_create", "-identity", f"{USER}@{live.pool.uid_domain()}"])
     (tokens / USER).write_text(token)
     (tokens / USER).chmod(0o600)
@@ -82,11 +90,10 @@ def on_pool(live: Live, shared: Path, *more: str) -> tuple[subprocess.CompletedP
         os.chown(path, uid, gid)
     env = ["env", "-i", "PATH=/usr/bin:/bin", f"HOME=/home/{USER}", f"TMPDIR={shared}",
            f"_CONDOR_SEC_TOKEN_DIRECTORY={tokens}"]
-    began = time.monotonic()
-    done = subprocess.run(["chroot", str(live.pool.root), "runuser", "-u", USER, "--", *env,
-                           str(Path(sys.prefix) / "bin" / "python"), "-m", "osep", *args],
-                          cwd="/", capture_output=True, text=True, timeout=600, check=False)
-    return done, time.monotonic() - began
+    return subprocess.Popen(["chroot", str(live.pool.root), "runuser", "-u", USER, "--", *env,
+                             str(Path(sys.prefix) / "bin" / "python"), "-m", "osep", *args],
+                            cwd="/", stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
 
 
 def local(shared: Path, tmp_path: Path) -> dict:
@@ -126,4 +133,34 @@ def test_a_job_that_fails_is_submitted_again(live: Live, shared: Path, tmp_path:
     assert len(again) == 1, done.stderr
     print(again[0])
     assert without_bookkeeping(json.loads(done.stdout)) == without_bookkeeping(local(shared, tmp_path))
+    assert live.jobs() == []
+
+
+@pytest.mark.parametrize("live", [SETUP], indirect=True)
+def test_an_interrupted_sweep_leaves_no_job_and_goes_on_from_its_journal(live: Live, shared: Path,
+                                                                          tmp_path: Path):
+    # The first two jobs run at once, the others would take ten minutes.
+    slow = shared / "slow-python"
+    slow.write_text('#!/bin/sh\ncase "$3" in spec-0.json|spec-1.json) ;; *) sleep 600 ;; esac\n'
+                    'exec /usr/bin/python3 "$@"\n')
+    slow.chmod(0o755)
+    journal = shared / "pool.journal"
+    proc = start_on_pool(live, shared, "--pool-python", str(slow))
+    try:
+        live.wait_until(lambda: journal.exists() and len(journal.read_text().splitlines()) == 3
+                        and live.running(USER) == 3, 120, "two runs in the journal and three jobs running")
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130, err
+    assert "2 finished runs are kept in" in err
+    took = live.wait_until(lambda: live.jobs() == [], 60, "the interrupted sweep's jobs to leave the queue")
+    print(f"queue empty {took:.0f} s after the interrupt")
+    done, _ = on_pool(live, shared, fresh=False)
+    assert done.returncode == 0, done.stderr
+    resumed = json.loads(done.stdout)
+    assert resumed["runs"] == {"candidates": 5, "from_journal": 2}
+    assert without_bookkeeping(resumed) == without_bookkeeping(local(shared, tmp_path))
     assert live.jobs() == []
