@@ -6,7 +6,8 @@ needs only Python and structlog. Everything lives in a scratch directory made fo
 removed after them; the schedd must see it at the same path (its user log, the jobs' input and
 output), as the local schedd does.
 
-The jobs' user log says which ended. A batch's results are handed on (``done``) as its output
+The jobs' user log (read with the bindings' ``JobEventLog``: it is the jobs' own, small and written
+by the schedd alone) says which ended. A batch's results are handed on (``done``) as its output
 arrives. A job that fails (a non-zero exit, no or bad output, held: the held one is removed first)
 is submitted again, up to ``attempts`` in all; then the sweep stops with a :class:`PoolError`
 naming the candidate. Whatever ends the runs, every job of theirs still in the queue is removed.
@@ -121,6 +122,8 @@ def run_jobs(queue: Queue, options: OnPool, scratch: Path, history: History, tas
              done: Done, sleep: Callable[[float], None], warn: Callable[[str], None]) -> None:
     """Run ``tasks`` as jobs of ``queue`` from ``scratch`` (an empty directory the schedd sees), calling
     ``done`` for each task as its job's results arrive."""
+    if not tasks:
+        return
     names = transfer_names(history.inputs())
     for name, path in zip(names, history.inputs(), strict=True):
         (scratch / name).symlink_to(path.resolve())
