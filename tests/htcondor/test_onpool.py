@@ -16,14 +16,16 @@ import pytest
 from builders import cli_runner
 from osep.errors import PoolError
 from osep.htcondor import tunejob
+from osep.htcondor.eventlog import read_event_rows
 from osep.htcondor.onpool import ZIP, Ending, OnPool, PoolRunner, parse_submit, transfer_names, zip_osep
-from osep.tune.history import CHECK, TUNE, TraceHistory
+from osep.replay.study import LogSource, WhatIf
+from osep.tune.history import CHECK, TUNE, EventHistory, History
 from osep.tune.sweep import run
 from osep.ui.cli import cli
-from tests.tune.test_tuning import contended_log, sweep_of, trace_history
+from tests.tune.test_tuning import DATA, contended_log, sweep_of, trace_history
 
 
-def job_dir(tmp_path: Path, history: TraceHistory) -> tuple[Path, list[str]]:
+def job_dir(tmp_path: Path, history: History) -> tuple[Path, list[str]]:
     """A job's directory as HTCondor makes it: the inputs by their transfer names, and the zip."""
     where = tmp_path / "job"
     where.mkdir()
@@ -53,6 +55,21 @@ def test_a_job_gives_the_figures_a_local_run_gives(tmp_path):
     assert got == [{"period": p, "candidate": c.as_dict(), "figures": run(history, p, c).as_dict()}
                    for p, c in tasks]
     assert not (where / "out.json.part").exists()
+
+
+def test_a_job_rebuilds_a_history_of_event_logs(tmp_path, monkeypatch):
+    history = EventHistory([LogSource(DATA / "share-back.events.log")], DATA / "share-back.policy.toml",
+                           read_event_rows, lambda _: None, decisions=DATA / "share-back.decisions.jsonl",
+                           what_if=WhatIf((), 2.0, 0.0))
+    where, names = job_dir(tmp_path, history)
+    tasks = [(TUNE, c) for c in sweep_of(history, interval="2", max_vacates="1,2").candidates]
+    spec = {"history": history.describe(), "files": names,
+            "tasks": [{"period": p, "candidate": c.as_dict()} for p, c in tasks]}
+    (where / "spec.json").write_text(json.dumps(spec))
+    monkeypatch.chdir(where)
+    assert tunejob.main(["spec.json", "out.json"]) == 0
+    got = json.loads((where / "out.json").read_text())["results"]
+    assert [r["figures"] for r in got] == [run(history, *task).as_dict() for task in tasks]
 
 
 def test_the_job_runs_from_the_zip_without_the_bindings_or_click(tmp_path):
