@@ -14,15 +14,27 @@ from pathlib import Path
 import pytest
 
 from builders import cli_runner
+from osep.config.trace import TraceOptions
 from osep.errors import PoolError
 from osep.htcondor import tunejob
 from osep.htcondor.eventlog import read_event_rows
 from osep.htcondor.onpool import ZIP, Ending, OnPool, PoolRunner, parse_submit, transfer_names, zip_osep
 from osep.replay.study import LogSource, WhatIf
-from osep.tune.history import CHECK, TUNE, EventHistory, History
+from osep.tune.history import CHECK, TUNE, EventHistory, History, TraceHistory
 from osep.tune.sweep import run
 from osep.ui.cli import cli
-from tests.tune.test_tuning import DATA, contended_log, sweep_of, trace_history
+from tests.tune.test_tuning import DATA, contended_log, sweep_of
+
+# The contended log's owners (group1 fills the pool, group2 comes back later), so that enforcing
+# vacates and the candidates' figures differ.
+POLICY = "[policy]\ninterval = 60\n[owners]\ngroup1 = 2\ngroup2 = 2\n"
+
+
+def trace_history(tmp_path: Path, tune_days: float | None = None) -> TraceHistory:
+    policy = tmp_path / "policy.toml"
+    policy.write_text(POLICY)
+    log = contended_log(tmp_path / "contended.swf")
+    return TraceHistory(TraceOptions(log, owners="group", policy_file=policy, negotiation_interval=60.0), tune_days)
 
 
 def job_dir(tmp_path: Path, history: History) -> tuple[Path, list[str]]:
@@ -52,6 +64,7 @@ def test_a_job_gives_the_figures_a_local_run_gives(tmp_path):
     done = run_job(where, "-m", "osep.htcondor.tunejob", "spec.json", "out.json")
     assert done.returncode == 0, done.stderr
     got = json.loads((where / "out.json").read_text())["results"]
+    assert got[0]["figures"]["vacates"] > 0
     assert got == [{"period": p, "candidate": c.as_dict(), "figures": run(history, p, c).as_dict()}
                    for p, c in tasks]
     assert not (where / "out.json.part").exists()
@@ -268,13 +281,14 @@ def test_submit_commands_are_keys_and_values():
 # -- the command ---------------------------------------------------------------------------------------
 
 
-def tune_args(tmp_path: Path, *more: str) -> list[str]:
-    policy = tmp_path / "policy.toml"
-    policy.write_text("[policy]\ninterval = 60\n[owners]\ng1 = 2\ng2 = 2\n")
-    trace = contended_log(tmp_path / "contended.swf")
+def tune_args(where: Path, *more: str, fresh: bool = True) -> list[str]:
+    """``osep tune`` on the contended log (its files written in ``where``), five candidates, JSON."""
+    policy = where / "policy.toml"
+    policy.write_text(POLICY)
+    trace = contended_log(where / "contended.swf")
     return ["tune", "--trace", str(trace), "--owners", "group", "--policy-file", str(policy), "-p", "1,2",
             "-t", "60,300", "--victim-order", "wallclock", "--min-run-time", "0", "--tune-days", "1",
-            "--format", "json", "--fresh", *more]
+            "--format", "json", *(["--fresh"] if fresh else []), *more]
 
 
 def test_the_command_on_a_pool_gives_the_document_a_local_run_gives(tmp_path, monkeypatch):
@@ -286,6 +300,7 @@ def test_the_command_on_a_pool_gives_the_document_a_local_run_gives(tmp_path, mo
                                                 "--batch", "2", "--pool-submit", "request_memory=100"))
     assert pooled.exit_code == 0, pooled.stderr
     assert json.loads(pooled.stdout) == json.loads(local.stdout)
+    assert len({row["pv"] for row in json.loads(local.stdout)["candidates"]}) > 1
 
 
 def test_an_unreachable_pool_is_one_line_naming_it(tmp_path):

@@ -26,11 +26,10 @@ import pytest
 from builders import cli_runner
 from harness import ROOT, Live
 from osep.ui.cli import cli
-from tests.tune.test_tuning import contended_log
+from tests.htcondor.test_onpool import tune_args
 
 # This checkout and the Python that runs it, seen at the same paths inside the pool's root.
 SETUP = {"layout": "static", "binds": tuple(sorted({Path(p).resolve() for p in (sys.base_prefix, sys.prefix, ROOT)}))}
-POLICY = "[policy]\ninterval = 60\n[owners]\ng1 = 2\ng2 = 2\n"
 USER = "alice"
 
 
@@ -59,15 +58,6 @@ def shared(live: Live) -> Iterator[Path]:
         shutil.rmtree(path, ignore_errors=True)
 
 
-def sweep_args(shared: Path, fresh: bool = True) -> list[str]:
-    policy = shared / "policy.toml"
-    policy.write_text(POLICY)
-    trace = contended_log(shared / "contended.swf")
-    return ["tune", "--trace", str(trace), "--owners", "group", "--policy-file", str(policy), "-p", "1,2",
-            "-t", "60,300", "--victim-order", "wallclock", "--min-run-time", "0", "--tune-days", "1",
-            "--format", "json"] + (["--fresh"] if fresh else [])
-
-
 def on_pool(live: Live, shared: Path, *more: str, fresh: bool = True) -> tuple[subprocess.CompletedProcess[str], float]:
     """``osep tune --on-pool`` run by alice on the pool's submit machine."""
     began = time.monotonic()
@@ -78,7 +68,7 @@ def on_pool(live: Live, shared: Path, *more: str, fresh: bool = True) -> tuple[s
 
 def start_on_pool(live: Live, shared: Path, *more: str, fresh: bool = True) -> subprocess.Popen[str]:
     uid, gid = ids_of(live, USER)
-    args = [*sweep_args(shared, fresh), "--journal", str(shared / "pool.journal"), "--on-pool", *more]
+    args = [*tune_args(shared, fresh=fresh), "--journal", str(shared / "pool.journal"), "--on-pool", *more]
     # A token of hers: the schedd refuses FS authentication from the PyPI bindings run inside the root
     # ("Directory name doesn't match server's network address"), whatever TMPDIR says.
     tokens = shared / "tokens"
@@ -97,7 +87,7 @@ def start_on_pool(live: Live, shared: Path, *more: str, fresh: bool = True) -> s
 
 
 def local(shared: Path, tmp_path: Path) -> dict:
-    result = cli_runner().invoke(cli, [*sweep_args(shared), "--journal", str(tmp_path / "local.journal")])
+    result = cli_runner().invoke(cli, [*tune_args(shared), "--journal", str(tmp_path / "local.journal")])
     assert result.exit_code == 0, result.stderr
     return json.loads(result.stdout)
 
@@ -112,6 +102,7 @@ def test_a_sweep_on_the_pool_gives_the_local_document(live: Live, shared: Path, 
     assert done.returncode == 0, done.stderr
     pooled = json.loads(done.stdout)
     print(f"on the pool: {pooled['runs']['candidates']} candidates, {seconds:.0f} s")
+    assert len({row["pv"] for row in pooled["candidates"]}) > 1
     assert without_bookkeeping(pooled) == without_bookkeeping(local(shared, tmp_path))
     assert live.jobs() == []
     assert not [p for p in shared.iterdir() if p.name.startswith("osep-tune-")], "the scratch directory is removed"
