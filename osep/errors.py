@@ -25,6 +25,10 @@ class ConfigError(OsepError):
         self.reason = reason
         super().__init__(str(self))
 
+    def __reduce__(self) -> tuple[type[ConfigError], tuple[str | None, str | None, str]]:
+        """Pickled as its three parts (a worker process of a sweep raises it to its parent)."""
+        return type(self), (self.path, self.key, self.reason)
+
     def __str__(self) -> str:
         where = self.path or "<options>"
         if self.key:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 import tomllib
 from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from click.testing import CliRunner
@@ -279,3 +280,29 @@ def cli_runner() -> CliRunner:
     if "mix_stderr" in inspect.signature(CliRunner).parameters:
         return CliRunner(mix_stderr=False)
     return CliRunner()
+
+
+SWF_LINE = "{n} {t} -1 {r} 1 -1 -1 -1 -1 -1 1 {u} {g} -1 1 1 -1 -1\n"
+# A policy file for contended_log's groups, 2 cores each.
+TUNE_POLICY = """\
+[policy]
+interval = 60
+[owners]
+group1 = 2
+group2 = 2
+"""
+
+
+def contended_log(path: Path, days: int = 2) -> Path:
+    """Each day, group 1 fills the 4 cores with long jobs, and group 2 comes back an hour later."""
+    lines, n = ["; MaxProcs: 4\n"], 0
+    for day in range(days):
+        start = day * 86400
+        for k in range(8):
+            n += 1
+            lines.append(SWF_LINE.format(n=n, t=start + k, r=7200 + 600 * k, u=1, g=1))
+        for k in range(4):
+            n += 1
+            lines.append(SWF_LINE.format(n=n, t=start + 3600 + k, r=1800, u=2, g=2))
+    path.write_text("".join(lines))
+    return path

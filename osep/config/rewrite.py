@@ -4,13 +4,15 @@ kept: what ``osep tune --write-policy`` writes.
 The ``[policy]`` table's lines that set a replaced key are left out and the new values written right
 under its header (a table is added at the top where the file has none). The text made is read back
 as a policy file and its settings compared with those asked for, so a layout this cannot rewrite (a
-``policy`` table written inline or as dotted keys) is refused rather than written wrong.
+``policy`` table written inline or as dotted keys) is refused rather than written wrong; ``osep tune``
+checks this before it runs anything.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -55,33 +57,37 @@ def _value(value: Any) -> str:
     return str(value)
 
 
-def write_policy(source: Path, target: Path, values: Mapping[str, Any], note: str) -> PolicyFile:
-    """Write ``source`` with ``values`` set in ``[policy]`` to ``target`` (replacing it whole, never
-    half-written), and return the policy file it now is. ConfigError when the rewritten text does not
-    read back with those values."""
+def rewrite(source: Path, values: Mapping[str, Any], note: str) -> str:
+    """The text of the policy file ``source`` with ``values`` set in ``[policy]``, checked: it reads
+    back as a valid policy file with those values, else ConfigError naming ``source``."""
+    read_toml(source)  # the file as osep reads it: its size, encoding and syntax checked
+    made = rewritten(source.read_text(encoding="utf-8"), values, note)
     try:
-        text = source.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(source, None, f"cannot read it: {getattr(exc, 'strerror', None) or exc}") from None
-    made = rewritten(text, values, note)
+        again = Table(source, tomllib.loads(made))
+        loaded = parse_policy(again.table("policy"), again.table("owners", required=True))
+        again.finish()
+    except (ConfigError, tomllib.TOMLDecodeError):
+        loaded = None
+    if loaded is None or any(_settings(loaded).get(k) != v for k, v in values.items()):
+        raise ConfigError(source, "policy", "its [policy] table is written in a way osep tune cannot rewrite "
+                                            "(inline or as dotted keys): write it as a [policy] table")
+    return made
+
+
+def write_policy(source: Path, target: Path, values: Mapping[str, Any], note: str) -> None:
+    """Write ``source`` with ``values`` set in ``[policy]`` (:func:`rewrite`) to ``target``, replacing
+    it whole: a reader sees the old file or the new one, never half of one."""
+    made = rewrite(source, values, note)
     # Beside the target (so that the rename is atomic), with the permissions the umask gives a new file.
     temporary = target.parent / f".{target.name}.{os.getpid()}.tmp"
     try:
         with open(temporary, "x", encoding="utf-8") as f:
             f.write(made)
-        top = Table(target, read_toml(temporary))
-        loaded = parse_policy(top.table("policy"), top.table("owners", required=True))
-        top.finish()
-        read_back = _settings(loaded)
-        if any(read_back.get(k) != v for k, v in values.items()):
-            raise ConfigError(source, "policy", "its [policy] table is written in a way this cannot rewrite "
-                                                "(inline or as dotted keys): write it as a [policy] table")
         temporary.replace(target)
     except OSError as exc:
         raise ConfigError(target, None, f"cannot write it: {exc.strerror or exc}") from None
     finally:
         temporary.unlink(missing_ok=True)
-    return loaded
 
 
 def _settings(loaded: PolicyFile) -> dict[str, Any]:

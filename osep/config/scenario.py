@@ -96,6 +96,7 @@ class Scenario:
     policy: PolicySettings
     interval: float  # t, seconds between enforcement cycles
     excess: Order = Order.FAIRSHARE  # the negotiator the enforcing variants run over
+    min_run_time: float = 0.0  # the enforcing variants vacate no job that has run less (s)
     # Lines of a workload log left out, per reason, and the first few of them.
     skipped: Mapping[str, int] = field(default_factory=dict)
     examples: tuple[str, ...] = ()
@@ -395,6 +396,7 @@ def build(top: Table, path: Path | str, interval: float | None, *, policy: Polic
         policy=policy.settings,
         interval=policy.interval,
         excess=policy.excess,
+        min_run_time=policy.min_run_time,
         skipped=dict(workload.skipped) if workload is not None else {},
         examples=tuple(workload.examples) if workload is not None else (),
         horizon=stop,

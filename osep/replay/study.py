@@ -97,12 +97,13 @@ def study(
     curves: bool = False,
     progress: Callable[[int, float], None] | None = None,
     excess: Order = Order.FAIRSHARE,
+    min_run_time: float = 0.0,
 ) -> Study:
     """Replay ``sources`` (``read_log`` turns a path, and its index among the sources, into its
     events as rows: :func:`osep.htcondor.eventlog.read_event_rows`) and run each what-if policy on
-    the recorded workload (the enforcing ones over the negotiator ``excess`` names). With an owner
-    tree in ``policy``, jobs are placed in it by their accounting names and its top-level groups
-    are measured too."""
+    the recorded workload (the enforcing ones over the negotiator ``excess`` names, vacating no job
+    that has run less than ``min_run_time`` seconds). With an owner tree in ``policy``, jobs are
+    placed in it by their accounting names and its top-level groups are measured too."""
     result, capacity, log = recorded(sources, policy, read_log=read_log, warn=warn, decisions=decisions,
                                      slots=slots, curves=curves, workload=bool(what_if.policies),
                                      progress=progress)
@@ -113,7 +114,7 @@ def study(
 
         check_what_if(sources, result, interval, capacity, what_if)
         scenario = replace(what_if_scenario(sources, result, policy, interval, capacity, what_if),
-                           excess=excess)
+                           excess=excess, min_run_time=min_run_time)
         outcomes = run_scenario(scenario, what_if.policies, policy, interval, records=curves)
         what_ifs = {n: outcome_column(o, totals(scenario), scenario.horizon) for n, o in outcomes.items()}
     jobs = sum(o.jobs for o in result.metrics.owners)

@@ -19,6 +19,7 @@ from osep.core.plan import Target
 from osep.core.policy import PolicySettings
 from osep.core.resources import RESOURCES, Unit, Vec, held, measure
 from osep.core.tree import ShareTree
+from osep.enforce.actuator import Limits
 from osep.errors import OsepError
 from osep.measure.documents import column, document
 from osep.measure.meter import Ideal, Meter, Metrics
@@ -47,6 +48,7 @@ class Outcome:
     dominant: Dominant | None = None  # PV in dominant shares (unit = "dominant")
     groups: Metrics | None = None  # an owner tree's top-level groups, measured as owners
     negotiator: str = "fairshare"  # the simulated negotiator's order (osep.sim.orderings)
+    min_run_time: float = 0.0  # the youngest job a vacate took (s; enforcing variants)
 
 
 def measured_in(settings: PolicySettings) -> str:
@@ -107,10 +109,13 @@ def pool_settings(scenario: Scenario, variant: Variant) -> PoolSettings:
 def run_policy(
     scenario: Scenario, name: str, policy: PolicySettings | None = None,
     interval: float | None = None, logger: Any = None, records: bool = False,
+    min_run_time: float | None = None,
 ) -> Outcome:
     """Simulate ``scenario`` under the policy called ``name``.
 
-    ``policy`` and ``interval`` replace the scenario's own (the CLI uses them for option overrides).
+    ``policy``, ``interval`` and ``min_run_time`` replace the scenario's own (the CLI uses them for
+    option overrides). An enforcing policy's actuator vacates no job that has run less than
+    ``min_run_time``: it is left alone that cycle, and the next cycle decides again.
     ``records``: keep every job's record in the outcome (for a plot).
     """
     variant = VARIANTS[name]
@@ -123,6 +128,7 @@ def run_policy(
     shares = settings.shares.resolve(capacity, resource)
     log = logger if logger is not None else structlog.get_logger("osep")
     interval = interval if interval is not None else scenario.interval
+    least = min_run_time if min_run_time is not None else scenario.min_run_time
     jobs = placed(scenario.jobs, settings)
     pool = pool_settings(scenario, variant)
     dominant = dominant_measures(scenario, settings)
@@ -138,6 +144,7 @@ def run_policy(
         shares,
         policy=settings if variant.enforce else None,
         interval=interval,
+        limits=Limits(min_run_time=least),
         logger=log.bind(policy=name, scenario=scenario.name),
         tree=settings.shares,
         resource=resource,
@@ -147,7 +154,7 @@ def run_policy(
     kept = weighed(result.jobs, {j.id: j for j in jobs}, resource) if records else ()
     return Outcome(variant, settings, interval, shares, result, meter.result(), resource, capacity,
                    kept, dominant, groups[0].result() if groups is not None else None,
-                   pool.order.value)
+                   pool.order.value, least)
 
 
 def group_meter(capacity: float, settings: PolicySettings
@@ -190,8 +197,9 @@ def run_scenario(
     interval: float | None = None,
     logger: Any = None,
     records: bool = False,
+    min_run_time: float | None = None,
 ) -> dict[str, Outcome]:
-    return {n: run_policy(scenario, n, policy, interval, logger, records)
+    return {n: run_policy(scenario, n, policy, interval, logger, records, min_run_time)
             for n in (names or scenario.policies)}
 
 
@@ -210,6 +218,7 @@ def outcome_column(out: Outcome, pool: Vec, horizon: Horizon | None = None) -> d
             "victim_order": out.policy.victim_order.value,
             "max_vacates": out.policy.budget_for(pool),
             "interval": out.interval,
+            "min_run_time": out.min_run_time,
             "unit": out.policy.unit.value,
             "excess": out.negotiator,
         }

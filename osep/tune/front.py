@@ -62,9 +62,9 @@ def front(rows: Sequence[Figures]) -> set[int]:
     return out
 
 
-def recommend(rows: Sequence[Figures], pick: Pick, prefer: int | None = None) -> int | None:
-    """The index the rule chooses (None: no run measured the whole workload). On a tie, ``prefer``
-    (the policy file's own settings) if it is among the tied, else the first."""
+def recommend(rows: Sequence[Figures], pick: Pick, changes: Sequence[int] | None = None) -> int | None:
+    """The index the rule chooses (None: no run measured the whole workload). On a tie, the one
+    with the fewest ``changes`` (settings that differ from the policy file's), then the first."""
     candidates = comparable(rows)
     if not candidates:
         return None
@@ -83,4 +83,4 @@ def recommend(rows: Sequence[Figures], pick: Pick, prefer: int | None = None) ->
 
     best = min(key(k) for k in candidates)
     tied = [k for k in candidates if key(k) == best]
-    return prefer if prefer in tied else tied[0]
+    return min(tied, key=lambda k: (changes[k] if changes is not None else 0, k))

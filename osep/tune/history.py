@@ -65,7 +65,7 @@ class _Cached:
         key = (period, interval)
         made = self._made.get(key)
         if made is None:
-            if len(self._made) >= 8:  # a sweep has a few intervals; a scenario holds every job
+            if len(self._made) >= 2:  # a scenario holds every job; a sweep runs one interval at a time
                 self._made.pop(next(iter(self._made)))
             made = self._made[key] = self._make(period, interval)
         return made
@@ -106,6 +106,16 @@ class TraceHistory(_Cached):
         self.tune_days = tune_days
         self.policy = load_policy(options.policy_file)
         self.split = _split("--tune-days", options.since, options.until, tune_days)
+        # Each period is read now, so that a log or a window that cannot be run is said before any run.
+        self.scenario(TUNE, self.policy.interval)
+        if self.split is not None:
+            try:
+                self.scenario(CHECK, self.policy.interval)
+            except ConfigError as exc:
+                if "no jobs in the log" not in exc.reason:
+                    raise
+                raise ConfigError(None, "--tune-days", f"no job of the log is submitted after {tune_days:g} days: "
+                                                       "nothing is left to check on") from None
 
     def periods(self) -> tuple[str, ...]:
         return (TUNE,) if self.split is None else (TUNE, CHECK)

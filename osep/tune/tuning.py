@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from osep.errors import ConfigError
 from osep.tune.candidates import Candidate
 from osep.tune.front import Pick, front, recommend
 from osep.tune.history import CHECK, TUNE, History
@@ -38,7 +39,9 @@ def tune(history: History, sweep: Sweep, journal: Journal, runner: Runner,
     reused = sum(1 for c in sweep.candidates if (TUNE, c) in journal.done)
     _run(history, [(TUNE, c) for c in sweep.candidates], journal, runner, progress)
     rows = [journal.done[(TUNE, c)] for c in sweep.candidates]
-    chosen = recommend(rows, sweep.pick, prefer=sweep.candidates.index(sweep.baseline))
+    own = sweep.baseline.as_dict()
+    changes = [sum(1 for k, v in c.as_dict().items() if v != own[k]) for c in sweep.candidates]
+    chosen = recommend(rows, sweep.pick, changes)
     check: dict[str, Figures] = {}
     if CHECK in history.periods() and chosen is not None:
         pair = {"recommended": sweep.candidates[chosen], "policy_file": sweep.baseline}
@@ -47,9 +50,29 @@ def tune(history: History, sweep: Sweep, journal: Journal, runner: Runner,
     return document(history, sweep, rows, chosen, check, reused)
 
 
+def runnable(history: History, candidates: Sequence[Candidate], given: bool, baseline: Candidate
+             ) -> tuple[tuple[Candidate, ...], list[str]]:
+    """The candidates whose interval every period can be simulated at (the simulator's bounds
+    depend on it), and a note for each interval left out. An interval the user gave (``given``), or
+    the policy file's, that cannot be run is a ConfigError naming ``-t``."""
+    notes: list[str] = []
+    out = list(candidates)
+    for interval in sorted({c.interval for c in candidates}):
+        try:
+            for period in history.periods():
+                history.scenario(period, interval)
+        except ConfigError as exc:
+            if given or interval == baseline.interval:
+                raise ConfigError(exc.path, "-t", f"{interval:g} s: {exc.reason}") from None
+            notes.append(f"t = {interval:g} s left out of the candidates: {exc.reason}")
+            out = [c for c in out if c.interval != interval]
+    return tuple(out), notes
+
+
 def _run(history: History, tasks: list[Task], journal: Journal, runner: Runner,
          progress: Progress | None) -> None:
-    todo = [t for t in tasks if t not in journal.done]
+    # By period and interval, so that a worker makes each period's scenario for an interval once.
+    todo = sorted((t for t in tasks if t not in journal.done), key=lambda t: (t[0], t[1].interval))
     finished = 0
 
     def done(task: Task, figures: Figures) -> None:
@@ -79,8 +102,11 @@ def document(history: History, sweep: Sweep, rows: Sequence[Figures], chosen: in
     base = sweep.candidates.index(sweep.baseline)
     resource = rows[0].resource if rows else "slots"
     periods = {p: dict(zip(("from", "until"), history.span(p), strict=True)) for p in history.periods()}
+    inputs, described = [str(p) for p in history.inputs()], history.describe()
+    logs = [inputs[k] for k in ([log["file"] for log in described["logs"]] if "logs" in described
+                                else [described["log"]])]
     doc: dict[str, Any] = {
-        "history": {"inputs": [str(p) for p in history.inputs()], **history.describe(), "periods": periods},
+        "history": {"inputs": inputs, "log_files": logs, **described, "periods": periods},
         "measured_in": resource,
         "pick": {"rule": sweep.pick.rule.value, "within": sweep.pick.within, "says": sweep.pick.describe()},
         "candidates": [

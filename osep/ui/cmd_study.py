@@ -36,6 +36,7 @@ from osep.ui.shell import (
     decisions_option,
     fails_cleanly,
     format_option,
+    min_run_time_option,
     policy_file_option,
     progress_reporter,
     skipped,
@@ -58,6 +59,7 @@ from osep.ui.shell import (
               help="At most this many vacates per cycle (p). Default: the scenario's, else the largest share.")
 @click.option("-t", "--interval", type=Number(min=MIN_INTERVAL, max=MAX_INTERVAL),
               help="Seconds between enforcement cycles (t).")
+@min_run_time_option("default: the scenario's min_run_time (--trace: the policy file's), else 0")
 @click.option("--target", type=click.Choice([t.value for t in Target]),
               help="Hold owners to their owner share (paper) or their feasible share.")
 @click.option("--victim-order", type=click.Choice([v.value for v in VictimOrder]),
@@ -104,6 +106,7 @@ def simulate(
     interval: float | None,
     target: str | None,
     victim_order: str | None,
+    min_run_time: float | None,
     trace: Path | None,
     owners: str,
     policy_file: Path | None,
@@ -162,7 +165,8 @@ def simulate(
         victim_order=VictimOrder(victim_order) if victim_order else None,
     )
     check_plot(plot)
-    outcomes = run_scenario(loaded, policies or None, settings, interval, records=plot is not None)
+    outcomes = run_scenario(loaded, policies or None, settings, interval, records=plot is not None,
+                            min_run_time=min_run_time)
     doc = comparison(loaded, outcomes)
     if resolved is not None:
         doc["scenario"]["trace"] = resolved
@@ -249,13 +253,15 @@ def _is_share(share: Any) -> bool:
               help="p for the what-if osep runs (default: the policy file's).")
 @click.option("-t", "--interval", type=Number(min=MIN_INTERVAL, max=MAX_INTERVAL),
               help="t for the what-if osep runs (default: the policy file's).")
+@min_run_time_option("default: the policy file's min_run_time", runs="the what-if osep runs")
 @format_option
 @click.option("--plot", type=click.Path(dir_okay=False, path_type=Path),
               help="Also draw running slots per owner over time, ideal against real (PNG or SVG).")
 @fails_cleanly
 def replay(logs: tuple[str, ...], policy_file: Path, decisions: Path | None, slots: int | None,
            what_if: tuple[str, ...], negotiation_interval: float, vacate_delay: float,
-           max_vacates: int | None, interval: float | None, fmt: str, plot: Path | None) -> None:
+           max_vacates: int | None, interval: float | None, min_run_time: float | None, fmt: str,
+           plot: Path | None) -> None:
     """Measure what HTCondor job event LOGs recorded: the paper's metrics against the ideal for the
     recorded demand, and, with --what-if, the same workload under other policies.
 
@@ -288,6 +294,7 @@ def replay(logs: tuple[str, ...], policy_file: Path, decisions: Path | None, slo
             curves=plot is not None,
             progress=progress,
             excess=loaded.excess,
+            min_run_time=min_run_time if min_run_time is not None else loaded.min_run_time,
         )
     finally:
         if progress is not None:

@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 import click
 
 from osep.config.bounds import MAX_INTERVAL, MAX_SLOT_CPUS, MAX_SLOTS, MAX_TRACE_SECONDS, MIN_INTERVAL
+from osep.config.toml import escape
 from osep.errors import OsepError
 from osep.replay.damage import MAX_SLOTS as REPLAY_SLOTS
 from osep.sim.swf import NAMINGS
@@ -123,20 +124,32 @@ def tune(logs: tuple[str, ...], trace: Path | None, policy_file: Path, max_vacat
     from osep.tune import candidates as C
     from osep.tune.front import Pick
     from osep.tune.journal import Journal, default_path, fingerprint
-    from osep.tune.tuning import Sweep
+    from osep.tune.tuning import Sweep, runnable
     from osep.tune.tuning import tune as run_sweep
     from osep.ui import render, tunetable
 
     check_plot(plot)
+    given = {"max_vacates": max_vacates, "interval": interval, "victim_order": victim_order, "target": target,
+             "min_run_time": min_run_time, "excess": excess}
+    for name, text in given.items():  # refused before any log is read
+        if text is not None:
+            C.parse_values(name, text)
     warn = Warnings()
     runner = _runner(on_pool, processes, pool, schedd, batch, pool_python, pool_submit, warn)
     history = _history(logs, trace, policy_file, tune_days, owners, cores, cores_per_machine, from_second,
                        until_second, days, decisions, slots, vacate_delay, negotiation_interval, warn)
     loaded = history.policy
     base = C.baseline(loaded.settings, loaded.interval, loaded.min_run_time, loaded.excess)
-    given = {"max_vacates": max_vacates, "interval": interval, "victim_order": victim_order, "target": target,
-             "min_run_time": min_run_time, "excess": excess}
-    sweep = Sweep(C.grid(given, base), base, Pick(Rule(pick), within))
+    kept_candidates, notes = runnable(history, C.grid(given, base), interval is not None, base)
+    for note in notes:
+        warn(note)
+    sweep = Sweep(kept_candidates, base, Pick(Rule(pick), within))
+    note = f"settings recommended by osep tune ({sweep.pick.describe()})"
+    if write_policy is not None:  # a file that could not be written is said before anything runs
+        from osep.config.rewrite import rewrite
+
+        _check_folder(write_policy, "--write-policy")
+        rewrite(policy_file, base.as_dict(), note)
     sweep_id = fingerprint(history.describe(), history.inputs())
     kept = Journal(journal or default_path(sweep_id), sweep_id, warn, fresh=fresh)
     bar = _Progress()
@@ -156,9 +169,7 @@ def tune(logs: tuple[str, ...], trace: Path | None, policy_file: Path, max_vacat
     if write_policy is not None and doc["recommended"] is not None:
         from osep.config.rewrite import write_policy as write
 
-        chosen = sweep.candidates[doc["recommended"]]
-        write(policy_file, write_policy, chosen.as_dict(),
-              f"settings recommended by osep tune ({sweep.pick.describe()})")
+        write(policy_file, write_policy, sweep.candidates[doc["recommended"]].as_dict(), note)
         click.echo(f"policy file written to {write_policy}", err=True)
     if plot is not None:
         from osep.ui.plot import draw_front
@@ -168,6 +179,14 @@ def tune(logs: tuple[str, ...], trace: Path | None, policy_file: Path, max_vacat
         except OSError as exc:
             raise OsepError(f"cannot write the plot to {plot}: {exc.strerror or exc}") from None
         click.echo(f"plot written to {plot}", err=True)
+
+
+def _check_folder(path: Path, option: str) -> None:
+    folder = path.parent
+    if not folder.is_dir():
+        raise click.BadParameter(f"no directory {escape(str(folder))} to write it in", param_hint=option)
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise click.BadParameter(f"cannot write in {escape(str(folder))}", param_hint=option)
 
 
 def _history(logs: tuple[str, ...], trace: Path | None, policy_file: Path, tune_days: float | None, owners: str,

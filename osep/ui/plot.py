@@ -312,6 +312,9 @@ def draw_front(path: Path | str, doc: Mapping[str, Any]) -> None:
             if r[key]:
                 ax.plot([r["cost"]], [r["pv"]], marker, color=colour, ms=13 if marker == "*" else 8,
                         label=label, zorder=3)
+    if rows and doc["pick"]["rule"] != "lowest-pv":
+        bound = min(r["pv"] for r in rows) * (1 + doc["pick"]["within"])
+        ax.axhline(bound, color="tab:red", lw=0.8, ls=":", label=f"{doc['pick']['within']:.0%} over the lowest PV")
     ax.set_xlabel(f"cost: LC + PC ({area})")
     ax.set_ylabel(f"PV ({area})")
     ax.set_title(f"osep tune: {len(doc['candidates']):,} candidates, {doc['pick']['says']}", fontsize=9,

@@ -102,11 +102,13 @@ def decisions_option(help: str, knob: bool = False) -> Callable[[F], F]:
                         help=help + (" [knob OSEP_LOG]" if knob else ""))
 
 
-def min_run_time_option(default: str) -> Callable[[F], F]:
+def min_run_time_option(default: str, runs: str = "") -> Callable[[F], F]:
     """``--min-run-time SECONDS``: the youngest job a vacate may take (the policy file's
-    ``min_run_time``, which this replaces); ``default`` says where the command takes it from."""
+    ``min_run_time``, which this replaces); ``default`` says where the command takes it from
+    otherwise, ``runs`` which of its runs it is for."""
     return click.option("--min-run-time", type=Number(min=0, max=MAX_SECONDS), metavar="SECONDS",
-                        help=f"Never vacate a job that has run less than this (s). [{default}]")
+                        help=f"Never vacate a job that has run less than this (s){runs and ', in ' + runs}. "
+                             f"[{default}]")
 
 
 def format_option(func: F) -> F:

@@ -51,6 +51,12 @@ def settings_text(settings: Mapping[str, Any]) -> str:
     return " ".join(f"{key}={_setting(key, settings[key])}" for key, _ in _SETTINGS)
 
 
+def changes_text(settings: Mapping[str, Any], own: Mapping[str, Any]) -> str:
+    """What differs from the policy file's settings, each as ``key old -> new``."""
+    return ", ".join(f"{key} {_setting(key, own[key])} -> {_setting(key, settings[key])}"
+                     for key, _ in _SETTINGS if settings[key] != own[key])
+
+
 def table(doc: Mapping[str, Any]) -> str:
     """The candidates by PV then cost, the settings every candidate shares said once above them;
     then the recommendation, and how it and the policy file's settings did on the held-out period."""
@@ -61,7 +67,7 @@ def table(doc: Mapping[str, Any]) -> str:
     lines = [_head(doc)]
     if same:
         first = rows[0]["settings"]
-        lines.append("every candidate: " + ", ".join(f"{k} {_setting(k, first[k])}" for k, _ in same))
+        lines.append("every candidate: " + ", ".join(f"{h} {_setting(k, first[k])}" for k, h in same))
     header = ["", *[h for _, h in varied], f"PV ({area})", f"LC ({area})", f"PC ({area})", "vacates",
               f"redone ({area})", "worst A_US"]
     body = []
@@ -81,16 +87,15 @@ def table(doc: Mapping[str, Any]) -> str:
 def _head(doc: Mapping[str, Any]) -> str:
     history = doc["history"]
     runs = doc["runs"]
-    names = ", ".join(printable(p.rsplit("/", 1)[-1]) for p in history["inputs"][:-1 if history.get(
-        "decisions") is None else -2]) if history["kind"] == "events" else printable(
-        history["inputs"][0].rsplit("/", 1)[-1])
+    logs = [printable(path.rsplit("/", 1)[-1]) for path in history["log_files"]]
+    names = ", ".join(logs) if len(logs) <= 3 else f"{logs[0]} and {len(logs) - 1} more logs"
     periods = history["periods"]
     tuned = _span(periods["tune"])
     text = f"{runs['candidates']:,} candidates on {names}, tuned on {tuned}"
     if "check" in periods:
         text += f", checked on {_span(periods['check'])}"
     if runs["from_journal"]:
-        text += f" ({runs['from_journal']:,} of them from the journal)"
+        text += f"\n{runs['from_journal']:,} of the candidates' runs taken from the journal, not run again"
     return text
 
 
@@ -110,7 +115,7 @@ def _recommendation(doc: Mapping[str, Any], area: str) -> list[str]:
     if chosen == doc["policy_file"]:
         out.append("  (the policy file's own settings)")
     else:
-        out.append(f"  the policy file's: {settings_text(own['settings'])}")
+        out.append(f"  changed from the policy file's: {changes_text(rec['settings'], own['settings'])}")
     check = doc["check"]
     if check is None:
         out.append("not checked on a later period (--tune-days holds one out)")

@@ -16,10 +16,12 @@ a change that moves an example's output on purpose (review the diff)."""
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -31,11 +33,14 @@ README_LINES = 150
 
 def run(command: str) -> str:
     """What `command` (an `osep ...` line) prints, stdout and stderr in the order written, run from
-    the checkout with the Python running the tests."""
+    the checkout with the Python running the tests, and a cache directory of its own (removed after:
+    osep tune keeps its journal there), as a new user's would be."""
     words = shlex.split(command)
     assert words[0] == "osep", f"a console example runs osep only: {command}"
-    done = subprocess.run([sys.executable, "-m", "osep", *words[1:]], cwd=ROOT, stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, text=True, timeout=300, check=False)
+    with tempfile.TemporaryDirectory() as cache:
+        done = subprocess.run([sys.executable, "-m", "osep", *words[1:]], cwd=ROOT, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True, timeout=300, check=False,
+                              env={**os.environ, "XDG_CACHE_HOME": cache})
     return done.stdout
 
 

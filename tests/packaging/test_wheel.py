@@ -75,6 +75,10 @@ def test_the_wheel_and_the_sdist_carry_the_data_and_the_licence(dist):
     # The README's links into the documentation resolve in the sdist as in a clone.
     linked = set(re.findall(r"\]\((docs/[^)#]+)", (ROOT / "README.md").read_text()))
     assert linked and linked <= files
+    # So do the pages' own links: every file of the documentation is in it.
+    docs = {str(p.relative_to(ROOT)) for p in (ROOT / "docs").rglob("*")
+            if p.is_file() and "__pycache__" not in p.parts}
+    assert "docs/studies/lcg-2005-vos.toml" in docs and docs <= files
 
 
 def test_the_installed_command_runs_the_bundled_files_from_any_folder(venv, tmp_path):

@@ -312,3 +312,33 @@ def test_with_dominant_shares_pv_is_in_share_seconds(tmp_path):
                for out in outcomes.values())
     table = as_table(comparison(scenario, outcomes))
     assert "PV (share-s)" in table and "PC (core-s)" in table
+
+
+@pytest.mark.parametrize("least, sent", [(0, 300.0), (300, 300.0), (301, 360.0), (400, 420.0), (4000, None)])
+def test_a_minimum_run_time_puts_off_the_vacates_of_younger_jobs(tmp_path, least, sent):
+    """paper-job-size: owner1's ten 3600 s jobs start at 0, owner2 asks for its half at 300 s, and
+    enforcement runs every 60 s. A vacate of a job that has run less than the scenario's
+    min_run_time is not sent; the next cycle decides again, and sends it once the job is old
+    enough. Older than any job of owner1 gets, it stops every vacate."""
+    from pathlib import Path
+
+    from osep.config.scenario import load_scenario
+    from osep.sim.experiment import outcome_column, run_policy, totals
+
+    text = (Path(__file__).parents[2] / "osep" / "data" / "scenarios" / "paper-job-size.toml").read_text()
+    path = tmp_path / "minimum.toml"
+    path.write_text(text.replace('victim_order = "wallclock"\n',
+                                 f'victim_order = "wallclock"\nmin_run_time = {least}\n', 1))
+    scenario = load_scenario(path)
+    assert scenario.min_run_time == least
+    out = run_policy(scenario, "osep", records=True)
+    times = sorted(r.vacate_sent for rec in out.records for r in rec.runs if r.vacated)
+    assert out.metrics.vacates == out.result.vacates == len(times)
+    if sent is None:
+        assert out.metrics.vacates == 0
+    else:
+        assert times == [sent] * 5  # p = 5, all in the first cycle the jobs are old enough for
+    assert outcome_column(out, totals(scenario))["settings"]["min_run_time"] == least
+    # The option's min run time replaces the scenario's; a policy that does not enforce has none.
+    assert run_policy(scenario, "osep", min_run_time=0).metrics.vacates == 5
+    assert outcome_column(run_policy(scenario, "greedy"), totals(scenario))["settings"] is None

@@ -84,3 +84,14 @@ def test_a_grid_too_large_is_refused_before_anything_runs():
                  st.sampled_from(VictimOrder), st.sampled_from(Target), st.floats(0, 1e6), st.sampled_from(Order)))
 def test_a_candidate_reads_back_as_it_was_written(candidate):
     assert Candidate.from_dict(candidate.as_dict()) == candidate
+
+
+@given(st.sampled_from(["max_vacates", "interval", "victim_order", "target", "min_run_time", "excess"]),
+       st.text(max_size=60))
+def test_any_text_is_values_or_a_one_line_error(name, text):
+    try:
+        values = parse_values(name, text)
+    except ConfigError as exc:
+        assert str(exc).startswith("<options>: --") and "\n" not in str(exc)
+    else:
+        assert len(values) <= 1000

@@ -38,10 +38,12 @@ def test_rules(pick, chosen):
     assert recommend(ROWS, pick) == chosen
 
 
-def test_a_tie_goes_to_the_policy_files_own_settings():
-    rows = [fig(10, 5), fig(10, 5), fig(10, 5)]
-    assert recommend(rows, Pick(), prefer=2) == 2
-    assert recommend(rows, Pick()) == 0
+def test_a_tie_goes_to_the_fewest_changes_from_the_policy_files_settings():
+    rows = [fig(10, 5), fig(10, 5), fig(10, 5), fig(9, 50)]
+    pick = Pick(Rule.CHEAPEST, 0.2)
+    assert recommend(rows, pick, [2, 0, 1, 3]) == 1
+    assert recommend(rows, pick, [2, 1, 1, 3]) == 1
+    assert recommend(rows, pick) == 0
 
 
 def test_no_recommendation_when_no_run_measured_the_whole_workload():

@@ -51,7 +51,7 @@ def test_another_sweeps_journal_is_refused(tmp_path):
     first = Journal(path, "abc", warn)
     first.record(("tune", A), F)
     first.close()
-    with pytest.raises(ConfigError, match="not a journal of this sweep.*--fresh"):
+    with pytest.raises(ConfigError, match=r"not a journal of this sweep.*--fresh"):
         Journal(path, "other", warn)
 
 
@@ -97,8 +97,7 @@ def test_any_damage_is_left_out_and_counted_never_an_exception(lines):
         good = json.dumps({"period": "tune", "candidate": A.as_dict(), "figures": F.as_dict()}).encode()
         body = b"\n".join([good, *(line.replace(b"\n", b" ") for line in lines), good])
         path.write_bytes(json.dumps({"format": FORMAT, "sweep": "s"}).encode() + b"\n" + body + b"\n")
-        said, warn = warnings()
-        journal = Journal(path, "s", warn)
+        journal = Journal(path, "s", warnings()[1])
         assert journal.done == {("tune", A): F}
 
 

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from builders import TUNE_POLICY as POLICY
+from builders import contended_log
 from osep.config.trace import TraceOptions
 from osep.errors import ConfigError
 from osep.htcondor.eventlog import read_event_rows
@@ -16,34 +18,9 @@ from osep.tune.front import Pick
 from osep.tune.history import CHECK, TUNE, EventHistory, TraceHistory
 from osep.tune.journal import Journal
 from osep.tune.sweep import run, run_local
-from osep.tune.tuning import Sweep, tune
+from osep.tune.tuning import Sweep, runnable, tune
 
 DATA = Path(__file__).parents[1] / "data"
-LINE = "{n} {t} -1 {r} 1 -1 -1 -1 -1 -1 1 {u} {g} -1 1 1 -1 -1\n"
-POLICY = """\
-[policy]
-interval = 60
-[owners]
-g1 = 2
-g2 = 2
-"""
-
-
-def contended_log(path: Path, days: int = 2) -> Path:
-    """Each day, group 1 fills the 4 cores with long jobs, and group 2 comes back an hour later."""
-    lines, n = ["; MaxProcs: 4\n"], 0
-    for day in range(days):
-        start = day * 86400
-        for k in range(8):
-            n += 1
-            lines.append(LINE.format(n=n, t=start + k, r=7200 + 600 * k, u=1, g=1))
-        for k in range(4):
-            n += 1
-            lines.append(LINE.format(n=n, t=start + 3600 + k, r=1800, u=2, g=2))
-    path.write_text("".join(lines))
-    return path
-
-
 def trace_history(tmp_path: Path, tune_days: float | None = None) -> TraceHistory:
     policy = tmp_path / "policy.toml"
     policy.write_text(POLICY)
@@ -156,3 +133,37 @@ def test_event_logs_are_a_history_too(tmp_path):
     assert doc["recommended"] is not None
     again = EventHistory.described(history.describe(), history.inputs(), read_event_rows, said.append)
     assert again.scenario(TUNE, 2.0).jobs == history.scenario(TUNE, 2.0).jobs
+
+
+def test_an_error_in_a_worker_process_reaches_the_sweep_whole(tmp_path, monkeypatch):
+    history = trace_history(tmp_path)
+    sweep = sweep_of(history)
+
+    def failing(h, period, candidate):
+        raise ConfigError("some.swf", "--trace", "cannot be run")
+
+    monkeypatch.setattr("osep.tune.sweep.run", failing)  # the workers are forked with it
+    with pytest.raises(ConfigError, match=r"some\.swf: --trace: cannot be run"):
+        run_local(history, [(TUNE, c) for c in sweep.candidates], lambda *_: None, 2)
+
+
+class _Bounded:
+    """A history whose runs cannot be bounded at t = 60 s."""
+
+    def periods(self):
+        return (TUNE, CHECK)
+
+    def scenario(self, period, interval):
+        if interval == 60.0:
+            raise ConfigError("big.swf", "--trace", "a job cannot end before 9 s")
+
+
+def test_a_default_interval_that_cannot_be_run_is_left_out_with_a_note(tmp_path):
+    history = trace_history(tmp_path)
+    candidates = sweep_of(history, interval="60,300").candidates
+    base = next(c for c in candidates if c.interval == 300.0)
+    kept, notes = runnable(_Bounded(), candidates, False, base)
+    assert kept and all(c.interval == 300.0 for c in kept)
+    assert notes == ["t = 60 s left out of the candidates: a job cannot end before 9 s"]
+    with pytest.raises(ConfigError, match=r"big\.swf: -t: 60 s: a job cannot end"):
+        runnable(_Bounded(), candidates, True, base)

@@ -75,7 +75,25 @@ def test_simulate_overrides_change_the_run(runner):
                                               "-t", "120"]).stdout)
     assert feasible["policies"]["osep"]["settings"] == {
         "target": "feasible", "victim_order": "lost-work", "max_vacates": 5, "interval": 120.0,
-        "unit": "slots", "excess": "fairshare"}
+        "min_run_time": 0.0, "unit": "slots", "excess": "fairshare"}
+
+
+def test_simulate_min_run_time_puts_off_or_stops_the_vacates(runner):
+    """paper-job-size's first enforcement cycle is at 300 s, when owner1's jobs have run 300 s; they
+    end at 3600 s."""
+    def osep(*given):
+        result = runner.invoke(cli, ["simulate", JOB_SIZE, "--format", "json", "--policy", "osep", *given])
+        assert result.exit_code == 0, result.stderr
+        return json.loads(result.stdout)["policies"]["osep"]
+
+    base, later, never = osep(), osep("--min-run-time", "400"), osep("--min-run-time", "3700")
+    assert base["settings"]["min_run_time"] == 0 and base["vacates"] == 5
+    assert later["settings"]["min_run_time"] == 400 and later["vacates"] == 5
+    # owner2 waits two cycles longer, 5 slots each (the figures docs/policy.md gives).
+    assert (base["owners"]["owner2"]["PV"], later["owners"]["owner2"]["PV"]) == (300, 900)
+    assert never["settings"]["min_run_time"] == 3700 and never["vacates"] == 0
+    result = runner.invoke(cli, ["simulate", JOB_SIZE, "--min-run-time", "-1"])
+    assert result.exit_code == 2 and "--min-run-time" in result.stderr
 
 
 @pytest.mark.parametrize("suffix, magic", [(".png", b"\x89PNG"), (".svg", b"<?xml")])
@@ -121,6 +139,8 @@ _NUMBERS = [
     (["replay", "x.log", "--policy-file", "p.toml"], "--vacate-delay"),
     (["replay", "x.log", "--policy-file", "p.toml"], "-t"),
     (["run", "--once"], "--min-run-time"),
+    (["simulate", JOB_SIZE], "--min-run-time"),
+    (["replay", "x.log", "--policy-file", "p.toml"], "--min-run-time"),
     (["run", "--once"], "-t"),
     (["shares", "p.toml"], "--dampening"),
 ]
@@ -207,6 +227,25 @@ def test_replay_table_has_the_simulate_layout(runner):
     assert rows["PV (slot-s)"][0] == "52"
     assert rows["asked for by osep"] == ["2", "-"]
     assert rows["A_US bob (2 slots)"][0] == "80.00%"
+
+
+def test_replay_min_run_time_is_the_policy_files_unless_given(runner, tmp_path):
+    policy = tmp_path / "policy.toml"
+    policy.write_text((DATA / "share-back.policy.toml").read_text().replace("[policy]\n",
+                                                                             "[policy]\nmin_run_time = 50\n"))
+
+    def settings(policy_file, *given):
+        result = runner.invoke(cli, ["replay", str(DATA / "share-back.events.log"), "--policy-file", str(policy_file),
+                                     "--slots", "4", "--format", "json", "--what-if", "osep", "-t", "2",
+                                     "--negotiation-interval", "2", *given])
+        assert result.exit_code == 0, result.stderr
+        column = json.loads(result.stdout)["policies"]["osep"]
+        return column["settings"]["min_run_time"], column["vacates"]
+
+    # The what-if pool vacates two of alice's jobs, younger than 50 s, unless they may not be.
+    assert settings(DATA / "share-back.policy.toml") == (0, 2)
+    assert settings(policy) == (50, 0)
+    assert settings(policy, "--min-run-time", "5") == (5, 2)
 
 
 def test_validate_names_the_excess_model(runner, tmp_path):

@@ -90,13 +90,14 @@ def test_the_threshold_leaves_small_owners_without_a_share(runner, tmp_path):
 
 def test_a_policy_file_gives_the_shares(runner, tmp_path):
     policy = tmp_path / "policy.toml"
-    policy.write_text('[policy]\ninterval = 600\n[owners]\nuser2 = "100%"\n')
+    policy.write_text('[policy]\ninterval = 600\nmin_run_time = 90\n[owners]\nuser2 = "100%"\n')
     result = ok(runner, "--trace", small_log(tmp_path), "--policy-file", policy, "--format", "json",
                 "--policy", "osep")
     doc = json.loads(result.stdout)
     assert doc["scenario"]["trace"]["shares"] == {"from": str(policy)}
     assert doc["scenario"]["trace"]["owners_without_share"] == 2
     assert doc["policies"]["osep"]["settings"]["interval"] == 600
+    assert doc["policies"]["osep"]["settings"]["min_run_time"] == 90
     bad = tmp_path / "bad.toml"
     bad.write_text("[owners]\nuser2 = -1\n")
     one_line_error(run(runner, "--trace", small_log(tmp_path), "--policy-file", bad), f"{bad}: owners.user2")

@@ -418,6 +418,8 @@ def test_ctrl_c_of_a_real_process(tmp_path):
 # exit statuses (osep.ui.exits) gives it, and names what is wrong. {policy} is a good policy file,
 # {scenario} a good scenario; the placeholders of the generated cases above stand for the rest.
 POLICY, SCENARIO = str(ROOT / "osep" / "data" / "policy.toml"), "paper-job-size"
+NASA = str(ROOT / "osep" / "data" / "traces" / "NASA-iPSC-1993-3.1-cln.swf.gz")
+NASA_RUN = ("--trace", NASA, "--policy-file", POLICY, "--cores-per-machine", "128")  # a window tune can run
 USAGE = exits.USAGE.code
 MISTAKES = [
     # run
@@ -464,6 +466,18 @@ MISTAKES = [
     (("replay", MISSING, "--policy-file", POLICY), USAGE, "missing.toml"),
     (("replay", FILE, "--policy-file", MISSING), USAGE, "missing.toml"),
     (("replay", FILE, "--policy-file", POLICY, "--slots", "0"), USAGE, "replay: --slots: 0 is not in the range"),
+    # tune
+    (("tune",), USAGE, "tune: --policy-file: required, not given"),
+    (("tune", "--policy-file", POLICY), USAGE, "give job event LOGs, or --trace with a workload log"),
+    (("tune", FILE, "--trace", NASA, "--policy-file", POLICY), USAGE, "give job event LOGs or --trace, not both"),
+    (("tune", FILE, "--policy-file", POLICY, "--cores", "4"), USAGE, "--cores goes with --trace"),
+    (("tune", "--trace", NASA, "--policy-file", POLICY, "--slots", "4"), USAGE, "--slots goes with job event LOGs"),
+    (("tune", "--trace", MISSING, "--policy-file", POLICY), USAGE, "missing"),
+    (("tune", *NASA_RUN, "-p", "1.5"), USAGE, "--max-vacates: '1.5'"),
+    (("tune", *NASA_RUN, "--victim-order", "newest"), USAGE, "--victim-order: 'newest' is not one of wallclock"),
+    (("tune", *NASA_RUN, "--days", "7", "--tune-days", "7"), USAGE, "nothing is left to check on"),
+    (("tune", *NASA_RUN, "--tune-days", "4000"), USAGE, "nothing is left to check on"),
+    (("tune", *NASA_RUN, "--write-policy", MISSING + "/x.toml"), USAGE, "--write-policy: no directory"),
     # validate, example, and osep itself
     (("validate",), USAGE, "validate: FILES: required, not given"),
     (("validate", MISSING), USAGE, "missing.toml"),
