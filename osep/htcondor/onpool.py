@@ -152,7 +152,8 @@ def run_jobs(queue: Queue, options: OnPool, scratch: Path, history: History, tas
                                     + (f" ({ending.reason})" if ending.reason else ""))
                 if ending.kind == "held":
                     queue.remove([ending.job], "osep tune submits it again")
-                    problem = f"held: {ending.reason or 'no reason given'}"
+                    said = _last_line(scratch / f"err-{n}.txt")  # what the job said, if it came back
+                    problem = f"held: {ending.reason or 'no reason given'}" + (f"; it said: {said}" if said else "")
                 book.again(n, problem or "failed", batches[n], scratch, options.attempts, warn)
             if not endings:
                 sleep(options.poll)

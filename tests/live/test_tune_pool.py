@@ -122,6 +122,7 @@ def test_a_job_that_fails_is_submitted_again(live: Live, shared: Path, tmp_path:
     assert mark.is_dir()
     again = [line for line in done.stderr.splitlines() if "submitted again, try 2 of 3" in line]
     assert len(again) == 1, done.stderr
+    assert "it said: failing once" in again[0]  # the job's own stderr comes back with the hold
     print(again[0])
     assert without_bookkeeping(json.loads(done.stdout)) == without_bookkeeping(local(shared, tmp_path))
     assert live.jobs() == []
