@@ -16,7 +16,16 @@ from osep.replay.damage import MAX_SLOTS as REPLAY_SLOTS
 from osep.sim.swf import NAMINGS
 from osep.tune.candidates import DEFAULTS
 from osep.tune.front import Rule
-from osep.ui.shell import Number, Warnings, check_plot, cli, decisions_option, fails_cleanly, policy_file_option
+from osep.ui.shell import (
+    Number,
+    Warnings,
+    check_plot,
+    cli,
+    decisions_option,
+    fails_cleanly,
+    policy_file_option,
+    pool_option,
+)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -78,6 +87,18 @@ def _values(name: str, what: str) -> Callable[[F], F]:
               show_default=True, help="Seconds between negotiation cycles of the simulated pool.")
 @click.option("--processes", type=click.IntRange(min=1, max=1024),
               help="Candidates run at once on this machine. [default: its cores]")
+@click.option("--on-pool", is_flag=True,
+              help="Run the candidates as jobs of an HTCondor pool instead of on this machine (see --pool, "
+                   "--schedd, --batch, --pool-python, --pool-submit).")
+@pool_option("--on-pool: the pool")
+@click.option("--schedd", metavar="NAME", help="--on-pool: the schedd the jobs go to. [default: the local one]")
+@click.option("--batch", type=click.IntRange(min=1, max=10_000), default=1, show_default=True,
+              help="--on-pool: candidates run by each job.")
+@click.option("--pool-python", metavar="PATH", default="/usr/bin/python3", show_default=True,
+              help="--on-pool: the Python 3.11 or later, with structlog, that runs a job on the execute machines.")
+@click.option("--pool-submit", "pool_submit", metavar="KEY=VALUE", multiple=True,
+              help="--on-pool: a submit command the jobs also get (accounting_group, requirements, "
+                   "request_memory...); repeat for more.")
 @click.option("--journal", type=click.Path(dir_okay=False, path_type=Path), metavar="PATH",
               help="Where finished runs are kept, so that the same command run again after an interrupt goes "
                    "on where it stopped. [default: a file per history under ~/.cache/osep/tune]")
@@ -94,8 +115,9 @@ def tune(logs: tuple[str, ...], trace: Path | None, policy_file: Path, max_vacat
          excess: str | None, pick: str, within: float, tune_days: float | None, owners: str, cores: int | None,
          cores_per_machine: int | None, from_second: float, until_second: float | None, days: float | None,
          decisions: Path | None, slots: int | None, vacate_delay: float, negotiation_interval: float,
-         processes: int | None, journal: Path | None, fresh: bool, fmt: str, plot: Path | None,
-         write_policy: Path | None) -> None:
+         processes: int | None, on_pool: bool, pool: str | None, schedd: str | None, batch: int,
+         pool_python: str, pool_submit: tuple[str, ...], journal: Path | None, fresh: bool, fmt: str,
+         plot: Path | None, write_policy: Path | None) -> None:
     """Try candidate settings on a recorded history (job event LOGs, or --trace) and recommend one.
 
     Every candidate runs on the same workload as osep simulate runs the policy osep; the table marks
@@ -104,7 +126,6 @@ def tune(logs: tuple[str, ...], trace: Path | None, policy_file: Path, max_vacat
     from osep.tune import candidates as C
     from osep.tune.front import Pick
     from osep.tune.journal import Journal, default_path, fingerprint
-    from osep.tune.sweep import run_local
     from osep.tune.tuning import Sweep, runnable
     from osep.tune.tuning import tune as run_sweep
     from osep.ui import render, tunetable
@@ -118,6 +139,7 @@ def tune(logs: tuple[str, ...], trace: Path | None, policy_file: Path, max_vacat
         if text is not None:
             C.parse_values(name, text)
     warn = Warnings()
+    runner = _runner(on_pool, processes, pool, schedd, batch, pool_python, pool_submit, warn)
     history = _history(logs, trace, policy_file, tune_days, owners, cores, cores_per_machine, from_second,
                        until_second, days, decisions, slots, vacate_delay, negotiation_interval, warn)
     loaded = history.policy
@@ -133,10 +155,9 @@ def tune(logs: tuple[str, ...], trace: Path | None, policy_file: Path, max_vacat
         rewrite(policy_file, base.as_dict(), note)
     sweep_id = fingerprint(history.describe(), history.inputs())
     kept = Journal(journal or default_path(sweep_id), sweep_id, warn, fresh=fresh)
-    count = processes or len(os.sched_getaffinity(0))
     bar = _Progress()
     try:
-        doc = run_sweep(history, sweep, kept, lambda h, tasks, done: run_local(h, tasks, done, count), bar)
+        doc = run_sweep(history, sweep, kept, runner, bar)
     except KeyboardInterrupt:
         bar.close()
         click.echo(f"osep: {len(kept.done):,} finished runs are kept in {kept.path}: the same command goes on "
@@ -211,6 +232,33 @@ def _history(logs: tuple[str, ...], trace: Path | None, policy_file: Path, tune_
     return EventHistory([LogSource.parse(text) for text in logs], policy_file, read_event_rows, warn,
                         decisions=decisions, slots=slots, what_if=WhatIf((), negotiation_interval, vacate_delay),
                         tune_days=tune_days)
+
+
+def _runner(on_pool: bool, processes: int | None, pool: str | None, schedd: str | None, batch: int,
+            pool_python: str, pool_submit: tuple[str, ...], warn: Warnings) -> Any:
+    """Where the runs go: worker processes on this machine, or --on-pool's jobs."""
+    ctx = click.get_current_context()
+    pool_only = [f"--{n.replace('_', '-')}" for n in ("pool", "schedd", "batch", "pool_python", "pool_submit")
+                 if ctx.get_parameter_source(n) not in (None, click.core.ParameterSource.DEFAULT)]
+    if not on_pool:
+        if pool_only:
+            raise click.UsageError(f"{pool_only[0]} goes with --on-pool")
+        from osep.tune.sweep import run_local
+
+        count = processes or len(os.sched_getaffinity(0))
+        return lambda history, tasks, done: run_local(history, tasks, done, count)
+    if processes is not None:
+        raise click.UsageError("--processes goes with runs on this machine, not --on-pool")
+    from osep.config.knobs import KNOBS, Overrides, parse_knobs
+    from osep.htcondor import live
+    from osep.htcondor.onpool import OnPool, PoolRunner, parse_submit
+
+    try:
+        commands = tuple(parse_submit(pool_submit))
+    except ValueError as exc:
+        raise click.UsageError(f"--pool-submit {exc}") from None
+    pool = parse_knobs(live.knobs(KNOBS), Overrides(pool=pool)).pool
+    return PoolRunner(OnPool(pool, schedd, batch, pool_python, commands), warn)
 
 
 class _Progress:
