@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -114,3 +115,31 @@ def test_a_policy_file_whose_policy_table_is_inline_is_refused_not_written_wrong
     assert result.exit_code == 2 and "cannot rewrite" in result.stderr
     assert not (tmp_path / "out.toml").exists()
     assert not list(tmp_path.glob(".out.toml*"))
+
+
+def test_a_terminal_sees_a_progress_bar_of_the_runs(monkeypatch):
+    from osep.ui.cmd_tune import _Progress
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    screen = Terminal()
+    monkeypatch.setattr(sys, "stderr", screen)
+    bar = _Progress()
+    for finished in range(5):
+        bar(finished, 4)
+    bar.close()
+    assert "runs" in screen.getvalue() and "4/4" in screen.getvalue()
+
+
+def test_no_progress_bar_where_no_terminal_shows_it(monkeypatch):
+    from osep.ui.cmd_tune import _Progress
+
+    screen = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", screen)
+    bar = _Progress()
+    bar(0, 4)
+    bar(4, 4)
+    bar.close()
+    assert screen.getvalue() == ""
