@@ -12,9 +12,6 @@ from osep.config.bounds import (
     MAX_INTERVAL,
     MAX_JOBS,
     MAX_SECONDS,
-    MAX_SLOT_CPUS,
-    MAX_SLOTS,
-    MAX_TRACE_SECONDS,
     MAX_VACATES,
     MIN_COMPRESS,
     MIN_INTERVAL,
@@ -26,7 +23,6 @@ from osep.config.toml import escape
 from osep.core.plan import Target, VictimOrder
 from osep.errors import OsepError
 from osep.replay.damage import MAX_SLOTS as REPLAY_SLOTS
-from osep.sim.swf import NAMINGS
 from osep.sim.variants import NAMES as POLICY_NAMES
 from osep.ui.shell import (
     Number,
@@ -40,6 +36,8 @@ from osep.ui.shell import (
     policy_file_option,
     progress_reporter,
     skipped,
+    trace_options,
+    trace_window,
 )
 
 
@@ -67,26 +65,13 @@ from osep.ui.shell import (
 @click.option("--trace", type=click.Path(path_type=Path),  # the reader refuses what is no file
               help="Run a workload log in the Standard Workload Format (.swf or .swf.gz) instead of a "
                    "SCENARIO; the options below say how.")
-@click.option("--owners", "owners", type=click.Choice(NAMINGS), default="user", show_default=True,
-              help="--trace: the owner of a job is its user, group, queue or partition (fields 12, 13, 15, "
-                   "16), or its user as a member of its group (an owner tree).")
 @policy_file_option("--trace only (a SCENARIO file has its own [owners] and [policy]): the shares and policy "
                     "settings from this policy file. Default: shares in proportion to each owner's core-seconds "
                     "in the window.")
 @click.option("--least", type=Number(min=0, max=1), default=0.01, show_default=True,
               help="--trace, without --policy-file: owners (groups) with less than this fraction of the "
                    "window's core-seconds get no share.")
-@click.option("--cores", type=click.IntRange(min=1, max=MAX_SLOTS * MAX_SLOT_CPUS),
-              help="--trace: cores in the pool, one-core slots unless --cores-per-machine. Default: the log's "
-                   "MaxProcs (or MaxNodes) header, else the most cores its jobs held at once.")
-@click.option("--cores-per-machine", type=click.IntRange(min=1, max=MAX_SLOT_CPUS),
-              help="--trace: the cores come as partitionable machines of this many cores each.")
-@click.option("--from-second", type=Number(min=0, max=MAX_TRACE_SECONDS), default=0.0,
-              help="--trace: jobs submitted from this second of the log on (times then count from it).")
-@click.option("--until-second", type=Number(min=0, max=MAX_TRACE_SECONDS, min_open=True),
-              help="--trace: jobs submitted before this second of the log only.")
-@click.option("--days", type=Number(min=0, max=MAX_TRACE_SECONDS / 86400, min_open=True),
-              help="--trace: jobs submitted in this many days from --from-second (instead of --until-second).")
+@trace_options
 @click.option("--limit", type=click.IntRange(min=1, max=MAX_JOBS),
               help="--trace: at most this many jobs, the first submitted.")
 @click.option("--compress", type=Number(min=MIN_COMPRESS, max=MAX_COMPRESS), default=1.0,
@@ -142,13 +127,9 @@ def simulate(
     else:
         if scenario is not None:
             raise click.UsageError("give a SCENARIO file or --trace, not both")
-        if days is not None and until_second is not None:
-            raise click.UsageError("give --until-second or --days, not both")
+        end = trace_window(from_second, until_second, days)
         if policy_file is not None and ctx.get_parameter_source("least") is not click.core.ParameterSource.DEFAULT:
             raise click.UsageError("--least sets shares from the log: it does not go with --policy-file")
-        end = from_second + days * 86400 if days is not None else until_second
-        if end is not None and end <= from_second:
-            raise click.UsageError(f"--until-second ({end:g}) must be after --from-second ({from_second:g})")
         check_plot(plot)
         from osep.config.trace import TraceOptions, trace_scenario
 

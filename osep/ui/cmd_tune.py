@@ -9,11 +9,10 @@ from typing import Any, TypeVar
 
 import click
 
-from osep.config.bounds import MAX_INTERVAL, MAX_SLOT_CPUS, MAX_SLOTS, MAX_TRACE_SECONDS, MIN_INTERVAL
+from osep.config.bounds import MAX_INTERVAL, MAX_TRACE_SECONDS, MIN_INTERVAL
 from osep.config.toml import escape
 from osep.errors import OsepError
 from osep.replay.damage import MAX_SLOTS as REPLAY_SLOTS
-from osep.sim.swf import NAMINGS
 from osep.tune.candidates import DEFAULTS
 from osep.tune.front import Rule
 from osep.ui.shell import (
@@ -25,6 +24,8 @@ from osep.ui.shell import (
     fails_cleanly,
     policy_file_option,
     pool_option,
+    trace_options,
+    trace_window,
 )
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -66,18 +67,7 @@ def _values(name: str, what: str) -> Callable[[F], F]:
 @click.option("--tune-days", type=Number(min=0, max=MAX_TRACE_SECONDS / 86400, min_open=True),
               help="Tune on the first this many days of the history and check the recommendation, against the "
                    "policy file's settings, on the rest. [default: tune on all of it, check nothing]")
-@click.option("--owners", type=click.Choice(NAMINGS), default="user", show_default=True,
-              help="--trace: the owner of a job is its user, group, queue or partition, or its user in its group.")
-@click.option("--cores", type=click.IntRange(min=1, max=MAX_SLOTS * MAX_SLOT_CPUS),
-              help="--trace: cores in the pool (default: the log's MaxProcs, else the most its jobs held at once).")
-@click.option("--cores-per-machine", type=click.IntRange(min=1, max=MAX_SLOT_CPUS),
-              help="--trace: the cores come as partitionable machines of this many cores each.")
-@click.option("--from-second", type=Number(min=0, max=MAX_TRACE_SECONDS), default=0.0,
-              help="--trace: the history starts at this second of the log.")
-@click.option("--until-second", type=Number(min=0, max=MAX_TRACE_SECONDS, min_open=True),
-              help="--trace: the history ends at this second of the log.")
-@click.option("--days", type=Number(min=0, max=MAX_TRACE_SECONDS / 86400, min_open=True),
-              help="--trace: the history is this many days from --from-second.")
+@trace_options
 @decisions_option("LOGs: the JSON log osep run wrote for the same period, for the pool's size.")
 @click.option("--slots", type=click.IntRange(min=1, max=REPLAY_SLOTS),
               help="LOGs: the pool's size in one-core slots (default: the largest the decision log saw).")
@@ -209,11 +199,7 @@ def _history(logs: tuple[str, ...], trace: Path | None, policy_file: Path, tune_
         wrong = given("decisions", "slots", "vacate_delay")
         if wrong:
             raise click.UsageError(f"{wrong[0]} goes with job event LOGs, not --trace")
-        if days is not None and until_second is not None:
-            raise click.UsageError("give --until-second or --days, not both")
-        end = from_second + days * 86400 if days is not None else until_second
-        if end is not None and end <= from_second:
-            raise click.UsageError(f"--until-second ({end:g}) must be after --from-second ({from_second:g})")
+        end = trace_window(from_second, until_second, days)
         from osep.config.trace import TraceOptions
         from osep.tune.history import TraceHistory
 

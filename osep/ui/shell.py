@@ -18,7 +18,7 @@ from typing import Any, NoReturn, TextIO, TypeVar, cast
 import click
 
 from osep import __version__, log
-from osep.config.bounds import MAX_SECONDS
+from osep.config.bounds import MAX_SECONDS, MAX_SLOT_CPUS, MAX_SLOTS, MAX_TRACE_SECONDS
 from osep.config.knobs import parse_knobs
 from osep.config.toml import escape
 from osep.errors import ConfigError, OsepError
@@ -109,6 +109,44 @@ def min_run_time_option(default: str, runs: str = "") -> Callable[[F], F]:
     return click.option("--min-run-time", type=Number(min=0, max=MAX_SECONDS), metavar="SECONDS",
                         help=f"Never vacate a job that has run less than this (s){runs and ', in ' + runs}. "
                              f"[{default}]")
+
+
+def trace_options(func: F) -> F:
+    """How ``--trace`` reads a workload log (``simulate`` and ``tune``): who owns a job, the pool's
+    cores, and the window of the log (:func:`trace_window` checks the window's options)."""
+    from osep.sim.swf import NAMINGS
+
+    options = [
+        click.option("--owners", "owners", type=click.Choice(NAMINGS), default="user", show_default=True,
+                     help="--trace: the owner of a job is its user, group, queue or partition (fields 12, 13, "
+                          "15, 16), or its user as a member of its group (an owner tree)."),
+        click.option("--cores", type=click.IntRange(min=1, max=MAX_SLOTS * MAX_SLOT_CPUS),
+                     help="--trace: cores in the pool, one-core slots unless --cores-per-machine. Default: the "
+                          "log's MaxProcs (or MaxNodes) header, else the most cores its jobs held at once."),
+        click.option("--cores-per-machine", type=click.IntRange(min=1, max=MAX_SLOT_CPUS),
+                     help="--trace: the cores come as partitionable machines of this many cores each."),
+        click.option("--from-second", type=Number(min=0, max=MAX_TRACE_SECONDS), default=0.0,
+                     help="--trace: jobs submitted from this second of the log on (times then count from it)."),
+        click.option("--until-second", type=Number(min=0, max=MAX_TRACE_SECONDS, min_open=True),
+                     help="--trace: jobs submitted before this second of the log only."),
+        click.option("--days", type=Number(min=0, max=MAX_TRACE_SECONDS / 86400, min_open=True),
+                     help="--trace: jobs submitted in this many days from --from-second (instead of "
+                          "--until-second)."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def trace_window(from_second: float, until_second: float | None, days: float | None) -> float | None:
+    """Where ``--trace``'s window ends (None: the log's end), from ``--until-second`` or ``--days``;
+    a usage error for both, or for an end not after ``--from-second``."""
+    if days is not None and until_second is not None:
+        raise click.UsageError("give --until-second or --days, not both")
+    end = from_second + days * 86400 if days is not None else until_second
+    if end is not None and end <= from_second:
+        raise click.UsageError(f"--until-second ({end:g}) must be after --from-second ({from_second:g})")
+    return end
 
 
 def format_option(func: F) -> F:
