@@ -25,6 +25,13 @@ def warnings():
     return said, said.append
 
 
+def one_run_kept(path, sweep="abc"):
+    """A journal of ``sweep`` at ``path`` holding one finished run."""
+    journal = Journal(path, sweep, warnings()[1])
+    journal.record(("tune", A), F)
+    journal.close()
+
+
 def test_runs_kept_are_read_back_by_the_next_sweep(tmp_path):
     path = tmp_path / "j" / "sweep.jsonl"
     _, warn = warnings()
@@ -38,21 +45,15 @@ def test_runs_kept_are_read_back_by_the_next_sweep(tmp_path):
 
 def test_fresh_forgets_what_the_journal_holds(tmp_path):
     path = tmp_path / "sweep.jsonl"
-    _, warn = warnings()
-    first = Journal(path, "abc", warn)
-    first.record(("tune", A), F)
-    first.close()
-    assert Journal(path, "abc", warn, fresh=True).done == {}
+    one_run_kept(path)
+    assert Journal(path, "abc", warnings()[1], fresh=True).done == {}
 
 
 def test_another_sweeps_journal_is_refused(tmp_path):
     path = tmp_path / "sweep.jsonl"
-    _, warn = warnings()
-    first = Journal(path, "abc", warn)
-    first.record(("tune", A), F)
-    first.close()
+    one_run_kept(path)
     with pytest.raises(ConfigError, match=r"not a journal of this sweep.*--fresh"):
-        Journal(path, "other", warn)
+        Journal(path, "other", warnings()[1])
 
 
 def test_a_directory_is_refused(tmp_path):
@@ -63,9 +64,7 @@ def test_a_directory_is_refused(tmp_path):
 def test_a_line_cut_off_by_an_interrupt_is_counted_and_run_again(tmp_path):
     path = tmp_path / "sweep.jsonl"
     said, warn = warnings()
-    first = Journal(path, "abc", warn)
-    first.record(("tune", A), F)
-    first.close()
+    one_run_kept(path)
     with open(path, "a") as f:
         f.write('{"period": "tune", "candidate": {"max_vacates": 2')
     again = Journal(path, "abc", warn)
