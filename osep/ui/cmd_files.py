@@ -64,9 +64,14 @@ def validate(files: tuple[Path, ...]) -> None:
                 summary = f"{owners} owners, {totals or 'nothing'} in all"
             click.echo(f"{escape(str(path))}: policy: {summary}, unit "
                        f"{settings.unit.value}, target {settings.target.value}, victims by "
-                       f"{settings.victim_order.value}"
+                       f"{settings.victim_order.value}, p {_p(settings.max_vacates)}, t {policy.interval:g} s, "
+                       f"min run time {policy.min_run_time:g} s"
                        + (f", excess ordered by {policy.excess.value} (simulations)"
                           if policy.excess.value != "fairshare" else ""))
+
+
+def _p(max_vacates: int | None) -> str:
+    return "the largest share" if max_vacates is None else str(max_vacates)
 
 
 @cli.command()

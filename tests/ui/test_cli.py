@@ -253,7 +253,16 @@ def test_validate_names_the_excess_model(runner, tmp_path):
     policy.write_text('[policy]\nexcess = "share"\n[owners]\na = 1\n')
     result = runner.invoke(cli, ["validate", str(policy)])
     assert result.exit_code == 0, result.stderr
-    assert result.stdout.rstrip().endswith("victims by wallclock, excess ordered by share (simulations)")
+    assert result.stdout.rstrip().endswith("victims by wallclock, p the largest share, t 300 s, min run time 0 s, "
+                                           "excess ordered by share (simulations)")
+
+
+def test_validate_names_the_settings_a_tuned_policy_file_holds(runner, tmp_path):
+    policy = tmp_path / "tuned.toml"
+    policy.write_text('[policy]\nmax_vacates = 4\ninterval = 120\nmin_run_time = 600\n[owners]\na = 1\n')
+    result = runner.invoke(cli, ["validate", str(policy)])
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.rstrip().endswith("victims by wallclock, p 4, t 120 s, min run time 600 s")
 
 
 def test_replay_what_if_runs_the_seeds_models(runner):
