@@ -711,9 +711,11 @@ class Meter:
             )
             for o, s in sorted(self._owners.items())
         )
-        lost = sum(o.lost_work for o in owners)
+        # Correctly rounded sums (math.fsum): built-in sum() adds floats another way from Python 3.12
+        # on, and a sweep's figures must not depend on which Python ran it (a pool's job, or here).
+        lost = math.fsum(o.lost_work for o in owners)
         return Metrics(
-            violation=sum(o.violation for o in owners),
+            violation=math.fsum(o.violation for o in owners),
             capacity_loss=self.capacity_loss,
             cost=lost + self.vacate_time,
             vacates=self.vacates,
@@ -721,7 +723,7 @@ class Meter:
             vacate_time=self.vacate_time,
             makespan=self.makespan,
             owners=owners,
-            saved_work=sum(o.saved_work for o in owners),
+            saved_work=math.fsum(o.saved_work for o in owners),
         )
 
     def steps(self) -> Curves:

@@ -163,3 +163,20 @@ def test_series_keeps_the_area_and_stays_bounded(jobs):
     assert len(series.evictions) <= MAX_BINS
     area = sum(v * series.width for v in series.real["a"])
     assert area == pytest.approx(sum(length for _, length in jobs), rel=1e-9, abs=1e-6)
+
+
+def test_the_totals_are_the_correctly_rounded_sums_of_the_owners_parts():
+    # Ten owners each owed a slot for 0.1 s: PV is 1.0 exactly, as math.fsum adds, whichever Python
+    # runs it (built-in sum() gave 0.9999999999999999 before Python 3.12, 1.0 after).
+    owners = {f"o{k}": 1 for k in range(10)}
+    m = Meter(owners, 10)
+    for k in range(10):
+        m.submit(0, f"j{k}", f"o{k}")
+    for k in range(10):
+        m.start(0.1, f"j{k}", f"s{k}")
+    for k in range(10):
+        m.finish(1, f"j{k}")
+    r = m.result()
+    parts = [o.violation for o in r.owners]
+    assert r.violation == math.fsum(parts)
+    assert all(p == pytest.approx(0.1) for p in parts)
