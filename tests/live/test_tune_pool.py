@@ -80,10 +80,18 @@ def start_on_pool(live: Live, shared: Path, *more: str, fresh: bool = True) -> s
         os.chown(path, uid, gid)
     env = ["env", "-i", "PATH=/usr/bin:/bin", f"HOME=/home/{USER}", f"TMPDIR={shared}",
            f"_CONDOR_SEC_TOKEN_DIRECTORY={tokens}"]
-    return subprocess.Popen(["chroot", str(live.pool.root), "runuser", "-u", USER, "--", *env,
-                             str(Path(sys.prefix) / "bin" / "python"), "-m", "osep", *args],
-                            cwd="/", stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+    # SIGINT handled here while the child starts, so that it reaches osep at its default, as from a
+    # user's terminal: scripts/test runs the suites as background jobs, which start with SIGINT
+    # ignored, and an ignored signal stays ignored through every exec down to osep, whose Python then
+    # never raises KeyboardInterrupt (a handled one is reset to the default by exec).
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        return subprocess.Popen(["chroot", str(live.pool.root), "runuser", "-u", USER, "--", *env,
+                                 str(Path(sys.prefix) / "bin" / "python"), "-m", "osep", *args],
+                                cwd="/", stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                start_new_session=True)
+    finally:
+        signal.signal(signal.SIGINT, before)
 
 
 def local(shared: Path, tmp_path: Path) -> dict:
