@@ -10,7 +10,6 @@ from typing import Any, TypeVar
 import click
 
 from osep.config.bounds import MAX_INTERVAL, MAX_TRACE_SECONDS, MIN_INTERVAL
-from osep.config.toml import escape
 from osep.errors import OsepError
 from osep.replay.damage import MAX_SLOTS as REPLAY_SLOTS
 from osep.tune.candidates import DEFAULTS
@@ -18,6 +17,7 @@ from osep.tune.front import Rule
 from osep.ui.shell import (
     Number,
     Warnings,
+    check_folder,
     check_plot,
     cli,
     decisions_option,
@@ -122,7 +122,7 @@ def tune(logs: tuple[str, ...], trace: Path | None, policy_file: Path, max_vacat
 
     check_plot(plot)
     if write_policy is not None:
-        _check_folder(write_policy, "--write-policy")
+        check_folder(write_policy, "--write-policy")
     given = {"max_vacates": max_vacates, "interval": interval, "victim_order": victim_order, "target": target,
              "min_run_time": min_run_time, "excess": excess}
     for name, text in given.items():  # refused before any log is read
@@ -172,14 +172,6 @@ def tune(logs: tuple[str, ...], trace: Path | None, policy_file: Path, max_vacat
         except OSError as exc:
             raise OsepError(f"cannot write the plot to {plot}: {exc.strerror or exc}") from None
         click.echo(f"plot written to {plot}", err=True)
-
-
-def _check_folder(path: Path, option: str) -> None:
-    folder = path.parent
-    if not folder.is_dir():
-        raise click.BadParameter(f"no directory {escape(str(folder))} to write it in", param_hint=option)
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise click.BadParameter(f"cannot write in {escape(str(folder))}", param_hint=option)
 
 
 def _history(logs: tuple[str, ...], trace: Path | None, policy_file: Path, tune_days: float | None, owners: str,

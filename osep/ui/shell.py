@@ -249,6 +249,16 @@ def progress_reporter() -> Callable[[int, float], None] | None:
     return report
 
 
+def check_folder(path: Path, option: str) -> None:
+    """Refuse, before anything runs, a file ``option`` names in a directory that is not there (or
+    cannot be written to)."""
+    folder = path.parent
+    if not folder.is_dir():
+        raise click.BadParameter(f"no directory {escape(str(folder))} to write it in", param_hint=option)
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise click.BadParameter(f"cannot write in {escape(str(folder))}", param_hint=option)
+
+
 def check_plot(plot: Path | None) -> None:
     """Refuse, before anything runs, a plot that could not be written: of another kind than PNG or
     SVG, or in a directory that is not there (or cannot be written to)."""
@@ -256,11 +266,7 @@ def check_plot(plot: Path | None) -> None:
         return
     if plot.suffix.lower() not in (".png", ".svg"):
         raise click.BadParameter("the plot is written as .png or .svg", param_hint="--plot")
-    folder = plot.parent
-    if not folder.is_dir():
-        raise click.BadParameter(f"no directory {escape(str(folder))} to write it in", param_hint="--plot")
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise click.BadParameter(f"cannot write in {escape(str(folder))}", param_hint="--plot")
+    check_folder(plot, "--plot")
     if importlib.util.find_spec("matplotlib") is None:  # optional where osep is packaged for a server
         raise click.BadParameter("plots need matplotlib, which is not installed (pip install "
                                  "matplotlib; on Debian: apt install python3-matplotlib)", param_hint="--plot")
