@@ -131,12 +131,12 @@ def cpu_of(pid: int) -> float:
 def measure(cycles: int, queued: int, pids: dict[str, int]) -> int:
     # The bindings read the pool's address and token from the environment set above.
     from osep import log
+    from osep.act.actuator import Actuator, Limits
+    from osep.act.cycle import Enforcer
+    from osep.config.livepool import LiveSettings
     from osep.core.policy import PolicySettings
     from osep.core.shares import ShareTable
-    from osep.enforce.actuator import Actuator, Limits
-    from osep.enforce.loop import Enforcer
     from osep.htcondor.live import LivePool
-    from osep.htcondor.settings import LiveSettings
     from osep.timing import Clocks, Phases
 
     with tempfile.TemporaryDirectory() as work:

@@ -10,7 +10,7 @@ for, on one-core slots (the trace's jobs are single-core):
 - ``trace``: the whole trace (187,520 jobs over 11 days) on 1,580 slots, the cores it keeps busy on
   average, so that owners compete.
 
-Each policy runs as ``osep simulate`` runs it (:func:`osep.sim.experiment.run_policy`: the simulation
+Each policy runs as ``osep simulate`` runs it (:func:`osep.experiment.runs.run_policy`: the simulation
 and its metrics), on a scenario built here (the scenario loader's job-count bound does not apply), in
 a child process of its own: its CPU seconds from the process clock (the workload's building not
 counted) and its peak resident memory (building included). The run ends with the last job. Each
@@ -50,8 +50,8 @@ from osep.config.scenario import Scenario  # noqa: E402
 from osep.core.model import JobId  # noqa: E402
 from osep.core.policy import PolicySettings  # noqa: E402
 from osep.core.shares import ShareTable  # noqa: E402
+from osep.experiment.runs import run_policy  # noqa: E402
 from osep.sim import swf  # noqa: E402
-from osep.sim.experiment import run_policy  # noqa: E402
 from osep.sim.specs import JobSpec, PoolSettings, SlotSpec  # noqa: E402
 
 TRACE = ROOT / "osep" / "data" / "traces" / "LCG-2005.swf.gz"

@@ -34,8 +34,8 @@ _env.check()
 
 from osep.config.scenario import Scenario, load_scenario  # noqa: E402
 from osep.config.trace import TraceOptions, trace_scenario  # noqa: E402
+from osep.experiment.runs import Outcome, run_policy  # noqa: E402
 from osep.log import configure  # noqa: E402
-from osep.sim.experiment import Outcome, run_policy  # noqa: E402
 from osep.sim.specs import Order  # noqa: E402
 from osep.ui.plot import draw_groups  # noqa: E402
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from click.testing import CliRunner
 
-from osep.config.bounds import MAX_NAME, MAX_OWNERS, share_maximum
+from osep.bounds import MAX_NAME, MAX_OWNERS, share_maximum
 from osep.config.policy import MAX_DEPTH, RESERVED
 from osep.core.model import Job, JobId, JobState, Kept, Shape, Slot, Snapshot
 from osep.htcondor.quota_shares import PoolSize, Translation, translate

@@ -10,7 +10,7 @@ line with the table. The names:
 - ``knobs``: the ``OSEP_*`` knobs (``osep.config.knobs.KNOBS``), the option of ``osep run`` that
   stands for each (the option whose help names the knob), their defaults (``DaemonSettings``) and
   bounds (``KNOB_BOUNDS``);
-- ``bounds``: every constant of ``osep.config.bounds`` with its comment;
+- ``bounds``: every constant of ``osep.bounds`` with its comment;
 - ``scenario-keys``: the layout in ``osep.config.scenario``'s docstring;
 - ``prometheus``: the metric families the endpoint serves (``osep.enforce.figures.families``);
 - ``exits``: the exit statuses every command ends with (``osep.ui.exits.STATUSES``).
@@ -76,7 +76,7 @@ POLICY_NONE_DEFAULT = {"max_vacates": "the largest owner share"}
 
 def _kind_values() -> dict[str, str]:
     """The values a knob of each kind takes, where KNOB_BOUNDS gives no bounds."""
-    from osep.config import bounds as B
+    from osep import bounds as B
     from osep.config import knobs
     from osep.log import LEVELS
 
@@ -176,7 +176,7 @@ def knobs() -> str:
 
 
 def bounds() -> str:
-    import osep.config.bounds as module
+    import osep.bounds as module
 
     source = Path(module.__file__ or "").read_text(encoding="utf-8")
     trailing: dict[int, str] = {}  # a comment after the code on its line
@@ -205,7 +205,7 @@ def bounds() -> str:
             block = []  # a heading of the constants below it ("Counts."), not words for this one
         text = trailing.get(node.lineno) or " ".join(block)
         if not text:
-            raise PluginError(f"osep/config/bounds.py: {', '.join(names)} has no comment to say what it bounds")
+            raise PluginError(f"osep/bounds.py: {', '.join(names)} has no comment to say what it bounds")
         rows.append([", ".join(f"`{n}`" for n in names), shown, text])
     return _table(["constant", "value", "what it bounds"], rows)
 

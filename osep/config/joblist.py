@@ -17,7 +17,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from osep.config import bounds as B
+from osep import bounds as B
 from osep.config.toml import bound_text, check_name, show
 from osep.core.model import JobId
 from osep.errors import ConfigError, OsepError

@@ -15,17 +15,17 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from osep.config import bounds as B
+from osep import bounds as B
+from osep.config.livepool import LiveSettings, default_name
 from osep.config.policy import PolicyFile, load_policy
 from osep.config.toml import check_number, check_text, show
 from osep.core.policy import PolicySettings
 from osep.core.tree import ShareTree
 from osep.errors import ConfigError
-from osep.htcondor.settings import LiveSettings, default_name
 from osep.log import LEVELS
 
 if TYPE_CHECKING:  # the actuator (and the logging it brings) is imported when a daemon is set up
-    from osep.enforce.actuator import Limits
+    from osep.act.actuator import Limits
 
 KNOB_SOURCE = "HTCondor configuration"
 
@@ -168,7 +168,7 @@ def run_settings(daemon: DaemonSettings, policy_file: PolicyFile) -> RunSettings
     """The knobs (and options) on top of the policy file: ``OSEP_INTERVAL`` replaces its interval,
     ``OSEP_MAX_VACATES`` its p, which the actuator also enforces as its cycle cap, and
     ``OSEP_MIN_RUN_TIME`` its min_run_time."""
-    from osep.enforce.actuator import Limits
+    from osep.act.actuator import Limits
 
     policy = policy_file.settings
     if daemon.max_vacates is not None:

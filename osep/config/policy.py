@@ -51,7 +51,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from osep.config.bounds import (
+from osep.bounds import (
     MAX_AMOUNT_TEXT,
     MAX_INTERVAL,
     MAX_OWNERS,

@@ -66,8 +66,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from osep.config import bounds as B
-from osep.config.horizon import BOUND, Horizon, bound_reason, simulation_limit
+from osep import bounds as B
 from osep.config.joblist import JobListError, read_job_list
 from osep.config.policy import PolicyFile, parse_policy
 from osep.config.toml import Table, bound_text, check_name, check_number, escape, parse_choice, read_toml, show
@@ -78,6 +77,7 @@ from osep.core.tree import ShareTree
 from osep.errors import ConfigError
 from osep.fairshare import cambridge
 from osep.sim import swf
+from osep.sim.horizon import BOUND, Horizon, bound_reason, simulation_limit
 from osep.sim.specs import Checkpointing, JobSpec, ModelParams, Order, PoolSettings, SlotSpec
 from osep.sim.swf import Workload
 from osep.sim.variants import DEFAULT_NAMES

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from osep.config.bounds import MAX_OWNERS
+from osep.bounds import MAX_OWNERS
 from osep.config.policy import parse_policy
 from osep.config.toml import Table, check_number, read_toml
 from osep.core.resources import Unit

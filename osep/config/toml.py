@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
-from osep.config.bounds import MAX_FILE_BYTES, MAX_KEY_PARTS, MAX_NAME, MAX_TABLES
+from osep.bounds import MAX_FILE_BYTES, MAX_KEY_PARTS, MAX_NAME, MAX_TABLES
 from osep.errors import ConfigError
 from osep.files import read_regular, unreadable
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from osep.config import bounds as B
+from osep import bounds as B
 from osep.config.policy import parse_policy
 from osep.config.scenario import Scenario, build, compress_times
 from osep.config.toml import Table, bound_text, escape

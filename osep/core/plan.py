@@ -1,6 +1,6 @@
 """What the policy decides: the figures it decided on and the actions it plans, each with its reason.
 
-A plan is data. Nothing here acts: the actuator (:mod:`osep.enforce.actuator`) applies a plan to a
+A plan is data. Nothing here acts: the actuator (:mod:`osep.act.actuator`) applies a plan to a
 pool, and the reports show one.
 """
 

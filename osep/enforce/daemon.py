@@ -50,15 +50,15 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import structlog
 
+from osep.act.actuator import Actuator
+from osep.act.cycle import CycleReport, Enforcer
+from osep.act.records import Recorder
 from osep.config.knobs import RunSettings
+from osep.config.livepool import LiveSettings
 from osep.core.model import JobId
 from osep.core.pool import Pool
-from osep.enforce.actuator import Actuator
-from osep.enforce.decisionlog import Recorder
-from osep.enforce.loop import CycleReport, Enforcer
 from osep.errors import OsepError, PoolError
 from osep.htcondor.ads import OsepAd
-from osep.htcondor.settings import LiveSettings
 from osep.timing import PHASES, QUERY, STATE, Clocks, Phases
 
 if TYPE_CHECKING:  # (prometheus_client is imported only where an endpoint is asked for)

@@ -26,9 +26,9 @@ from prometheus_client import CollectorRegistry, start_http_server
 from prometheus_client.core import Metric
 
 from osep import __version__
+from osep.act.cycle import CycleReport
 from osep.config.knobs import RunSettings
 from osep.enforce.figures import Figures, after_cycle, configured, families, faults_family
-from osep.enforce.loop import CycleReport
 from osep.errors import OsepError
 
 JOIN_TIMEOUT = 5.0  # seconds a stop waits for the server's thread

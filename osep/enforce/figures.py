@@ -30,9 +30,9 @@ from prometheus_client.core import (
     Metric,
 )
 
+from osep.act.cycle import CycleReport
+from osep.act.records import Outcome
 from osep.core.plan import OwnerView, Vacate
-from osep.enforce.decisionlog import Outcome
-from osep.enforce.loop import CycleReport
 
 # What became of a cycle: it read the pool and acted as configured (a dry run too); it failed
 # (the pool could not be read, or a fault of osep's own); it stood aside as a dry run does (another

@@ -38,7 +38,7 @@ from dataclasses import dataclass, replace
 
 from osep.fairshare.hierarchy import ROOT, Hierarchy
 from osep.fairshare.slurm import normalized_shares
-from osep.sim.fairshare import decayed
+from osep.fairshare.usage import decayed
 
 K = 50.0  # the k in k*S
 SCALE = 100_000.0  # the 100,000 in the denominator

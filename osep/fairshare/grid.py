@@ -33,7 +33,7 @@ whose children are measured with Grid-wide usage (``global_usage``), the rest wi
 
 Not modelled: remote policy subtrees (mounting another authority's tree: here the tree is given whole),
 usage collection and caching, multi-window usage histories (one window, optionally decayed with
-:func:`osep.sim.fairshare.decayed`), the resource broker.
+:func:`osep.fairshare.usage.decayed`), the resource broker.
 """
 
 from __future__ import annotations

@@ -53,7 +53,7 @@ from dataclasses import dataclass, field
 from math import fsum
 
 from osep.fairshare.hierarchy import ROOT, Hierarchy, usage_fractions
-from osep.sim.fairshare import decayed
+from osep.fairshare.usage import decayed
 
 K5 = 2.0  # the edge-effect bound: at most K5 times the proportion due
 K6_TOLERANCE = 0.10  # how far below its due proportion a group may fall before its charges are cut

@@ -19,8 +19,8 @@ own (the root's are 1 and 1), and its raw shares do not count among its siblings
 worked out from the values it took. This follows the manual's one paragraph; what Slurm does in corner
 cases it does not describe (a flagged node with children of its own) is not claimed.
 
-Usage decays with a half-life (``PriorityDecayHalfLife``); :func:`osep.sim.fairshare.decayed` and the
-simulator's :class:`osep.sim.fairshare.Accountant`, keyed by leaf, are that decay and that bookkeeping
+Usage decays with a half-life (``PriorityDecayHalfLife``); :func:`osep.fairshare.usage.decayed` and the
+simulator's :class:`osep.fairshare.usage.Accountant`, keyed by leaf, are that decay and that bookkeeping
 (the cluster's total ``RH`` is the sum over the leaves). :func:`period_decay` is the manual's ``D``.
 
 Not modelled: Fair Tree (Slurm's default since 19.05), the other multifactor priority terms and
@@ -33,7 +33,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 from osep.fairshare.hierarchy import ROOT, Hierarchy, usage_fractions
-from osep.sim.fairshare import decayed, factor
+from osep.fairshare.usage import decayed, factor
 
 DEFAULT_DAMPENING = 1.0
 

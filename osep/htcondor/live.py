@@ -40,6 +40,7 @@ from tenacity import (
     wait_exponential,
 )
 
+from osep.config.livepool import LiveSettings
 from osep.core import view as kept
 from osep.core.model import Job, JobId, JobState, Snapshot
 from osep.core.pool import Look
@@ -67,7 +68,6 @@ from osep.htcondor.pinging import ping
 from osep.htcondor.quota_shares import PoolSize
 from osep.htcondor.reading import NOT_DEFINED, SLOT_FACTS, Reading
 from osep.htcondor.rights import LEASE_CEILING, PUBLISH, READ_CEILINGS, SET_CEILING, SUPER, VACATE, WITHDRAW, needs
-from osep.htcondor.settings import LiveSettings
 from osep.htcondor.state import MAX_ENTRIES, SavedState, StateError, StateFile
 from osep.replay.damage import MAX_JOB_NUMBER
 from osep.timing import QUERY, TRANSLATE, Phases

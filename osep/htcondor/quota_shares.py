@@ -32,7 +32,7 @@ import textwrap
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from osep.config.bounds import MAX_FILE_BYTES, MAX_NAME, MAX_OWNERS, MAX_TABLES, share_maximum
+from osep.bounds import MAX_FILE_BYTES, MAX_NAME, MAX_OWNERS, MAX_TABLES, share_maximum
 from osep.config.policy import MAX_DEPTH, RESERVED
 from osep.config.toml import escape, toml_key
 from osep.htcondor.quota_knobs import (

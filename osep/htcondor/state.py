@@ -53,7 +53,7 @@ LATEST_TIME = 2.0**40  # about the year 36,800: no clock osep reads is later
 # well within MAX_BYTES with names as HTCondor makes them (some 30 characters): a vacate in progress, a
 # room kept and a job with recent vacates are each a job or a slot osep acted on within the last hour
 # (20,000 is a fifth of a pool of 100,000 jobs); ceilings go on submitters, of which a policy names at
-# most 10,000 (osep.config.bounds.MAX_OWNERS). A run with more keeps the newest; more ceilings, which
+# most 10,000 (osep.bounds.MAX_OWNERS). A run with more keeps the newest; more ceilings, which
 # it cannot drop, it cannot save, and then it sets none (as when the file cannot be written).
 MAX_ENTRIES = 20_000  # ceilings, vacates, reservations and jobs with recent vacates, each
 MAX_TIMES = 1_000  # recent vacates of one job

@@ -1,6 +1,6 @@
 """Measuring against an owner tree: the ideal each member is measured against (the tree's feasible
 share, level by level) and the top-level groups' own shares, for the metrics of the groups as
-owners. Simulations (:mod:`osep.sim.experiment`) and replays (:mod:`osep.replay.history`) both use
+owners. Simulations (:mod:`osep.experiment.runs`) and replays (:mod:`osep.replay.history`) both use
 these."""
 
 from __future__ import annotations

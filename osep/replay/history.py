@@ -205,7 +205,7 @@ def replay_rows(
     """:func:`replay` of ``rows`` (:data:`osep.replay.events.Row`, in time order; a row's file is
     ``sources[i]`` for its index i, looked up only when it is needed): what ``osep replay`` runs,
     with no object made per event. ``vacates``: what ``signals`` says, as a stream of (time sent,
-    job) in time order (:func:`osep.enforce.decisionlog.vacates_in_order`), read as the replay
+    job) in time order (:func:`osep.replay.decisions.vacates_in_order`), read as the replay
     reaches each time; only the signals of jobs in flight are kept."""
     owners = owners or {}
     pending: dict[Hashable, list[float]] = {_key(job): list(times)

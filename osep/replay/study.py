@@ -1,8 +1,8 @@
 """``osep replay`` end to end: logs in, the comparison document (and what the plot needs) out.
 
 The pieces are elsewhere (reading logs in :mod:`osep.htcondor.eventlog` and
-:mod:`osep.enforce.decisionlog`, rebuilding the history in :mod:`osep.replay.history`, what-if runs
-in :mod:`osep.sim.experiment`); this module only wires them, so that the CLI stays a shell and tests
+:mod:`osep.replay.decisions`, rebuilding the history in :mod:`osep.replay.history`, what-if runs
+in :mod:`osep.experiment.runs`); this module only wires them, so that the CLI stays a shell and tests
 can run the whole path without it.
 """
 
@@ -18,19 +18,19 @@ from typing import TYPE_CHECKING, Any
 from osep.core.model import JobId
 from osep.core.policy import PolicySettings
 from osep.core.tree import ShareTree
-from osep.enforce.decisionlog import DecisionLog, read_decisions, vacates_in_order
 from osep.errors import OsepError
 from osep.measure.documents import column, document, iso
 from osep.measure.meter import Meter, Series
 from osep.measure.records import feed
 from osep.replay.damage import MAX_SLOTS, regular_file
+from osep.replay.decisions import DecisionLog, read_decisions, vacates_in_order
 from osep.replay.events import Row
 from osep.replay.history import Replay, merge_rows, replay_rows
 from osep.sim.specs import Order
 
 if TYPE_CHECKING:  # the simulator is imported for what-if runs only
     from osep.config.scenario import Scenario
-    from osep.sim.experiment import Outcome
+    from osep.experiment.runs import Outcome
 
 RECORDED = "recorded"
 MAX_WHAT_IF_CYCLES = 1_000_000  # negotiation and enforcement cycles of one what-if run
@@ -110,7 +110,7 @@ def study(
     outcomes: dict[str, Outcome] = {}
     what_ifs: dict[str, dict[str, Any]] = {}
     if what_if.policies:
-        from osep.sim.experiment import outcome_column, run_scenario, totals
+        from osep.experiment.runs import outcome_column, run_scenario, totals
 
         check_what_if(sources, result, interval, capacity, what_if)
         scenario = replace(what_if_scenario(sources, result, policy, interval, capacity, what_if),
@@ -220,8 +220,8 @@ def recorded(
 def what_if_scenario(sources: Sequence[LogSource], result: Replay, policy: PolicySettings,
               interval: float, capacity: int, what_if: WhatIf) -> Scenario:
     """The recorded workload (finished jobs: their arrival and run time) as a scenario."""
-    from osep.config.horizon import BOUND, Horizon, within_cycles
     from osep.config.scenario import Scenario
+    from osep.sim.horizon import BOUND, Horizon, within_cycles
     from osep.sim.specs import Checkpointing, JobSpec, PoolSettings, SlotSpec
 
     # The run stops where it would have made MAX_WHAT_IF_CYCLES cycles, every one of them run: past

@@ -26,10 +26,10 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from osep.act.actuator import Actuator, Limits
+from osep.act.cycle import Enforcer
 from osep.core.model import JobId
 from osep.core.policy import PolicySettings
-from osep.enforce.actuator import Actuator, Limits
-from osep.enforce.loop import Enforcer
 from osep.sim import orderings
 from osep.sim.negotiator import negotiate
 from osep.sim.pool import SimulatedPool, Watch

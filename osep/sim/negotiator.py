@@ -19,7 +19,7 @@ out is passed over for the rest of it, a room no job was found for is not offere
 nobody left can be given anything, or no room left is one a job might be found for, the static
 slots still visited are only those with room kept for someone (straight, in the pool's order), and
 the cycle stops when no room kept is left to hand over. The order reads the owners' usage off the
-pool's :class:`osep.sim.fairshare.Accountant`, which needs no bringing up to date.
+pool's :class:`osep.fairshare.usage.Accountant`, which needs no bringing up to date.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ when a submitted job joins the queue (:meth:`Ordering.admit`; at once for all bu
 what a run that ended charges (:meth:`Ordering.ended`). The driver negotiates only when something
 can change hands, unless the ordering says it ``ticks`` (its state moves at every negotiation cycle,
 as Share's does). The seeds' models keep their formulas in :mod:`osep.fairshare`; here they
-only get their state (usage kept by the pool's :class:`osep.sim.fairshare.Accountant`, or their own)
+only get their state (usage kept by the pool's :class:`osep.fairshare.usage.Accountant`, or their own)
 and an order of owners:
 
 - ``greedy``: the owner whose oldest queued job is oldest first (an owner given a job is put back
@@ -57,8 +57,8 @@ from typing import Any, Protocol
 
 from osep.core.model import JobId
 from osep.fairshare import cambridge, grid, share, slurm
+from osep.fairshare import usage as fairshare
 from osep.fairshare.hierarchy import Hierarchy, of_shares, usage_fractions
-from osep.sim import fairshare
 from osep.sim.specs import JobSpec, ModelParams, Order
 
 MAX_TURNROUND = 58 * 86400.0  # Hazel: the longest turnround given (a Cambridge term)

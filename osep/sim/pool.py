@@ -51,8 +51,8 @@ from osep.core.reservations import ReservationBook
 from osep.core.resources import Room, Shape, add_room, fits, less
 from osep.core.view import PoolView, Row
 from osep.errors import PoolError
+from osep.fairshare.usage import Accountant
 from osep.sim.counts import JobCounts, RunningSlots
-from osep.sim.fairshare import Accountant
 from osep.sim.specs import Checkpointing, JobSpec, PoolSettings, SlotSpec
 
 # The job states and checkpointing modes the pool reads at every event (a module's name is read

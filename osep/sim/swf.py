@@ -25,7 +25,7 @@ each counted per reason with the first few line numbers as examples; no record s
 Failed jobs (status 0) and cancelled jobs that ran (status 5 with a run time) are kept: they held their
 processors for their run time.
 
-What a log may cost is bounded (:mod:`osep.config.bounds`): its bytes after decompression, a line's
+What a log may cost is bounded (:mod:`osep.bounds`): its bytes after decompression, a line's
 length, its records, and its lines that are no record (blank, comments, not 18 numbers). Past a bound
 the reading stops with one :class:`TraceError` naming it, rather than skipping on: a line of 64 KiB
 or a million lines of junk is no log of the format, and reading on through a decompression bomb is
@@ -46,7 +46,7 @@ from collections.abc import Generator, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from osep.config import bounds as B
+from osep import bounds as B
 from osep.core.model import JobId
 from osep.errors import OsepError
 from osep.files import open_regular, unreadable

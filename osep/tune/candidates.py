@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from osep.config.bounds import MAX_INTERVAL, MAX_SECONDS, MAX_VACATES, MIN_INTERVAL
+from osep.bounds import MAX_INTERVAL, MAX_SECONDS, MAX_VACATES, MIN_INTERVAL
 from osep.core.plan import Target, VictimOrder
 from osep.core.policy import PolicySettings
 from osep.errors import ConfigError

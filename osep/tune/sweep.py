@@ -16,8 +16,8 @@ from typing import Any
 
 import structlog
 
+from osep.experiment.runs import run_policy
 from osep.measure.meter import Metrics
-from osep.sim.experiment import run_policy
 from osep.tune.candidates import Candidate
 from osep.tune.history import History
 

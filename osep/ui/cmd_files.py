@@ -32,7 +32,7 @@ def validate(files: tuple[Path, ...]) -> None:
         if "scenario" in Table(path, data).data:
             scenario = load_scenario(path, data=data)  # the file read once
             skipped(scenario)
-            from osep.sim.experiment import pool_facts
+            from osep.experiment.runs import pool_facts
             from osep.ui.render import pool_size
 
             click.echo(
@@ -123,10 +123,10 @@ def shares(file: Path | None, from_pool: bool, pool: str | None, models: tuple[s
 
 
 def _shares_from_pool(pool: str | None) -> None:
+    from osep.config.livepool import LiveSettings
     from osep.htcondor import live as condor
     from osep.htcondor import quota_shares
     from osep.htcondor.reading import classad_value
-    from osep.htcondor.settings import LiveSettings
 
     settings = parse_knobs(condor.knobs(KNOBS), Overrides(pool=pool))
     read = condor.read_group_quotas(LiveSettings(pool=settings.pool, retries=1))

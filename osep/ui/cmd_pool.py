@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from osep import log
-from osep.config.bounds import MAX_INTERVAL, MAX_PORT, MAX_VACATES, MIN_INTERVAL
+from osep.bounds import MAX_INTERVAL, MAX_PORT, MAX_VACATES, MIN_INTERVAL
 from osep.config.knobs import KNOBS, Overrides, check_address, parse_knobs
 from osep.config.policy import load_policy
 from osep.config.toml import escape
@@ -234,7 +234,7 @@ def report(pool: str | None, policy_file: Path | None, sort: str, tree: bool, st
     settings = parse_knobs(condor.knobs(KNOBS),
                            Overrides(pool=pool, policy_file=policy_file, log=decisions, state_file=state_file))
     if history:
-        from osep.enforce.decisionlog import read_decisions
+        from osep.replay.decisions import read_decisions
 
         if settings.log is None:
             raise OsepError("no decision log: pass --decisions PATH or set OSEP_LOG")

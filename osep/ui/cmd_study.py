@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from osep.config.bounds import (
+from osep.bounds import (
     MAX_COMPRESS,
     MAX_INTERVAL,
     MAX_JOBS,
@@ -17,12 +17,12 @@ from osep.config.bounds import (
     MIN_INTERVAL,
 )
 from osep.config.bundled import file_or_scenario
-from osep.config.horizon import Horizon
 from osep.config.policy import load_policy
 from osep.config.toml import escape
 from osep.core.plan import Target, VictimOrder
 from osep.errors import OsepError
 from osep.replay.damage import MAX_SLOTS as REPLAY_SLOTS
+from osep.sim.horizon import Horizon
 from osep.sim.variants import NAMES as POLICY_NAMES
 from osep.ui.shell import (
     Number,
@@ -110,7 +110,7 @@ def simulate(
     compare the paper's metrics. SCENARIO is a scenario file, or the name of a bundled one
     (osep example --list shows them)."""
     from osep.config.scenario import load_scenario
-    from osep.sim.experiment import comparison, run_scenario, with_overrides
+    from osep.experiment.runs import comparison, run_scenario, with_overrides
     from osep.ui import render
 
     ctx = click.get_current_context()
@@ -257,7 +257,7 @@ def replay(logs: tuple[str, ...], policy_file: Path, decisions: Path | None, slo
     loaded = load_policy(policy_file)
     policy = loaded.settings
     if max_vacates is not None:  # the simulator is imported for what-if runs only
-        from osep.sim.experiment import with_overrides
+        from osep.experiment.runs import with_overrides
 
         policy = with_overrides(policy, max_vacates=max_vacates)
     warn = Warnings()

@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 
 import click
 
-from osep.config.bounds import MAX_INTERVAL, MAX_TRACE_SECONDS, MIN_INTERVAL
+from osep.bounds import MAX_INTERVAL, MAX_TRACE_SECONDS, MIN_INTERVAL
 from osep.errors import OsepError
 from osep.replay.damage import MAX_SLOTS as REPLAY_SLOTS
 from osep.tune.candidates import DEFAULTS

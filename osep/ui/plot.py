@@ -11,10 +11,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from osep.experiment.runs import Outcome
 from osep.measure.documents import AREA_SHORT
 from osep.measure.meter import Metrics, Series
 from osep.measure.records import curves
-from osep.sim.experiment import Outcome
 
 
 def draw(path: Path | str, title: str, outcomes: Mapping[str, Outcome]) -> None:

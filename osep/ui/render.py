@@ -145,7 +145,7 @@ def pool_size(scenario: Mapping[str, Any]) -> str:
     """A scenario's pool in a few words, the same in every command (``validate``, ``simulate``,
     ``replay``): its slots, or the cores of its partitionable machines (which count a slot each) and
     its static slots beside them (``slots``, ``machines``, ``machine_cores``:
-    :func:`osep.sim.experiment.pool_facts`)."""
+    :func:`osep.experiment.runs.pool_facts`)."""
     machines = scenario.get("machines", 0)
     if not machines:
         return f"{scenario['slots']} slots"

@@ -14,14 +14,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from osep.act.records import Outcome
 from osep.core.model import JobState, Snapshot
 from osep.core.plan import Plan
 from osep.core.policy import PolicySettings, decide
 from osep.core.resources import RESOURCES, ZERO, Vec, held, plus
 from osep.core.tree import ShareTree
-from osep.enforce.decisionlog import Action, DecisionLog, Outcome
 from osep.measure.documents import iso
 from osep.replay.damage import EARLIEST, LATEST
+from osep.replay.decisions import Action, DecisionLog
 
 SORTS = ("owner", "gap", "running")
 # Resources shown per owner beside the policy's own unit (those the pool has any of).

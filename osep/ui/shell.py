@@ -18,7 +18,7 @@ from typing import Any, NoReturn, TextIO, TypeVar, cast
 import click
 
 from osep import __version__, log
-from osep.config.bounds import MAX_SECONDS, MAX_SLOT_CPUS, MAX_SLOTS, MAX_TRACE_SECONDS
+from osep.bounds import MAX_SECONDS, MAX_SLOT_CPUS, MAX_SLOTS, MAX_TRACE_SECONDS
 from osep.config.knobs import parse_knobs
 from osep.config.toml import escape
 from osep.errors import ConfigError, OsepError
@@ -34,7 +34,7 @@ class Number(click.FloatRange):
     """A number within bounds, both given: click's float range, which lets ``nan`` through (it
     compares false with both bounds), with ``nan`` refused as well (``inf`` is out of any finite
     bound). Every number a command takes is one of these, its bounds those the files have (see
-    :mod:`osep.config.bounds`)."""
+    :mod:`osep.bounds`)."""
 
     name = "number"
 

@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from osep.config import bounds as B
+from osep import bounds as B
 from osep.config.policy import load_policy
 from osep.core.plan import Target, VictimOrder
 from osep.core.resources import Unit

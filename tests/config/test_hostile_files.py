@@ -28,7 +28,7 @@ import pytest
 from click.testing import CliRunner
 
 from builders import cli_runner, places
-from osep.config.bounds import MAX_FILE_BYTES
+from osep.bounds import MAX_FILE_BYTES
 from osep.config.toml import escape
 from osep.sim.variants import NAMES as POLICY_NAMES
 from osep.ui.cli import cli

@@ -9,7 +9,7 @@ import signal
 import pytest
 
 from builders import cli_runner
-from osep.config.bounds import MAX_INTERVAL, MAX_VACATES, MIN_INTERVAL
+from osep.bounds import MAX_INTERVAL, MAX_VACATES, MIN_INTERVAL
 from osep.config.knobs import KNOB_SOURCE, KNOBS, Overrides, load_run_settings, parse_knobs
 from osep.config.toml import escape
 from osep.errors import ConfigError

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from builders import cli_runner, job_of
-from osep.config import bounds as B
+from osep import bounds as B
 from osep.config.scenario import load_scenario
 from osep.errors import ConfigError
 from osep.sim.specs import Checkpointing
@@ -208,7 +208,7 @@ def _unbounded(path: Path) -> bool:
 def test_the_limit_does_not_change_the_bundled_scenarios(path):
     """The horizon osep sets lies beyond the end of every bundled scenario: stopping there or never
     gives the same runs."""
-    from osep.sim.experiment import comparison, run_scenario
+    from osep.experiment.runs import comparison, run_scenario
 
     scenario = load_scenario(path)
     policies = ("osep",) if "nasa" in path.stem else None  # the NASA week: its longest run only
@@ -221,7 +221,7 @@ def test_the_limit_does_not_change_the_bundled_scenarios(path):
 def test_the_lcg_scenario_stops_at_its_own_horizon_with_long_jobs_still_running():
     """The LCG week is cut at its horizon (the simulator's cost bound); what ran until then is
     measured, and the jobs still running are counted, not lost."""
-    from osep.sim.experiment import comparison, run_scenario
+    from osep.experiment.runs import comparison, run_scenario
 
     scenario = load_scenario(ROOT / "osep" / "data" / "scenarios" / "lcg-2005.toml")
     assert scenario.pool.horizon == 2.4 * 86400 and len(scenario.jobs) == 13651

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from builders import cli_runner
-from osep.config import bounds as B
+from osep import bounds as B
 from osep.config.toml import escape, read_toml, show, toml_key, toml_string
 from osep.errors import ConfigError
 from osep.ui.cli import cli

@@ -11,12 +11,13 @@ from hypothesis import strategies as st
 from prometheus_client import CollectorRegistry, generate_latest
 
 from builders import metric_samples, snap
+from osep.act.actuator import ActionResult
+from osep.act.cycle import CycleReport
+from osep.act.records import Outcome
 from osep.core.model import Snapshot
 from osep.core.policy import PolicySettings, decide
 from osep.core.resources import Unit
 from osep.core.shares import ShareTable
-from osep.enforce.actuator import ActionResult
-from osep.enforce.decisionlog import Outcome
 from osep.enforce.figures import (
     ASIDE,
     BUCKETS,
@@ -30,7 +31,6 @@ from osep.enforce.figures import (
     configured,
     families,
 )
-from osep.enforce.loop import CycleReport
 
 POLICY = PolicySettings(ShareTable({"a": 2, "b": 2}))
 OVER = snap(now=1000.0, running={"a": [0, 1, 2, 3]}, idle={"b": 2})  # a runs 4 of 4, b waits for 2

@@ -13,11 +13,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from structlog.testing import capture_logs
 
+from osep.config.livepool import LiveSettings
 from osep.errors import PoolError
 from osep.htcondor.ads import Accounts
 from osep.htcondor.ceilings import Ceilings
 from osep.htcondor.live import LivePool
-from osep.htcondor.settings import LiveSettings
 from osep.htcondor.state import SavedState, StateError, StateFile, read_state
 
 LOG = structlog.get_logger("osep")
@@ -556,9 +556,9 @@ def test_the_hold_is_in_force_before_the_first_vacate_at_what_the_owner_runs_aft
     """A negotiation between a vacate and its hold could hand the room straight back: the ceiling
     goes first, at what the owner will run once the cycle's vacates are done."""
     from fakecondor import FakeCondor
+    from osep.act.actuator import Actuator
     from osep.core.policy import PolicySettings, decide
     from osep.core.shares import ShareTable
-    from osep.enforce.actuator import Actuator
 
     fake = FakeCondor()
     fake.run("alice", 4)

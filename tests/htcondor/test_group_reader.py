@@ -11,9 +11,9 @@ import pytest
 
 from builders import check_osep_rules, nodes
 from fakecondor import FakeCondor, classad
+from osep.config.livepool import LiveSettings
 from osep.errors import PoolError
 from osep.htcondor import live, quota_shares, reading
-from osep.htcondor.settings import LiveSettings
 
 QUICK = LiveSettings(retries=2, retry_wait=0.0)
 

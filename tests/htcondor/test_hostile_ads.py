@@ -19,15 +19,15 @@ import classad2
 import pytest
 
 from fakecondor import FakeCondor, classad
+from osep.act.actuator import Actuator, Limits
+from osep.act.cycle import Enforcer
+from osep.config.livepool import LiveSettings
 from osep.core.model import JobId, JobState
 from osep.core.policy import PolicySettings
 from osep.core.resources import Unit
 from osep.core.shares import ShareTable
-from osep.enforce.actuator import Actuator, Limits
-from osep.enforce.loop import Enforcer
 from osep.htcondor.ads import owner_of
 from osep.htcondor.live import LivePool
-from osep.htcondor.settings import LiveSettings
 
 NOW = 1_700_000_000
 CYCLES = 250

@@ -10,6 +10,7 @@ import classad2
 import pytest
 
 from fakecondor import FakeCondor
+from osep.config.livepool import LiveSettings
 from osep.core.model import Job, JobId, JobState, Slot, Snapshot
 from osep.core.policy import PolicySettings, decide
 from osep.core.shares import ShareTable
@@ -26,7 +27,6 @@ from osep.htcondor.ads import (
     to_slots,
 )
 from osep.htcondor.live import LivePool, Vacates
-from osep.htcondor.settings import LiveSettings
 from osep.timing import Clocks, Phases
 
 

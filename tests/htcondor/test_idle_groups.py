@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fakecondor import SCHEDD, FakeCondor, classad
+from osep.config.livepool import LiveSettings
 from osep.core.model import Slot, Snapshot
 from osep.core.plan import Target, VictimOrder
 from osep.core.policy import PolicySettings, decide
@@ -32,7 +33,6 @@ from osep.htcondor.ads import (
     to_slots,
 )
 from osep.htcondor.live import LivePool
-from osep.htcondor.settings import LiveSettings
 
 E = classad2.ExprTree
 NOW = 1_700_000_000

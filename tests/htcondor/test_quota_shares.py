@@ -10,7 +10,7 @@ import tomllib
 import pytest
 
 from builders import comments, header, shares_of, translated
-from osep.config.bounds import MAX_OWNERS, MAX_TABLES
+from osep.bounds import MAX_OWNERS, MAX_TABLES
 from osep.config.policy import MAX_DEPTH, parse_policy
 from osep.config.toml import Table
 from osep.htcondor.quota_shares import PoolSize, translate

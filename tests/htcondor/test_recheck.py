@@ -9,13 +9,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fakecondor import SCHEDD, FakeCondor, classad
+from osep.act.actuator import Actuator, Limits
+from osep.act.records import Outcome
+from osep.config.livepool import LiveSettings
 from osep.core.model import JobId, JobState
 from osep.core.policy import PolicySettings, decide
 from osep.core.shares import ShareTable
-from osep.enforce.actuator import Actuator, Limits
-from osep.enforce.decisionlog import Outcome
 from osep.htcondor.live import RECHECK_CHUNK, LivePool, job_constraints
-from osep.htcondor.settings import LiveSettings
 from osep.replay.damage import MAX_JOB_NUMBER
 
 SECOND = "schedd2@cm"

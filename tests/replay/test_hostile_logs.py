@@ -632,8 +632,8 @@ def test_damaged_and_hostile_decision_logs(tmp_path):
 def test_the_vacates_kept_by_the_first_reading_of_a_damaged_decision_log_are_those_streamed(tmp_path):
     """What replay takes from the decision log's first reading, when it keeps the vacates sent, is
     what a second reading streams, damage or not."""
-    from osep.enforce.decisionlog import read_decisions, vacates_in_order
     from osep.errors import OsepError
+    from osep.replay.decisions import read_decisions, vacates_in_order
 
     kept_some = 0
     for index in range(len(DECISION_MUTATIONS) * 4):

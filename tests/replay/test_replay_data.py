@@ -20,10 +20,10 @@ from hypothesis import strategies as st
 
 from osep.config.policy import load_policy
 from osep.core.model import JobId
-from osep.enforce.decisionlog import read_decisions, vacates_in_order
 from osep.errors import LogError, OsepError
 from osep.htcondor import eventlog
 from osep.htcondor.eventlog import read_event_log, read_event_rows
+from osep.replay.decisions import read_decisions, vacates_in_order
 from osep.replay.study import LogSource, WhatIf, study
 from tests.replay.careful_reader import records as careful_records
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from osep.config.scenario import load_scenario
-from osep.sim.experiment import run_policy, run_scenario, with_overrides
+from osep.experiment.runs import run_policy, run_scenario, with_overrides
 
 SCENARIOS = Path(__file__).parents[2] / "osep" / "data" / "scenarios"
 

@@ -17,11 +17,11 @@ from osep.core.model import JobId
 from osep.core.plan import Target
 from osep.core.shares import ShareTable
 from osep.errors import OsepError
+from osep.experiment.runs import outcome_column, run_policy, run_scenario, totals
 from osep.fairshare.hierarchy import Hierarchy, of_shares
+from osep.fairshare.usage import Accountant
 from osep.sim import orderings
 from osep.sim.driver import simulate
-from osep.sim.experiment import outcome_column, run_policy, run_scenario, totals
-from osep.sim.fairshare import Accountant
 from osep.sim.specs import JobSpec, ModelParams, Order, PoolSettings, SlotSpec
 
 

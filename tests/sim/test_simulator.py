@@ -268,7 +268,7 @@ def test_a_scenario_in_cores_is_measured_in_core_seconds():
     from pathlib import Path
 
     from osep.config.scenario import load_scenario
-    from osep.sim.experiment import comparison, run_scenario
+    from osep.experiment.runs import comparison, run_scenario
 
     scenario = load_scenario(Path(__file__).parents[2] / "osep" / "data" / "scenarios" / "machines.toml")
     outcomes = run_scenario(scenario, ("greedy", "osep"), records=True)
@@ -289,7 +289,7 @@ def test_a_scenario_in_cores_is_measured_in_core_seconds():
 
 def test_with_dominant_shares_pv_is_in_share_seconds(tmp_path):
     from osep.config.scenario import load_scenario
-    from osep.sim.experiment import comparison, run_scenario
+    from osep.experiment.runs import comparison, run_scenario
     from osep.ui.render import as_table
 
     path = tmp_path / "gpus.toml"
@@ -323,7 +323,7 @@ def test_a_minimum_run_time_puts_off_the_vacates_of_younger_jobs(tmp_path, least
     from pathlib import Path
 
     from osep.config.scenario import load_scenario
-    from osep.sim.experiment import outcome_column, run_policy, totals
+    from osep.experiment.runs import outcome_column, run_policy, totals
 
     text = (Path(__file__).parents[2] / "osep" / "data" / "scenarios" / "paper-job-size.toml").read_text()
     path = tmp_path / "minimum.toml"

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from builders import job_of
-from osep.config import bounds
+from osep import bounds
 from osep.config.scenario import load_scenario
 from osep.errors import ConfigError
 from osep.sim import swf
@@ -197,7 +197,7 @@ def test_a_workload_and_submits_together(tmp_path):
 
 
 def test_the_nasa_scenario_runs_and_osep_serves_the_owners():
-    from osep.sim.experiment import run_scenario
+    from osep.experiment.runs import run_scenario
 
     s = load_scenario(ROOT / "osep" / "data" / "scenarios" / "nasa-ipsc.toml")
     assert len(s.jobs) == 1059 and s.capacity == 128 and s.skipped == {swf.ZERO_RUNTIME: 173}

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from osep.config.scenario import load_scenario
-from osep.sim.experiment import run_scenario
+from osep.experiment.runs import run_scenario
 
 SCENARIO = Path(__file__).parents[2] / "osep" / "data" / "scenarios" / "tree.toml"
 
@@ -33,7 +33,7 @@ def test_the_comparison_reports_each_top_level_group():
 
     scenario = load_scenario(SCENARIO)
     outcomes = run_scenario(scenario, ("fairshare", "osep"))
-    from osep.sim.experiment import comparison
+    from osep.experiment.runs import comparison
 
     doc = comparison(scenario, outcomes)
     groups = doc["policies"]["osep"]["groups"]

@@ -82,7 +82,7 @@ class Outcome:
 # exec: forked from this small server, not from the tests' own process of hundreds of MiB.
 _SERVER = """
 import json, os, sys, time, traceback
-import osep.config.trace, osep.sim.experiment, osep.ui.render  # what a case would import: once
+import osep.config.trace, osep.experiment.runs, osep.ui.render  # what a case would import: once
 from osep.ui.cli import main
 GUARD = float(sys.argv[1])
 for request in sys.stdin:

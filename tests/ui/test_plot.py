@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 
 from osep.config import bundled
 from osep.config.scenario import load_scenario
+from osep.experiment.runs import run_scenario
 from osep.measure.meter import Meter
-from osep.sim.experiment import run_scenario
 from osep.ui.plot import COINCIDING, LINE_OWNERS, SPREAD_POINTS, _ranked_owners, draw, draw_series, offsets
 
 
@@ -62,7 +62,7 @@ def test_group_plot_draws_every_policy_for_an_owner_tree(tmp_path):
     from pathlib import Path
 
     from osep.config.scenario import load_scenario
-    from osep.sim.experiment import run_scenario
+    from osep.experiment.runs import run_scenario
     from osep.ui.plot import draw_groups
 
     scenarios = Path(__file__).parents[2] / "osep" / "data" / "scenarios"

@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 
 from builders import snap
+from osep.act.records import Outcome
 from osep.core.model import JobId
 from osep.core.policy import PolicySettings
 from osep.core.shares import ShareTable
-from osep.enforce.decisionlog import Outcome, read_decisions
+from osep.replay.decisions import read_decisions
 from osep.ui import render
 from osep.ui.reports import history_report, parse_time, pool_report
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from osep.config.bounds import MAX_NAME
+from osep.bounds import MAX_NAME
 from osep.config.policy import MAX_DEPTH
 from osep.config.sharesfile import MAX_USAGE, SharesFile
 from osep.fairshare import MODELS, Params

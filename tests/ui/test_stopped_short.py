@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from builders import cli_runner
-from osep.config import bounds as B
-from osep.config.horizon import BOUND, Horizon, bound_reason, simulation_limit
+from osep import bounds as B
 from osep.config.scenario import load_scenario
+from osep.sim.horizon import BOUND, Horizon, bound_reason, simulation_limit
 from osep.ui.cli import cli
 
 ROOT = Path(__file__).parents[2]

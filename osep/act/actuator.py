@@ -40,11 +40,11 @@ from typing import cast
 
 import structlog
 
+from osep.act.records import Outcome, Recorder
 from osep.core.drafts import maker
 from osep.core.model import JobId, JobState
 from osep.core.plan import Claim, Plan, Vacate
 from osep.core.pool import Look, Pool
-from osep.enforce.decisionlog import Outcome, Recorder
 from osep.errors import PoolError, UnknownOutcome
 
 HOUR = 3600.0

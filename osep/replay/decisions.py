@@ -1,30 +1,23 @@
-"""The daemon's decision log: the one writer of the events below and the one reader of them.
+"""Reading the daemon's decision log back: what ``osep report --history`` summarises and what
+``osep replay`` uses to date each eviction's signal and to tell osep's evictions from anybody else's.
 
-Every cycle logs a ``decision`` event per planned vacate or claim (with the rule that justified it) and
-then an ``action`` event per carried-out step (with its :class:`Outcome`); both carry the cycle number,
-so one is joined to the other by run, cycle and job, and a ``cycle`` event with the cycle's figures.
-Cycle numbers start again at 1 whenever the daemon starts (a ``started`` event), hence the run
-counter. The loop and the actuator write through :class:`Recorder`; ``osep report --history``
-summarises what :func:`read_decisions` reads back, and ``osep replay`` uses the vacates that were sent
-to date each eviction's signal and to tell osep's evictions from anybody else's.
-
-Other events in the same log (``reloaded``, ``stopped``, ``ceiling``...) are for people; the reader
-passes over them.
+The events are those :mod:`osep.act.records` writes; other events in the same log (``reloaded``,
+``stopped``, ``ceiling``...) are for people, and the reader passes over them. A damaged line is
+counted (:mod:`osep.replay.damage`) and skipped; no line is read past ``MAX_RECORD_BYTES``.
 """
 
 from __future__ import annotations
 
-import enum
 import json
 from array import array
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from itertools import repeat
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from osep.act.records import ACTION, CYCLE, CYCLE_FAILED, DECISION, OUTCOMES, STARTED, Outcome
 from osep.core.model import JobId
-from osep.core.plan import Claim, OwnerView, Plan, Vacate
 from osep.errors import LogError
 from osep.replay.damage import (
     LONGEST,
@@ -39,7 +32,6 @@ from osep.replay.damage import (
     regular_file,
 )
 
-STARTED, CYCLE_FAILED, DECISION, ACTION, CYCLE = "started", "cycle_failed", "decision", "action", "cycle"
 READ = frozenset((STARTED, CYCLE_FAILED, DECISION, ACTION, CYCLE))  # the events the reader takes
 MAX_CYCLE = 2**31 - 1  # a cycle number
 BLOCK = 1 << 20  # bytes read at a time past a line too long to take
@@ -49,87 +41,6 @@ TOO_LONG = f"a line longer than {MAX_RECORD_BYTES >> 20} MiB, skipped"
 NOT_UTF8 = "not UTF-8 text, skipped"
 NOT_JSON = "not a JSON log event, skipped"
 NO_NAME = "a JSON object with no event name, skipped"
-
-
-class Outcome(enum.Enum):
-    """What became of a planned action."""
-
-    DONE = "done"
-    DRY_RUN = "dry-run"
-    CHANGED = "skipped-changed"
-    RATE_LIMITED = "skipped-rate-limit"
-    FAILED = "failed"
-
-
-OUTCOMES = frozenset(o.value for o in Outcome)
-_DRY: dict[str, Any] = {"dry_run": True}  # beside the outcome of every action a dry run logs
-
-
-class Recorder:
-    """Writes the decision log's events through a structlog logger (with whatever context it has
-    bound: the policy and scenario in a simulation, the cycle and its time in the daemon)."""
-
-    def __init__(self, log: Any) -> None:
-        self.log = log
-
-    def bind(self, **context: Any) -> Recorder:
-        return Recorder(self.log.bind(**context))
-
-    def started(self, **details: Any) -> None:
-        self.log.info(STARTED, **details)
-
-    def cycle_failed(self, cycle: int, problem: str) -> None:
-        self.log.error(CYCLE_FAILED, cycle=cycle, problem=problem)
-
-    def owner(self, view: OwnerView) -> None:
-        self.log.debug("owner", owner=view.owner, share=view.share, target=view.target,
-                       feasible=view.feasible, running=view.running, idle=view.idle,
-                       reserved=view.reserved, gap=view.gap)
-
-    def decision(self, action: Vacate | Claim) -> None:
-        if isinstance(action, Vacate):
-            self.log.info(DECISION, kind="vacate", job=str(action.job), owner=action.owner,
-                          beneficiary=action.beneficiary, run_time=action.run_time,
-                          lost_work=action.lost_work, reason=action.reason.text())
-        else:
-            self.log.info(DECISION, kind="claim", slot=action.slot,
-                          beneficiary=action.beneficiary, reason=action.reason.text())
-
-    def action(self, action: Vacate | Claim, outcome: Outcome, detail: str) -> None:
-        """A vacate or claim carried out (or not: ``outcome``); a dry run's with ``dry_run`` true."""
-        dry: dict[str, Any] = _DRY if outcome is Outcome.DRY_RUN else {}
-        if isinstance(action, Vacate):
-            self.log.info(ACTION, kind="vacate", job=str(action.job), owner=action.owner,
-                          slot=action.slot, place=action.place, group=action.group,
-                          room=list(action.room), beneficiary=action.beneficiary,
-                          run_time=action.run_time, lost_work=action.lost_work,
-                          outcome=outcome.value, detail=detail, **dry)
-        else:
-            self.log.info(ACTION, kind="claim", slot=action.slot, room=list(action.shape),
-                          beneficiary=action.beneficiary, outcome=outcome.value, detail=detail, **dry)
-
-    def reserve_failed(self, vacate: Vacate, problem: str) -> None:
-        """The room a group of vacates made could not be kept for its beneficiary."""
-        self.log.error(ACTION, kind="reserve", slot=vacate.place, beneficiary=vacate.beneficiary,
-                       outcome=Outcome.FAILED.value, detail=problem)
-
-    def hold(self, holds: Mapping[str, int], outcome: Outcome, detail: str = "") -> None:
-        """The holds set (owner -> allowance), all in one event; a dry run's, one event each."""
-        level = self.log.error if outcome is Outcome.FAILED else self.log.info
-        fields: dict[str, Any] = {"owners": list(holds), "allowance": dict(holds),
-                                  "outcome": outcome.value}
-        if detail:
-            fields["detail"] = detail
-        if outcome is Outcome.DRY_RUN:
-            fields.update(_DRY)
-        level(ACTION, kind="hold", **fields)
-
-    def cycle(self, plan: Plan, vacated: int, skipped: int, metrics: Mapping[str, float]) -> None:
-        self.log.info(CYCLE, capacity=plan.size, unit=plan.unit.value, slots=plan.capacity,
-                      owners=len(plan.owners),
-                      planned_vacates=len(plan.vacates), vacated=vacated, claims=len(plan.claims),
-                      skipped=skipped, notes=list(plan.notes), **metrics)
-
 
 @dataclass(frozen=True, slots=True)
 class Action:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from osep.config import bounds as B
+from osep import bounds as B
 
 BOUND = "bound"  # Horizon.by: the simulator's bound, no horizon given
 

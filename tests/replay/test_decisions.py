@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from osep.act.records import Outcome
 from osep.core.model import JobId
-from osep.enforce import decisionlog
-from osep.enforce.decisionlog import Outcome, read_decisions
 from osep.errors import LogError
+from osep.replay import decisions as decisionlog
+from osep.replay.decisions import read_decisions
 
 GOOD = [
     {"event": "started"},

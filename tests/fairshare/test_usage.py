@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from osep.sim import fairshare
+from osep.fairshare import usage as fairshare
 
 
 @pytest.mark.parametrize(

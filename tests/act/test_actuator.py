@@ -13,14 +13,14 @@ import structlog
 from structlog.testing import capture_logs
 
 from builders import jid, name, snap
+from osep.act.actuator import FORGET_AT, ActionResult, Actuator, Limits, logs
+from osep.act.cycle import Enforcer
+from osep.act.records import Outcome, Recorder
 from osep.core.model import JobId, JobState, Snapshot
 from osep.core.plan import Claim, OwnerView, Vacate
 from osep.core.policy import PolicySettings, decide
 from osep.core.pool import Look
 from osep.core.shares import ShareTable
-from osep.enforce.actuator import FORGET_AT, ActionResult, Actuator, Limits, logs
-from osep.enforce.decisionlog import Outcome, Recorder
-from osep.enforce.loop import Enforcer
 from osep.errors import PoolError, UnknownOutcome
 
 

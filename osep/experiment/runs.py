@@ -12,20 +12,20 @@ from typing import Any
 
 import structlog
 
-from osep.config.horizon import Horizon
+from osep.act.actuator import Limits
 from osep.config.scenario import Scenario
 from osep.core.model import Snapshot
 from osep.core.plan import Target
 from osep.core.policy import PolicySettings
 from osep.core.resources import RESOURCES, Unit, Vec, held, measure
 from osep.core.tree import ShareTree
-from osep.enforce.actuator import Limits
 from osep.errors import OsepError
 from osep.measure.documents import column, document
 from osep.measure.meter import Ideal, Meter, Metrics
 from osep.measure.records import Dominant, JobRecord
 from osep.measure.trees import group_shares, top_group, tree_ideal
 from osep.sim.driver import simulate
+from osep.sim.horizon import Horizon
 from osep.sim.specs import Checkpointing, JobSpec, Order, PoolSettings, SimResult
 from osep.sim.variants import VARIANTS, Variant
 from osep.sim.watch import Metering, Weigh, in_slots

@@ -15,12 +15,12 @@ from typing import Any, Protocol, runtime_checkable
 
 import structlog
 
+from osep.act.actuator import ActionResult, Actuator, Limits, logs
+from osep.act.records import Outcome, Recorder
 from osep.core.model import Snapshot
 from osep.core.plan import Claim, Plan, Vacate
 from osep.core.policy import PolicySettings, decide
 from osep.core.pool import Pool
-from osep.enforce.actuator import ActionResult, Actuator, Limits, logs
-from osep.enforce.decisionlog import Outcome, Recorder
 from osep.measure.sampled import SampledMetrics
 from osep.timing import ACT, DECIDE, SNAPSHOT, Clocks, Phases
 
