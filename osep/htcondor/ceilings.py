@@ -27,7 +27,7 @@ state file that names it; the next run, or ``osep release``, finds it. If the st
 written, no new ceiling is set (lifting one back needs no record: a ceiling that is no longer osep's
 value is not osep's). A command that fails may have reached the negotiator: both values stay on
 record until the negotiator is read again. The negotiator is reached through a
-:class:`NegotiatorLink` (the bindings, in :mod:`osep.htcondor.live`; a fake in the tests).
+:class:`NegotiatorLink` (the bindings, in :mod:`osep.htcondor.negotiator`; a fake in the tests).
 """
 
 from __future__ import annotations

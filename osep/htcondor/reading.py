@@ -1,6 +1,6 @@
 """The live pool's reading side without the network: what the collector, the schedds and the
 negotiator answered, read into a snapshot's parts and into the pool's size as the negotiator counts
-it. :mod:`osep.htcondor.live` asks (it alone imports ``htcondor2``) and keeps what the pool keeps;
+it. :mod:`osep.htcondor.live` asks (through the bindings, ``htcondor2``) and keeps what the pool keeps;
 each ad is read by :mod:`osep.htcondor.ads`. No pool, no state but what one snapshot gathers.
 """
 
@@ -29,7 +29,7 @@ from osep.htcondor.ads import (
 )
 from osep.htcondor.quota_shares import PoolSize
 
-# How the pool sees a job it read: one it is vacating is VACATING (``Vacates.state`` in live.py).
+# How the pool sees a job it read: one it is vacating is VACATING (``Vacates.state`` in vacates.py).
 Seen = Callable[[Job], JobState]
 # The owner tree's placing of accounting names (None: the owner is the ad's own), as LiveSettings has it.
 Naming = Callable[[str], str] | None

@@ -637,7 +637,7 @@ def test_a_lapsed_lease_is_taken_as_lifted_quietly(tmp_path, verbose_logs):
     ("25.14.1", False), (None, False), (25, False), ("", False),
 ])
 def test_leases_are_taken_from_25_11_on(version, takes):
-    from osep.htcondor.live import takes_leases
+    from osep.htcondor.negotiator import takes_leases
 
     assert takes_leases(version) is takes
 

@@ -25,8 +25,9 @@ from osep.htcondor.ads import (
     to_job,
     to_slots,
 )
-from osep.htcondor.live import LivePool, Vacates
+from osep.htcondor.live import LivePool
 from osep.htcondor.settings import LiveSettings
+from osep.htcondor.vacates import Vacates
 from osep.timing import Clocks, Phases
 
 

@@ -14,7 +14,8 @@ from osep.core.policy import PolicySettings, decide
 from osep.core.shares import ShareTable
 from osep.enforce.actuator import Actuator, Limits
 from osep.enforce.decisionlog import Outcome
-from osep.htcondor.live import RECHECK_CHUNK, LivePool, job_constraints
+from osep.htcondor.live import LivePool
+from osep.htcondor.recheck import RECHECK_CHUNK, job_constraints
 from osep.htcondor.settings import LiveSettings
 from osep.replay.damage import MAX_JOB_NUMBER
 
