@@ -36,7 +36,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from osep.errors import PoolError
-from osep.htcondor.ads import Accounts
+from osep.htcondor.job_ads import Accounts
 from osep.htcondor.state import LEGACY, MAX_SET, NO_CEILING, CeilingRecord, StateError
 from osep.htcondor.state import Ceilings as Records
 

@@ -200,11 +200,11 @@ def slot_of(text: bytes, body: bytes) -> str | None:
 
 def _ad_information(header: re.Match[bytes], body: bytes
                     ) -> tuple[JobId | None, str | None, str | None, bool]:
-    """The job, the owner the event names (as :func:`osep.htcondor.ads.owner_of` finds it, taking
+    """The job, the owner the event names (as :func:`osep.htcondor.job_ads.owner_of` finds it, taking
     an AcctGroup alone as the group, since logs often record no AccountingGroup), the whole
     accounting name an owner tree places the job by (its AccountingGroup where logged, else that
     owner), and whether what it names is not a name."""
-    from osep.htcondor.ads import owner_of  # with the ClassAd bindings: only for logs that need it
+    from osep.htcondor.job_ads import owner_of  # with the ClassAd bindings: only for logs that need it
 
     raw = {AD_ATTRS[m[1].lower()]: m[2] for m in AD_NAME.finditer(body)}
     if not raw:

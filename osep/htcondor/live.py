@@ -33,28 +33,16 @@ from osep.core.pool import Look
 from osep.core.resources import Shape
 from osep.errors import PoolError, UnknownOutcome
 from osep.htcondor import reading
-from osep.htcondor.ads import (
-    HOLDING_CONSTRAINT,
-    IDLE_ATTRS,
-    IDLE_CONSTRAINT,
-    JOB_ATTRS,
-    OSEP_ATTRS,
-    SLOT_ATTRS,
-    Accounts,
-    BadAd,
-    OsepAd,
-    check_complete,
-    integer,
-    to_job,
-    to_osep_ad,
-)
+from osep.htcondor.ads import OSEP_ATTRS, BadAd, OsepAd, integer, to_osep_ad
 from osep.htcondor.ceilings import Ceilings
+from osep.htcondor.job_ads import HOLDING_CONSTRAINT, IDLE_ATTRS, IDLE_CONSTRAINT, JOB_ATTRS, Accounts, to_job
 from osep.htcondor.negotiator import LiveNegotiator
 from osep.htcondor.reach import address_of, call, collector_of, the_collector
 from osep.htcondor.reading import Reading
 from osep.htcondor.recheck import job_constraints
 from osep.htcondor.rights import PUBLISH, SUPER, VACATE, WITHDRAW, needs
 from osep.htcondor.settings import LiveSettings
+from osep.htcondor.slot_ads import SLOT_ATTRS, check_complete
 from osep.htcondor.state import MAX_ENTRIES, SavedState, StateError, StateFile
 from osep.htcondor.vacates import KeptBook, Vacates
 from osep.timing import QUERY, TRANSLATE, Phases

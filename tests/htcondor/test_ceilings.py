@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from structlog.testing import capture_logs
 
 from osep.errors import PoolError
-from osep.htcondor.ads import Accounts
 from osep.htcondor.ceilings import Ceilings
+from osep.htcondor.job_ads import Accounts
 from osep.htcondor.live import LivePool
 from osep.htcondor.settings import LiveSettings
 from osep.htcondor.state import SavedState, StateError, StateFile, read_state

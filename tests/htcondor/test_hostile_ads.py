@@ -25,7 +25,7 @@ from osep.core.resources import Unit
 from osep.core.shares import ShareTable
 from osep.enforce.actuator import Actuator, Limits
 from osep.enforce.loop import Enforcer
-from osep.htcondor.ads import owner_of
+from osep.htcondor.job_ads import owner_of
 from osep.htcondor.live import LivePool
 from osep.htcondor.settings import LiveSettings
 
