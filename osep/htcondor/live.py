@@ -43,7 +43,8 @@ from osep.htcondor.recheck import job_constraints
 from osep.htcondor.rights import PUBLISH, SUPER, VACATE, WITHDRAW, needs
 from osep.htcondor.settings import LiveSettings
 from osep.htcondor.slot_ads import SLOT_ATTRS, check_complete
-from osep.htcondor.state import MAX_ENTRIES, SavedState, StateError, StateFile
+from osep.htcondor.state import StateFile
+from osep.htcondor.state_format import MAX_ENTRIES, SavedState, StateError
 from osep.htcondor.vacates import KeptBook, Vacates
 from osep.timing import QUERY, TRANSLATE, Phases
 

@@ -273,7 +273,8 @@ def read_held(path: Path | None, charged: Mapping[str, set[str]]) -> Held:
     read as ``osep release`` reads it but without its lock, which a running osep holds (the file is
     replaced whole, never written in place); why there are none to show if the file is not given,
     absent or unreadable (that is no error: the report goes on without them)."""
-    from osep.htcondor.state import StateError, read_state
+    from osep.htcondor.state import read_state
+    from osep.htcondor.state_format import StateError
     from osep.ui.reports import Held
 
     if path is None:

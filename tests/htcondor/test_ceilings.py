@@ -18,7 +18,8 @@ from osep.htcondor.ceilings import Ceilings
 from osep.htcondor.job_ads import Accounts
 from osep.htcondor.live import LivePool
 from osep.htcondor.settings import LiveSettings
-from osep.htcondor.state import SavedState, StateError, StateFile, read_state
+from osep.htcondor.state import StateFile, read_state
+from osep.htcondor.state_format import SavedState, StateError
 
 LOG = structlog.get_logger("osep")
 
