@@ -255,15 +255,12 @@ class IdleGroup:
 
 def to_idle(schedd: str, ad: Ad, tally: AdTally, server_time: float | None = None, pool: str = "",
             naming: Callable[[str], str] | None = None) -> IdleGroup | None:
-    """One ad of a grouped query of idle jobs (``Schedd.query`` with ``QueryOpt.GroupBy``,
-    projection ``IDLE_ATTRS``): the schedd's answer for every idle job whose attributes are written
-    alike, with how many there are (``JobCount``) and which (``JobIds``: the first in queue order,
-    then ``...`` and the last). Read as :func:`to_job` reads each of them, what it counts in
-    ``tally`` counted once per job: the attributes :func:`to_job` does not read (those the schedd
-    added for the expressions to refer to, beyond ``JOB_ATTRS``) are left out first, as a query with
-    that projection leaves them out, and ``server_time`` stands for the ``ServerTime`` the schedd
-    gives each job ad (a group's ad has none). None for jobs that occupy no execute slot, and for a
-    group that cannot be read, whose jobs are counted rejected in ``tally``."""
+    """One ad of a grouped query of idle jobs (``QueryOpt.GroupBy``, projection ``IDLE_ATTRS``):
+    ``JobCount`` idle jobs written alike, the first of them in queue order first in ``JobIds``. Read
+    as :func:`to_job` reads each of them (``JOB_ATTRS`` only, ``server_time`` standing for the
+    ``ServerTime`` a group's ad lacks), what it counts in ``tally`` counted once per job. None for
+    jobs that occupy no execute slot, and for a group that cannot be read (its jobs counted
+    rejected in ``tally``)."""
     count = integer(evaluate(ad, "JobCount"))
     if count is None or not 1 <= count <= LARGEST:
         tally.reject(f"{schedd}: a group of idle jobs with JobCount {show(evaluate(ad, 'JobCount'))}")
