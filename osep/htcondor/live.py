@@ -131,9 +131,8 @@ class LivePool:
     # -- retries --------------------------------------------------------------------------------
 
     def call(self, what: str, func: Callable[[], T], attempts: int | None = None) -> T:
-        """``func()``, retried with backoff on network and daemon errors; a PoolError if it fails,
-        whatever the bindings raised (a SystemError from a value they cannot send, say): nothing
-        from the pool's edge may stop a cycle, or the daemon."""
+        """:func:`osep.htcondor.reach.call` with this pool's settings as they are now (a quick
+        :meth:`release` lowers its retries)."""
         return call(self.settings, what, func, attempts)
 
     def _collector(self) -> Any:
