@@ -188,7 +188,7 @@ def compare_recheck(live: Any, victims: list[Any], pids: dict[str, int]) -> None
     import htcondor2
 
     from osep.core.model import JobId
-    from osep.htcondor.ads import JOB_ATTRS
+    from osep.htcondor.job_ads import JOB_ATTRS
 
     located = {str(a["Name"]): a for a in
                htcondor2.Collector("127.0.0.1:9618").locateAll(htcondor2.DaemonType.Schedd)}
@@ -233,19 +233,18 @@ def compare_reading(pids: dict[str, int], settings: Any) -> None:
 
     from osep.core.model import Slot, Snapshot
     from osep.core.policy import decide
-    from osep.htcondor.ads import (
+    from osep.htcondor.ads import BadAd
+    from osep.htcondor.job_ads import (
         HOLDING_CONSTRAINT,
         IDLE_ATTRS,
         IDLE_CONSTRAINT,
         JOB_ATTRS,
         JOB_CONSTRAINT,
-        SLOT_ATTRS,
         AdTally,
-        BadAd,
         to_idle,
         to_job,
-        to_slots,
     )
+    from osep.htcondor.slot_ads import SLOT_ATTRS, to_slots
 
     collector = htcondor2.Collector("127.0.0.1:9618")
     first = next(a for a in collector.locateAll(htcondor2.DaemonType.Schedd)

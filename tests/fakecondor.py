@@ -5,7 +5,7 @@ vacates; one, ``SCHEDD``, unless more are added to ``queues``; each schedd's con
 ``negotiator_config``), whose configurations ``RemoteParam`` reads as the real one does. ``ping``
 answers as a daemon does: granted, as ``identity``, unless the daemon is down or the right is in
 ``denied``.
-:meth:`FakeCondor.install` puts it in place of the bindings in :mod:`osep.htcondor.live`; the knobs
+:meth:`FakeCondor.install` puts it in place of the bindings in the live adapter's modules; the knobs
 are its ``param``. Only the network is fake: queries evaluate their constraints in the ads."""
 
 from __future__ import annotations
@@ -135,10 +135,11 @@ class FakeCondor:
     # -- the bindings' face ---------------------------------------------------------------------
 
     def install(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        from osep.htcondor import live, pinging, probe
+        from osep.htcondor import group_reader, live, negotiator, pinging, probe, reach
 
         fake = _Bindings(self)
-        monkeypatch.setattr(live, "htcondor", fake)
+        for module in (live, reach, negotiator, group_reader):
+            monkeypatch.setattr(module, "htcondor", fake)
         monkeypatch.setattr(probe, "htcondor", fake)
         monkeypatch.setattr(pinging, "htcondor", fake)
         # In this process: the fake answers at once, and what it records must be seen by the test.
@@ -243,7 +244,7 @@ def _key(job: classad2.ClassAd) -> tuple[int, int]:
 
 
 class _Bindings:
-    """What osep.htcondor.live uses of htcondor2."""
+    """What the live adapter uses of htcondor2."""
 
     DaemonType = htcondor2.DaemonType
     AdTypes = htcondor2.AdTypes

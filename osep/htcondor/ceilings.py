@@ -8,7 +8,7 @@ an owner is no longer held its submitters get back the ceiling they had before o
 (normally none, -1); an administrator's own, lower ceiling is never raised.
 
 Whose a ceiling is, is decided by what the negotiator has: every ceiling osep set is on record
-(:class:`osep.htcondor.state.CeilingRecord`, per negotiator, in the state file) with the value it
+(:class:`osep.htcondor.state_format.CeilingRecord`, per negotiator, in the state file) with the value it
 set and the administrator's before it. Before any command, the current ceilings are read: one that is
 a value osep set (or was setting) is osep's; any other was set by someone else since (the
 administrator), and is theirs from then on: osep no longer lifts it, and holds below it. A submitter
@@ -27,7 +27,7 @@ state file that names it; the next run, or ``osep release``, finds it. If the st
 written, no new ceiling is set (lifting one back needs no record: a ceiling that is no longer osep's
 value is not osep's). A command that fails may have reached the negotiator: both values stay on
 record until the negotiator is read again. The negotiator is reached through a
-:class:`NegotiatorLink` (the bindings, in :mod:`osep.htcondor.live`; a fake in the tests).
+:class:`NegotiatorLink` (the bindings, in :mod:`osep.htcondor.negotiator`; a fake in the tests).
 """
 
 from __future__ import annotations
@@ -36,9 +36,9 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from osep.errors import PoolError
-from osep.htcondor.ads import Accounts
-from osep.htcondor.state import LEGACY, MAX_SET, NO_CEILING, CeilingRecord, StateError
-from osep.htcondor.state import Ceilings as Records
+from osep.htcondor.job_ads import Accounts
+from osep.htcondor.state_format import LEGACY, MAX_SET, NO_CEILING, CeilingRecord, StateError
+from osep.htcondor.state_format import Ceilings as Records
 
 __all__ = ["LEGACY", "NO_CEILING", "Ceilings", "NegotiatorLink", "desired", "held_submitters"]
 
@@ -105,7 +105,7 @@ def desired(holding: Mapping[str, int], accounts: Accounts, original: Mapping[st
 
 class Ceilings:
     """The ceilings osep has set, per negotiator. ``persist`` writes the state file (raising
-    :class:`osep.htcondor.state.StateError` when it cannot); without it no ceiling is ever set."""
+    :class:`osep.htcondor.state_format.StateError` when it cannot); without it no ceiling is ever set."""
 
     def __init__(self, records: Records | None, log: Any,
                  persist: Callable[[], None] | None = None) -> None:

@@ -1,26 +1,21 @@
-"""HTCondor's job event logs, read into :class:`osep.replay.events.LogEvent`.
-
-The event type numbers map to the project's event kinds through the table below; everything after
-this module (:mod:`osep.replay`) knows nothing of HTCondor.
+"""HTCondor's job event logs, read into :class:`osep.replay.events.LogEvent` or into rows a block at a
+time.
 
 The log is parsed here, not by the bindings' ``JobEventLog``: their reader sleeps a second on every
 event it cannot parse (so that a writer can finish it), holds a whole line in memory however long it
 is, and raises ``UnicodeDecodeError`` on a byte that is not UTF-8, which a damaged log of a million
-events turns into hours, gigabytes or a traceback. What replay needs of an event is its header line
-(``NNN (CLUSTER.PROC.SUBPROC) DATE TIME text``), an execute event's slot, an evict event's checkpoint
-flag and an ad information event's ``Owner`` and ``AcctGroup``; this module reads those the way
-HTCondor's own reader does (``condor_utils/condor_event.cpp``), and checks every value against the
-bounds in :mod:`osep.replay.damage`. An event is the text up to a ``...`` line; one longer than
-:data:`osep.replay.damage.MAX_RECORD_BYTES` is passed over without being held.
+events turns into hours, gigabytes or a traceback. An event is the text up to a ``...`` line; one
+longer than :data:`osep.replay.damage.MAX_RECORD_BYTES` is passed over without being held. Events in
+the form the schedd writes most of the time are read here with one match each (a block of them a
+column at a time); any other is read by :mod:`osep.htcondor.event_text`, which says what each event
+gives.
 """
 
 from __future__ import annotations
 
-import datetime
 import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from itertools import accumulate, compress, repeat
 from operator import add, and_, eq, itemgetter, lshift, lt, or_
 from pathlib import Path
@@ -28,62 +23,22 @@ from typing import BinaryIO, cast
 
 from osep.core.model import JobId
 from osep.errors import LogError
-from osep.replay.damage import (
-    MAX_JOB_NUMBER,
-    MAX_RECORD_BYTES,
-    Damage,
-    brief,
-    log_time,
-    name_ok,
-    regular_file,
+from osep.htcondor.event_text import (
+    AD_INFORMATION,
+    CHECKPOINT,
+    EVENT_KINDS,
+    KNOWN_EVENT_TYPES,
+    TOO_LONG,
+    Count,
+    minute_time,
+    read_record,
+    slot_of,
 )
+from osep.replay.damage import MAX_JOB_NUMBER, MAX_RECORD_BYTES, Damage, brief, regular_file
 from osep.replay.events import JOB_BITS, RANK, EventKind, JobKey, LogEvent, Row, job_of, key_of
 
-# ULogEventNumber -> the project's event kinds. Every other known type (image size, file transfer,
-# disconnect, ...) says nothing about slots or demand and is skipped silently.
-EVENT_KINDS: dict[int, EventKind] = {
-    0: EventKind.SUBMIT,
-    1: EventKind.EXECUTE,
-    4: EventKind.EVICT,
-    5: EventKind.TERMINATE,
-    7: EventKind.RUN_FAILED,  # shadow exception
-    9: EventKind.ABORT,
-    12: EventKind.HOLD,
-    13: EventKind.RELEASE,
-    24: EventKind.RUN_FAILED,  # reconnect failed: the run is lost
-}
-AD_INFORMATION = 28  # carries job attributes (Owner, AcctGroup) after the event it follows
-# The event type numbers HTCondor defines (the bindings' JobEventType, which
-# tests/replay/test_fast_reader.py checks this against; the bindings are not imported here, which
-# would take longer than reading a small log).
-KNOWN_EVENT_TYPES = frozenset(range(48)) | frozenset(range(100, 112))
-
-# The header line as HTCondor writes it: "%03d (%03d.%03d.%03d) " and the date, either MM/DD (no
-# year: the current one is taken, as HTCondor's reader does) or YYYY-MM-DD (ISO_DATE), then the
-# time, with milliseconds (SUB_SECOND) and a Z (UTC) if the log was written with those options.
-HEADER = re.compile(
-    rb"(\d{3}) \((-?\d{1,10})\.(-?\d{1,10})\.-?\d{1,10}\) "
-    rb"(?:(\d\d)/(\d\d) |(\d{4})-(\d\d)-(\d\d)[ T])(\d\d):(\d\d):(\d\d)(\.\d{1,9})?(Z)?(?: (.*))?"
-)
-HEADER_START = re.compile(rb"^\d{3} \(", re.MULTILINE)  # where an event begins, found or not
-EXECUTE_HOST = b"Job executing on host: "
-SLOT_NAME = b"\tSlotName:"
-CHECKPOINT = re.compile(rb"\t\((-?\d{1,10})\) ")  # an evict event's first body line: "(1) Job was..."
-AD_NAME = re.compile(rb"^(Owner|AcctGroup|AccountingGroup) = (.*)$", re.MULTILINE | re.IGNORECASE)
-AD_ATTRS = {b"owner": "Owner", b"acctgroup": "AcctGroup", b"accountinggroup": "AccountingGroup"}
-STRING = re.compile(rb'"([^"\\]*)"')  # a ClassAd string with nothing escaped: what names are
 TAIL = 6  # bytes at the end of what is read that may hold the start of a "\n...\r\n" line
 BLOCK = 64 << 10  # bytes read at a time (each log being merged holds about this much)
-
-# Damage, as counted (see osep.replay.damage): fixed texts; the place says which event.
-UNREADABLE = "not a readable event (its first line is not an event header), skipped"
-NOT_EVENTS = "text that is not an event, skipped"
-NO_SYNC = "an event not ended by a '...' line (read all the same)"
-CUT_OFF = "not a complete event at the end (cut off?), ignored"
-TOO_LONG = f"an event longer than {MAX_RECORD_BYTES >> 20} MiB, skipped"
-UNKNOWN_TYPE = "unknown event type, skipped"
-BAD_OWNER = "job ad information with an Owner or AcctGroup that is not a name, ignored"
-BAD_SLOT = "execute event with a slot that is not a name, skipped"
 
 
 def read_event_log(path: Path, warn: Callable[[str], None], *, block: int = BLOCK,
@@ -112,7 +67,7 @@ def read_event_rows(path: Path, warn: Callable[[str], None], index: int = 0, *, 
     name = str(path)
     regular_file(path, "event log")
     damage = Damage(warn)
-    count = _Count()
+    count = Count()
     try:
         handle = path.open("rb")
     except OSError as exc:
@@ -125,15 +80,11 @@ def read_event_rows(path: Path, warn: Callable[[str], None], index: int = 0, *, 
     damage.report()
 
 
-@dataclass(slots=True)
-class _Count:
-    position: int = 0  # events met, readable or not
-    readable: int = 0
 
 
 # An event as the schedd writes it most of the time, after the newline that ends the line before it:
 # an ISO date, whole seconds, "\n" line ends and no line of its body that could be taken for a
-# header. Whatever else is read by the careful path (_record), which this one must agree with.
+# header. Whatever else is read by the careful path (event_text.read_record), which this one must agree with.
 # COMMON matches the header line (its text up to the line end); the rest of the event is its body,
 # in the common form when it holds no "\r" and no line that HEADER_LINE finds (the two searches run
 # at C speed, jumping from newline to newline, where one pattern for the whole event would step
@@ -175,13 +126,13 @@ _EXECUTE, _EVICT = (next(b"%03d" % n for n, k in EVENT_KINDS.items() if k is kin
                     for kind in (EventKind.EXECUTE, EventKind.EVICT))
 
 
-def _events(handle: BinaryIO, name: str, damage: Damage, count: _Count,
+def _events(handle: BinaryIO, name: str, damage: Damage, count: Count,
             block: int = BLOCK, limit: int = MAX_RECORD_BYTES, index: int = 0
             ) -> Iterator[list[Row]]:
     """The file's events as rows, a list per block read: the block is cut into events at C speed
     (SPLIT) and each event in the common form is read with one match (COMMON); any other goes
-    through :func:`_record`, as every event did before, so that damage is found and counted the
-    same way. Ad information goes onto the event just before it: the last row of a block is held
+    through :func:`osep.htcondor.event_text.read_record`, where damage is found and counted. Ad
+    information goes onto the event just before it: the last row of a block is held
     back until the next block has been read. Holds a block, its events and at most ``limit`` of one
     event."""
     year = time.localtime().tm_year
@@ -265,7 +216,7 @@ def _events(handle: BinaryIO, name: str, damage: Damage, count: _Count,
                     kind, rank = found
                     base = minutes.get(minute, -1.0)  # -1: not seen yet
                     if base == -1.0:
-                        base = minutes[minute] = _minute(minute)
+                        base = minutes[minute] = minute_time(minute)
                     job = None
                     c, p = int(cluster), int(proc)
                     if c <= MAX_JOB_NUMBER and p <= MAX_JOB_NUMBER:
@@ -279,7 +230,7 @@ def _events(handle: BinaryIO, name: str, damage: Damage, count: _Count,
                             line = part[head_end + 1:cut if cut >= 0 else len(part)]
                         slot = slots.get((rest, line))
                         if slot is None:
-                            slot = _slot(rest or b"", line + b"\n" if line is not None else b"")
+                            slot = slot_of(rest or b"", line + b"\n" if line is not None else b"")
                             if slot is not None and len(slots) < SLOTS:
                                 slots[(rest, line)] = slot
                     elif kind is evict:
@@ -312,7 +263,7 @@ def _events(handle: BinaryIO, name: str, damage: Damage, count: _Count,
             if size - strip + 1 > limit:
                 damage.add(name, f"bytes {start} to {end}", TOO_LONG)
             else:
-                _take(out, _record(part[strip:] + b"\n", start, end, True, name, year, damage,
+                _take(out, read_record(part[strip:] + b"\n", start, end, True, name, year, damage,
                                    count), index)
                 if out:
                     last_when, last_rank = out[-1][0], out[-1][1]
@@ -328,7 +279,7 @@ def _events(handle: BinaryIO, name: str, damage: Damage, count: _Count,
                 if len(text) > limit:
                     damage.add(name, f"bytes {start} to {offset + len(last)}", TOO_LONG)
                 else:
-                    _take(out, _record(text, start, offset + len(last), False, name, year,
+                    _take(out, read_record(text, start, offset + len(last), False, name, year,
                                        damage, count), index)
         elif len(last) > limit + TAIL:
             skipping = offset + (2 if last[:1] == b"\r" else 1)
@@ -370,7 +321,7 @@ def _common_block(region: bytes, span: int, parts: list[bytes], index: int, posi
             if base == -1.0:
                 text = minute_texts[at]
                 got = minutes.get(text, -1.0)
-                bases[at] = minutes[text] = _minute(text) if got == -1.0 else got
+                bases[at] = minutes[text] = minute_time(text) if got == -1.0 else got
     cluster_numbers = list(map(int, clusters))
     proc_numbers = list(map(int, procs))
     if max(cluster_numbers) > MAX_JOB_NUMBER or max(proc_numbers) > MAX_JOB_NUMBER:
@@ -388,7 +339,7 @@ def _common_block(region: bytes, span: int, parts: list[bytes], index: int, posi
         slot = slots.get(tail)
         if slot is None:
             rest, _, line = tail.partition(b"\n")
-            slot = _slot(rest[1:], line + b"\n" if cut >= 0 else b"")
+            slot = slot_of(rest[1:], line + b"\n" if cut >= 0 else b"")
             if slot is None:
                 return None
             if len(slots) < SLOTS:
@@ -465,166 +416,3 @@ def _line_end(text: bytes, start: int) -> int:
 def _newline(data: bytes, at: int) -> int:
     """The length of the line end at ``at`` (none at the end of the file)."""
     return 2 if data[at:at + 1] == b"\r" else (1 if at < len(data) else 0)
-
-
-def _minute(text: bytes) -> float | None:
-    """Seconds since the epoch at the start of a minute given as local "YYYY-MM-DD HH:MM", or None
-    when it is not a time within the bounds (its seconds are added to it: no clock is changed
-    within a minute)."""
-    try:
-        when = datetime.datetime(int(text[0:4]), int(text[5:7]), int(text[8:10]),
-                                 int(text[11:13]), int(text[14:16])).timestamp()
-    except (ValueError, OverflowError, OSError):
-        return None
-    return when if log_time(when) is not None and log_time(when + 59) is not None else None
-
-
-def _record(text: bytes, start: int, end: int, whole: bool, name: str, year: int, damage: Damage,
-            count: _Count) -> Iterator[LogEvent | tuple[JobId | None, str, str]]:
-    """One event's text the careful way (the text up to its "..." line; ``whole`` false for the
-    text after the last one): what it gives, with anything wrong counted in ``damage``."""
-    heads = [m.start() for m in HEADER_START.finditer(text)]
-    if not heads:
-        stripped = text.lstrip()
-        if stripped:  # the start of a header cut off, or no event at all
-            cut = not whole and stripped[:1].isdigit() and len(stripped) < 40
-            damage.add(name, f"bytes {start} to {end}", CUT_OFF if cut else NOT_EVENTS)
-        return
-    if heads[0] > 0 and text[: heads[0]].strip():
-        damage.add(name, f"bytes {start} to {start + heads[0]}", NOT_EVENTS)
-    # Several headers: the "..." lines between those events are lost; each is read.
-    for head, tail in zip(heads, [*heads[1:], None], strict=True):
-        if tail is None and not whole:
-            damage.add(name, f"bytes {start + head} to {end}", CUT_OFF)
-            return
-        count.position += 1
-        position = count.position
-        if tail is not None:
-            damage.add(name, f"event {position}", NO_SYNC)
-        found = _event(text[head:tail], year, name, position)
-        if isinstance(found, str):
-            where = (f"event {position} (type {int(text[head:head + 3])})"
-                     if found == UNKNOWN_TYPE else f"event {position}, byte {start + head}")
-            damage.add(name, where, found)
-            continue
-        count.readable += 1
-        if found is None:
-            continue  # a known type replay has no use for
-        if not isinstance(found, LogEvent):  # ad information: (job, owner or None, account, bad)
-            job, owner, account, bad = found
-            if bad:
-                damage.add(name, f"event {position}", BAD_OWNER)
-            elif owner is not None and account is not None:
-                yield job, owner, account
-            continue
-        yield found
-
-
-def _event(text: bytes, year: int, name: str, position: int
-           ) -> LogEvent | tuple[JobId | None, str | None, str | None, bool] | str | None:
-    """One event's text (from its header line on): the event; for ad information, the job, the
-    owner and accounting name it gives and whether they were not names; None for a known type replay does not use;
-    or what is wrong with it."""
-    line_end = text.find(b"\n")
-    if line_end == -1:
-        line_end = len(text)
-    header = HEADER.fullmatch(text[:line_end].rstrip(b"\r"))
-    if header is None:
-        return UNREADABLE
-    number = int(header[1])
-    body = text[line_end + 1:]
-    if number == AD_INFORMATION:
-        return _ad_information(header, body)
-    kind = EVENT_KINDS.get(number)
-    if kind is None:
-        return None if number in KNOWN_EVENT_TYPES else UNKNOWN_TYPE
-    job = _job(header)
-    if job is None:
-        return f"{kind.value} event with a job id out of bounds, skipped"
-    when = _clock(header, year)
-    if when is None:
-        return f"{kind.value} event with a date out of bounds, skipped"
-    slot = None
-    if kind is EventKind.EXECUTE:
-        slot = _slot(header[14] or b"", body)
-        if slot is None:
-            return BAD_SLOT
-    checkpointed = False
-    if kind is EventKind.EVICT:
-        flag = CHECKPOINT.match(body)
-        checkpointed = flag is not None and int(flag[1]) != 0
-    return LogEvent(kind=kind, job=job, time=when, source=name, position=position, slot=slot,
-                    checkpointed=checkpointed)
-
-
-def _job(header: re.Match[bytes]) -> JobId | None:
-    cluster, proc = int(header[2]), int(header[3])
-    if not (0 <= cluster <= MAX_JOB_NUMBER and 0 <= proc <= MAX_JOB_NUMBER):
-        return None
-    return JobId("", cluster, proc)
-
-
-def _clock(header: re.Match[bytes], year: int) -> float | None:
-    """Seconds since the epoch, within the bounds, or None. Logs are written in local time unless
-    told to use UTC (a trailing Z); HTCondor keeps milliseconds of a sub-second time."""
-    if header[4] is not None:
-        y, month, day = year, int(header[4]), int(header[5])
-    else:
-        y, month, day = int(header[6]), int(header[7]), int(header[8])
-    millis = int((header[12] or b".0")[1:4].ljust(3, b"0"))
-    try:
-        when = datetime.datetime(y, month, day, int(header[9]), int(header[10]), int(header[11]),
-                                 millis * 1000, tzinfo=datetime.UTC if header[13] else None)
-        return log_time(when.timestamp())
-    except (ValueError, OverflowError, OSError):
-        return None
-
-
-def _slot(text: bytes, body: bytes) -> str | None:
-    """Where the run is: the body's SlotName line (first), else the host the header names; "?" when
-    the event names neither; None when what it names is not a name."""
-    raw: bytes | None = None
-    if body.startswith(SLOT_NAME):
-        raw = body[len(SLOT_NAME): body.find(b"\n")].strip().strip(b'"')
-    elif text.startswith(EXECUTE_HOST):
-        raw = text[len(EXECUTE_HOST):].rstrip(b"\r")
-    if raw is None:
-        return "?"
-    slot = _text(raw)
-    return slot if slot is not None and name_ok(slot) else None
-
-
-def _ad_information(header: re.Match[bytes], body: bytes
-                    ) -> tuple[JobId | None, str | None, str | None, bool]:
-    """The job, the owner the event names (as :func:`osep.htcondor.ads.owner_of` finds it, taking
-    an AcctGroup alone as the group, since logs often record no AccountingGroup), the whole
-    accounting name an owner tree places the job by (its AccountingGroup where logged, else that
-    owner), and whether what it names is not a name."""
-    from osep.htcondor.ads import owner_of  # with the ClassAd bindings: only for logs that need it
-
-    raw = {AD_ATTRS[m[1].lower()]: m[2] for m in AD_NAME.finditer(body)}
-    if not raw:
-        return _job(header), None, None, False
-    # A group that is not a string (undefined) is no group; an Owner that is not one is damage.
-    values = {attr: text for attr, value in raw.items() if (text := _string(value)) is not None}
-    try:
-        owner = owner_of(values, group_alone=True)
-    except KeyError:
-        return _job(header), None, None, "Owner" in raw
-    account = values.get("AccountingGroup") or owner
-    if not name_ok(owner) or not name_ok(account):
-        return _job(header), None, None, True
-    return _job(header), owner, account, False
-
-
-def _string(raw: bytes | None) -> str | None:
-    """A ClassAd string literal with nothing escaped in it (as names are written), else None."""
-    literal = STRING.fullmatch(raw.strip()) if raw is not None else None
-    return _text(literal[1]) if literal is not None else None
-
-
-def _text(raw: bytes) -> str | None:
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return None

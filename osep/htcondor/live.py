@@ -1,281 +1,56 @@
 """The live HTCondor pool behind the :class:`osep.core.pool.Pool` face: the only stateful part of the
-adapter, and with :mod:`osep.htcondor.eventlog` and :mod:`osep.htcondor.probe` (the probes of osep's
-rights) the only code that imports ``htcondor2`` (the ClassAd library, ``classad2``, is translation's
-too). A command that fails names the right it needed (:func:`osep.htcondor.rights.needs`): a refusal
-and a daemon that does not answer look alike to the bindings.
+adapter. A command that fails names the right it needed (:func:`osep.htcondor.rights.needs`): a
+refusal and a daemon that does not answer look alike to the bindings.
 
 It reads a snapshot from the collector (slot ads) and every schedd (job ads), the answers read into
-the snapshot's parts by :mod:`osep.htcondor.reading` (each ad by :mod:`osep.htcondor.ads`); vacates
-jobs on the schedd that holds them; keeps freed slots for the owners they were taken for in the
-reservation book every pool keeps (:mod:`osep.core.reservations`); turns holds into negotiator
-ceilings (:mod:`osep.htcondor.ceilings`); and publishes the daemon's own ad.
+the snapshot's parts by :mod:`osep.htcondor.reading`; vacates jobs on the schedd that holds them;
+keeps freed slots for the owners they were taken for in the reservation book every pool keeps
+(:mod:`osep.core.reservations`); turns holds into negotiator ceilings (:mod:`osep.htcondor.ceilings`,
+through :mod:`osep.htcondor.negotiator`); and publishes the daemon's own ad. Every call to a daemon
+goes through :func:`osep.htcondor.reach.call`, retried there and nowhere else.
 
 One clock: the pool's time is the schedd's ``ServerTime`` of the last snapshot (the local clock only
 when no job ad carries it), and reservations, vacate times and their timeouts are all measured on it.
-
-Network and daemon errors are retried with backoff here (tenacity), and nowhere else; what still fails
-becomes a :class:`osep.errors.PoolError` for the caller to log and survive.
 """
 
 from __future__ import annotations
 
-import math
-import re
 import socket
 import time
 from collections import deque
 from collections.abc import Callable, Collection, Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import partial
 from typing import Any, TypeVar
 
 import classad2
 import htcondor2 as htcondor
 import structlog
-from tenacity import (
-    RetryError,
-    Retrying,
-    retry_if_exception_type,
-    stop_after_attempt,
-    wait_exponential,
-)
 
 from osep.config.livepool import LiveSettings
 from osep.core import view as kept
-from osep.core.model import Job, JobId, JobState, Snapshot
+from osep.core.model import Job, JobId, Snapshot
 from osep.core.pool import Look
-from osep.core.reservations import ReservationBook
 from osep.core.resources import Shape
 from osep.errors import PoolError, UnknownOutcome
 from osep.htcondor import reading
-from osep.htcondor.ads import (
-    HOLDING_CONSTRAINT,
-    IDLE_ATTRS,
-    IDLE_CONSTRAINT,
-    JOB_ATTRS,
-    OSEP_ATTRS,
-    SLOT_ATTRS,
-    Accounts,
-    BadAd,
-    OsepAd,
-    check_complete,
-    integer,
-    to_job,
-    to_osep_ad,
-)
-from osep.htcondor.ceilings import NO_CEILING, Ceilings
-from osep.htcondor.pinging import ping
-from osep.htcondor.quota_shares import PoolSize
-from osep.htcondor.reading import NOT_DEFINED, SLOT_FACTS, Reading
-from osep.htcondor.rights import LEASE_CEILING, PUBLISH, READ_CEILINGS, SET_CEILING, SUPER, VACATE, WITHDRAW, needs
-from osep.htcondor.state import MAX_ENTRIES, SavedState, StateError, StateFile
-from osep.replay.damage import MAX_JOB_NUMBER
+from osep.htcondor.ads import OSEP_ATTRS, BadAd, OsepAd, integer, to_osep_ad
+from osep.htcondor.ceilings import Ceilings
+from osep.htcondor.job_ads import HOLDING_CONSTRAINT, IDLE_ATTRS, IDLE_CONSTRAINT, JOB_ATTRS, Accounts, to_job
+from osep.htcondor.negotiator import LiveNegotiator
+from osep.htcondor.reach import address_of, call, collector_of, the_collector
+from osep.htcondor.reading import Reading
+from osep.htcondor.recheck import job_constraints
+from osep.htcondor.rights import PUBLISH, SUPER, VACATE, WITHDRAW, needs
+from osep.htcondor.slot_ads import SLOT_ATTRS, check_complete
+from osep.htcondor.state import StateFile
+from osep.htcondor.state_format import MAX_ENTRIES, SavedState, StateError
+from osep.htcondor.vacates import KeptBook, Vacates
 from osep.timing import QUERY, TRANSLATE, Phases
 
 T = TypeVar("T")
 
-MANAGE_CEILING = 532  # the negotiator's command for ceiling leases (HTCondor's MANAGE_CEILING)
-LEASES_SINCE = (25, 11)  # the first HTCondor version whose negotiator takes it
-VACATE_TIMEOUT = 600.0  # after this a vacate that never took effect is forgotten (and logged)
-RECHECK_CHUNK = 100  # jobs per re-check query (a constraint of about 4 KiB)
 HOUR = 3600.0  # how far back the vacates of each job are kept (OSEP_MAX_VACATES_PER_JOB_PER_HOUR)
-
-
-class Vacates:
-    """The vacates this pool sent and that have not taken effect yet: such a job still runs in the
-    schedd's eyes, but the policy must see it VACATING (its slot is on its way to the beneficiary,
-    and it is no victim twice). A job that restarted (another start) is running again."""
-
-    def __init__(self, saved: Iterable[tuple[JobId, float | None, float]] = ()) -> None:
-        # job -> (start of its run, sent at)
-        self._sent: dict[JobId, tuple[float | None, float]] = {j: (start, at) for j, start, at in saved}
-
-    def sent(self, job_id: JobId, start: float | None, at: float) -> None:
-        self._sent[job_id] = (start, at)
-
-    def forget(self, job_id: JobId) -> None:
-        """The vacate was refused: the job stays what it is."""
-        self._sent.pop(job_id, None)
-
-    def entries(self) -> list[tuple[JobId, float | None, float]]:
-        """What the state file keeps, for a ``--once`` run to hand to the next one."""
-        return [(j, start, at) for j, (start, at) in self._sent.items()]
-
-    def state(self, job: Job) -> JobState:
-        sent = self._sent.get(job.id)
-        if job.state is JobState.RUNNING and sent is not None and sent[0] == job.start_time:
-            return JobState.VACATING
-        return job.state
-
-    def settle(self, jobs: Iterable[Job], now: float) -> list[tuple[JobId, float]]:
-        """Forget vacates whose job no longer runs that run; returns those given up on after
-        ``VACATE_TIMEOUT``, with the seconds since each was sent."""
-        still = {j.id for j in jobs if j.state is JobState.VACATING}
-        late = []
-        for job_id, (_, at) in list(self._sent.items()):
-            if job_id not in still:
-                del self._sent[job_id]
-            elif now - at > VACATE_TIMEOUT:
-                late.append((job_id, now - at))
-                del self._sent[job_id]
-        return late
-
-
-class KeptBook(ReservationBook):
-    """The reservation book, as the state file keeps it between ``--once`` runs
-    (:meth:`ReservationBook.entries` and :meth:`ReservationBook.restore`)."""
-
-
-def _call(settings: LiveSettings, what: str, func: Callable[[], T], attempts: int | None = None) -> T:
-    """:meth:`LivePool.call`, for a reader that keeps no pool."""
-    retrying = Retrying(
-        stop=stop_after_attempt(max(1, attempts or settings.retries)),
-        wait=wait_exponential(multiplier=settings.retry_wait, max=30),
-        retry=retry_if_exception_type((htcondor.HTCondorException, OSError)),
-        reraise=False,
-    )
-    try:
-        return retrying(func)
-    except RetryError as exc:
-        cause = exc.last_attempt.exception()
-        raise PoolError(f"{what}: {cause}") from cause
-    except (htcondor.HTCondorException, OSError, ValueError) as exc:
-        raise PoolError(f"{what}: {exc}") from exc
-    except Exception as exc:  # the edge: anything else is the bindings' fault
-        raise PoolError(f"{what}: {type(exc).__name__}: {exc}") from exc
-
-
-def job_constraints(pairs: Iterable[tuple[int, int]], chunk: int = RECHECK_CHUNK) -> list[tuple[str, int]]:
-    """Schedd constraints that select the jobs ``pairs`` names (cluster, proc), at most ``chunk`` jobs
-    each, with how many jobs each names (the most it can match: the query's limit, so that the
-    schedd may stop once it has found them). Built from integers only: a pair that is not two job
-    numbers HTCondor could give (0 to 2^31 - 1) names no job in any queue and is left out."""
-    numbers = sorted({(int(c), int(p)) for c, p in pairs if _job_number(c) and _job_number(p)})
-    step = max(1, chunk)
-    out = []
-    for at in range(0, len(numbers), step):
-        part = numbers[at:at + step]
-        out.append((" || ".join(f"(ClusterId == {c:d} && ProcId == {p:d})" for c, p in part), len(part)))
-    return out
-
-
-def _job_number(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_JOB_NUMBER
-
-
-def knobs(names: Iterable[str]) -> dict[str, str]:
-    """The values of HTCondor configuration knobs that are set (re-read after a reload)."""
-    return {n: str(htcondor.param[n]) for n in names if n in htcondor.param}
-
-
-def reload_config() -> None:
-    htcondor.reload_config()
-
-
-def collector_address(pool: str | None) -> str:
-    """Where osep asks for the pool's collector: ``pool`` (``--pool``, the knob ``OSEP_POOL``), else the
-    HTCondor configuration's ``COLLECTOR_HOST`` ("" if neither is set)."""
-    if pool:
-        return pool
-    return str(htcondor.param["COLLECTOR_HOST"]) if "COLLECTOR_HOST" in htcondor.param else ""
-
-
-def the_collector(pool: str | None) -> str:
-    """The collector as a message names it, with the address it was asked at: every message about a
-    daemon osep could not reach says what it tried to reach."""
-    where = collector_address(pool)
-    return f"the collector at {where}" if where else "the collector (no --pool, OSEP_POOL or COLLECTOR_HOST set)"
-
-
-def address_of(ad: Any) -> str:
-    """A daemon's host and port, from its ad's ``MyAddress`` (``<127.0.0.1:9618?addrs=...>`` gives
-    ``127.0.0.1:9618``); "?" if it has none."""
-    where = ad.get("MyAddress") if ad is not None else None
-    if not isinstance(where, str) or not where.strip("<>"):
-        return "?"
-    return where.strip().lstrip("<").rstrip(">").split("?", 1)[0]
-
-
-def collector_of(pool: str | None) -> Any:
-    """The bindings' collector of ``pool`` (``--pool``, the knob ``OSEP_POOL``), else the HTCondor
-    configuration's own."""
-    return htcondor.Collector(pool) if pool else htcondor.Collector()
-
-
-class _Negotiator:
-    """The :class:`osep.htcondor.ceilings.NegotiatorLink` of a real negotiator."""
-
-    def __init__(self, pool: LivePool, ad: Any) -> None:
-        self._pool = pool
-        self._daemon = htcondor.Negotiator(ad)
-        self.name = str(ad.get("Name", ""))
-        self.leases = takes_leases(ad.get("CondorVersion"))
-        self._ad = ad
-        self._granted = False  # asked once per round of ceilings (osep.htcondor.pinging)
-
-    def ceilings(self) -> dict[str, int]:
-        ads = self._pool.call(f"reading submitter ceilings ({needs(READ_CEILINGS, self.name)})",
-                              self._daemon.getPriorities)
-        out = {}
-        for ad in ads:
-            name, ceiling = ad.get("Name"), ad.get("Ceiling")
-            value = integer(ceiling)
-            if isinstance(name, str) and value is not None:
-                out[name] = value
-        return out
-
-    def set_ceiling(self, submitter: str, value: int, lease: float | None = None) -> None:
-        negotiator = self._daemon
-        if not self._granted:  # SET_CEILING has no answer: a refusal would go unseen
-            answer = ping(self._ad, SET_CEILING.command)
-            if not answer.granted:
-                raise PoolError(f"setting the ceiling of {submitter} ({needs(SET_CEILING, self.name)}): the "
-                                f"negotiator does not grant it (or stopped answering): {answer.problem}")
-            self._granted = True
-        if self.leases:
-            # A lease in force takes no other ceiling (one sent would be undone when it ends): it
-            # is ended first, whether osep set it or not (none in force: refused, harmlessly).
-            self._manage(submitter, {"Action": "cancel"}, check=False)
-            if lease is not None and value >= 0:
-                self._manage(submitter, {"Action": "set", "Ceiling": value,
-                                         "Duration": max(1, math.ceil(lease))})
-                return
-        if value >= 0:
-            self._pool.call(f"setting the ceiling of {submitter} ({needs(SET_CEILING, self.name)})",
-                            lambda: negotiator.setCeiling(submitter, value))
-            return
-        # "No ceiling" is -1 on the wire, which Negotiator.setCeiling refuses to send (it checks
-        # for > -1); the negotiator itself accepts it, so send the command the method would send.
-        from htcondor2 import _negotiator as wire
-
-        self._pool.call(
-            f"lifting the ceiling of {submitter} ({needs(SET_CEILING, self.name)})",
-            lambda: wire._negotiator_command_user_value(
-                negotiator._addr, negotiator._SET_CEILING, submitter, NO_CEILING),
-        )
-
-
-    def _manage(self, submitter: str, what: Mapping[str, Any], check: bool = True) -> None:
-        """The negotiator's ceiling-management command (HTCondor 25.11 and later): one ad out, one
-        back saying whether it was done. The bindings have no call for it but the command that sends
-        an ad and reads one back."""
-        from htcondor2 import htcondor2_impl as wire
-
-        request = classad2.ClassAd({"Submitter": submitter, **what})
-        doing = f"{what['Action']} the ceiling lease of {submitter} ({needs(LEASE_CEILING, self.name)})"
-        reply = self._pool.call(doing, lambda: wire._send_generic_payload_command(
-            self._daemon._addr, MANAGE_CEILING, request._handle), attempts=1 if not check else None)
-        answer = reply[0] if isinstance(reply, tuple) and reply else reply
-        if check and not (hasattr(answer, "get") and answer.get("Success") is True):
-            said = answer.get("ErrorString") if hasattr(answer, "get") else answer
-            raise PoolError(f"{doing}: the negotiator refused: {said}")
-
-
-def takes_leases(version: object) -> bool:
-    """Whether a daemon of this ``CondorVersion`` ("$CondorVersion: 25.14.1 2026-10-16 ... $") takes
-    time-limited ceilings: HTCondor 25.11 and later."""
-    found = re.search(r"\$CondorVersion:\s*(\d+)\.(\d+)\.", version) if isinstance(version, str) else None
-    return found is not None and (int(found[1]), int(found[2])) >= LEASES_SINCE
 
 
 class LivePool:
@@ -356,10 +131,9 @@ class LivePool:
     # -- retries --------------------------------------------------------------------------------
 
     def call(self, what: str, func: Callable[[], T], attempts: int | None = None) -> T:
-        """``func()``, retried with backoff on network and daemon errors; a PoolError if it fails,
-        whatever the bindings raised (a SystemError from a value they cannot send, say): nothing
-        from the pool's edge may stop a cycle, or the daemon."""
-        return _call(self.settings, what, func, attempts)
+        """:func:`osep.htcondor.reach.call` with this pool's settings as they are now (a quick
+        :meth:`release` lowers its retries)."""
+        return call(self.settings, what, func, attempts)
 
     def _collector(self) -> Any:
         return collector_of(self.settings.pool)
@@ -578,7 +352,7 @@ class LivePool:
         accounts = self._accounts.after(leaving) if leaving else self._accounts
         if self.ceilings.unchanged(holding, accounts):
             return  # nothing to change: the negotiator is not even located
-        self.ceilings.sync(_Negotiator(self, self._negotiator()), holding, accounts, self.now,
+        self.ceilings.sync(LiveNegotiator(self, self._negotiator()), holding, accounts, self.now,
                            self.settings.lease)
 
     def _negotiator(self) -> Any:
@@ -653,56 +427,3 @@ def _to_classad_value(value: Any) -> Any:
         return [_to_classad_value(v) for v in value]
     return value
 
-
-# -- the negotiator's group quotas (osep shares --from-pool) -----------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class GroupKnobs:
-    """What :func:`osep.htcondor.quota_shares.translate` needs, read from a pool."""
-
-    knobs: dict[str, str]  # every GROUP_* knob and each of quota_knobs.GLOBAL_KNOBS that is set
-    pool_size: PoolSize  # the pool's size as the negotiator counts it for quotas, and where the knobs were read
-
-
-def read_group_quotas(settings: LiveSettings = LiveSettings(), remote: bool = True) -> GroupKnobs:
-    """The group-quota knobs as the negotiator has them, and the pool's size as it counts it.
-
-    ``remote`` (the default): the running negotiator's own configuration, asked of it over the
-    network (what ``condor_config_val -negotiator`` shows): it holds ``NEGOTIATOR.``-prefixed knobs
-    and what the negotiator last loaded, wherever osep runs. Else this machine's configuration, as
-    this process reads it (no subsystem prefix applies). A PoolError if the negotiator cannot be
-    located or asked; the pool's size is counted where it can be (``pool_size.problem`` says why not)."""
-    collector = collector_of(settings.pool)
-    if remote:
-        ad = _call(settings, f"asking {the_collector(settings.pool)} for the negotiator",
-                   lambda: collector.locate(htcondor.DaemonType.Negotiator))
-        config = _call(settings, f"asking the negotiator at {address_of(ad)} for its configuration",
-                       lambda: htcondor.RemoteParam(ad))
-        names = list(config)
-        source = f"the negotiator {ad.get('Name', '?')}'s own configuration"
-
-        def value(key: str) -> str | None:
-            found = str(_call(settings, f"reading {key} from the negotiator", lambda: config[key]))
-            return None if found == NOT_DEFINED else found
-    else:
-        names = list(htcondor.param)
-        source = "this machine's configuration (not asked of the negotiator)"
-
-        def value(key: str) -> str | None:
-            return str(htcondor.param[key]) if key in htcondor.param else None
-
-    found = {base: text for base, key in reading.negotiator_keys(names).items() if (text := value(key)) is not None}
-    return GroupKnobs(found, replace(_count_pool(settings, collector, found), source=source))
-
-
-def _count_pool(settings: LiveSettings, collector: Any, knobs: Mapping[str, str]) -> PoolSize:
-    """The pool's size as the negotiator counts it for quotas (:func:`osep.htcondor.reading.pool_size`),
-    or why it could not be counted."""
-    constraint = reading.sizing_constraint(knobs)
-    try:
-        ads = _call(settings, f"counting the pool's slots at {the_collector(settings.pool)}",
-                    lambda: collector.query(htcondor.AdTypes.Startd, constraint=constraint, projection=SLOT_FACTS))
-    except PoolError as exc:
-        return PoolSize(problem=str(exc))
-    return reading.pool_size(ads, knobs)

@@ -30,7 +30,7 @@ import htcondor2 as htcondor
 
 import osep
 from osep.errors import PoolError
-from osep.htcondor.live import address_of, collector_of, the_collector
+from osep.htcondor.reach import address_of, collector_of, the_collector
 from osep.tune.candidates import Candidate
 from osep.tune.history import History
 from osep.tune.sweep import Done, Figures, Task

@@ -1,7 +1,7 @@
 """One ping through the bindings (what ``condor_ping`` sends): whether a daemon grants the identity osep
 authenticates as a command, asked without the command being carried out.
 
-:mod:`osep.htcondor.probe` probes every right this way before a run; :mod:`osep.htcondor.live` asks
+:mod:`osep.htcondor.probe` probes every right this way before a run; :mod:`osep.htcondor.negotiator` asks
 the negotiator before each round of ceilings, because SET_CEILING is sent without an answer: a
 negotiator that no longer grants ADMINISTRATOR drops it in silence, and osep would take the hold for
 set and vacate for nothing.

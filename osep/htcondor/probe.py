@@ -34,8 +34,10 @@ import htcondor2 as htcondor
 from osep.config.livepool import LiveSettings
 from osep.core.model import Snapshot
 from osep.htcondor import rights as r
-from osep.htcondor.live import LivePool, collector_of, takes_leases, the_collector
+from osep.htcondor.live import LivePool
+from osep.htcondor.negotiator import takes_leases
 from osep.htcondor.pinging import FAULTS, ping, problem
+from osep.htcondor.reach import collector_of, the_collector
 from osep.htcondor.rights import DaemonProbe, Finding, Ping, Right
 
 PROBE_SECONDS = 20.0  # what one daemon's probes may take, as long as the bindings give a query

@@ -2,7 +2,7 @@
 
 Pure: configuration values in (a mapping of knob names to the strings HTCondor's ``param`` gives),
 the groups as the negotiator has them out, each with its quota as configured and every value it
-would stop on kept as a problem. :func:`osep.htcondor.live.read_group_quotas` reads the values from
+would stop on kept as a problem. :func:`osep.htcondor.group_reader.read_group_quotas` reads the values from
 the negotiator; :mod:`osep.htcondor.quota_shares` hands the quotas down from the pool's size and
 writes them as an osep policy tree. What HTCondor does with the values is taken from its source,
 not from memory: ``GroupEntry::hgq_construct_tree`` (the tree, and how each quota is read) in

@@ -1,7 +1,8 @@
 """The live pool's reading side without the network: what the collector, the schedds and the
 negotiator answered, read into a snapshot's parts and into the pool's size as the negotiator counts
-it. :mod:`osep.htcondor.live` asks (it alone imports ``htcondor2``) and keeps what the pool keeps;
-each ad is read by :mod:`osep.htcondor.ads`. No pool, no state but what one snapshot gathers.
+it. :mod:`osep.htcondor.live` asks (through the bindings, ``htcondor2``) and keeps what the pool
+keeps; each ad is read by :mod:`osep.htcondor.job_ads` or :mod:`osep.htcondor.slot_ads`. No pool, no
+state but what one snapshot gathers.
 """
 
 from __future__ import annotations
@@ -15,21 +16,12 @@ import classad2
 
 from osep.core.model import Job, JobState, Slot
 from osep.htcondor import quota_knobs
-from osep.htcondor.ads import (
-    Accounts,
-    AdTally,
-    BadAd,
-    IdleGroup,
-    JobAd,
-    integer,
-    slot_weights,
-    to_idle,
-    to_job,
-    to_slots,
-)
+from osep.htcondor.ads import BadAd, integer
+from osep.htcondor.job_ads import Accounts, AdTally, IdleGroup, JobAd, to_idle, to_job
 from osep.htcondor.quota_shares import PoolSize
+from osep.htcondor.slot_ads import slot_weights, to_slots
 
-# How the pool sees a job it read: one it is vacating is VACATING (``Vacates.state`` in live.py).
+# How the pool sees a job it read: one it is vacating is VACATING (``Vacates.state`` in vacates.py).
 Seen = Callable[[Job], JobState]
 # The owner tree's placing of accounting names (None: the owner is the ad's own), as LiveSettings has it.
 Naming = Callable[[str], str] | None

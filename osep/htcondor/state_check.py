@@ -20,7 +20,8 @@ import os
 from pathlib import Path
 
 from osep.htcondor.rights import FAIL, OK
-from osep.htcondor.state import LOCK_SUFFIX, StateError, printable, read_state
+from osep.htcondor.state import LOCK_SUFFIX, printable, read_state
+from osep.htcondor.state_format import StateError
 
 
 def inspect(path: Path | None) -> tuple[str, str]:

@@ -26,8 +26,7 @@ def doctor(pool: str | None, policy_file: Path | None, state_file: Path | None, 
     the pool, and the state file. Exit status 0 only if a run would work."""
     from osep.config.policy import load_policy
     from osep.core.policy import decide
-    from osep.htcondor import live as condor
-    from osep.htcondor import probe, state_check
+    from osep.htcondor import probe, reach, state_check
     from osep.htcondor.policy_check import policy_findings
     from osep.htcondor.rights import FAIL, OK, WARN, Finding, by_daemon, unreached
     from osep.ui import render
@@ -35,7 +34,7 @@ def doctor(pool: str | None, policy_file: Path | None, state_file: Path | None, 
     overrides = Overrides(pool=pool, policy_file=policy_file, state_file=state_file)
     rows = [Finding("bindings", "htcondor2", OK, f"HTCondor {probe.bindings_version()}")]
     try:
-        settings = parse_knobs(condor.knobs(KNOBS), overrides)
+        settings = parse_knobs(reach.knobs(KNOBS), overrides)
     except ConfigError as exc:
         rows.append(Finding("configuration", "knobs", FAIL, str(exc)))
         settings = parse_knobs({}, overrides)

@@ -124,12 +124,11 @@ def shares(file: Path | None, from_pool: bool, pool: str | None, models: tuple[s
 
 def _shares_from_pool(pool: str | None) -> None:
     from osep.config.livepool import LiveSettings
-    from osep.htcondor import live as condor
-    from osep.htcondor import quota_shares
+    from osep.htcondor import group_reader, quota_shares, reach
     from osep.htcondor.reading import classad_value
 
-    settings = parse_knobs(condor.knobs(KNOBS), Overrides(pool=pool))
-    read = condor.read_group_quotas(LiveSettings(pool=settings.pool, retries=1))
+    settings = parse_knobs(reach.knobs(KNOBS), Overrides(pool=pool))
+    read = group_reader.read_group_quotas(LiveSettings(pool=settings.pool, retries=1))
     result = quota_shares.translate(read.knobs, read.pool_size, classad_value)
     click.echo(result.text, nl=False)
     if result.problems:  # each is a comment in the text too

@@ -82,6 +82,7 @@ def run(ctx: click.Context, once: bool, dry_run: bool | None, pool: str | None,
     from osep.config.knobs import KNOB_SOURCE, RunSettings, load_run_settings
     from osep.enforce.daemon import Daemon
     from osep.htcondor import live as condor
+    from osep.htcondor import reach
     from osep.htcondor.probe import check_at_start
 
     if once and metrics_port:
@@ -97,9 +98,9 @@ def run(ctx: click.Context, once: bool, dry_run: bool | None, pool: str | None,
     def load() -> RunSettings:
         nonlocal first
         if not first:
-            condor.reload_config()
+            reach.reload_config()
         first = False
-        loaded = load_run_settings(condor.knobs(KNOBS), overrides)
+        loaded = load_run_settings(reach.knobs(KNOBS), overrides)
         if loaded.daemon.state_file is None and not loaded.daemon.dry_run:
             # Every ceiling is recorded there before it is set, so that none is ever left behind.
             raise ConfigError(KNOB_SOURCE, "OSEP_STATE_FILE",
@@ -165,8 +166,9 @@ def release(pool: str | None, state_file: Path | None) -> None:
     """Lift every negotiator ceiling osep set and has not lifted (after the last `run --once`)."""
     from osep.config.knobs import live_settings
     from osep.htcondor import live as condor
+    from osep.htcondor import reach
 
-    settings = parse_knobs(condor.knobs(KNOBS), Overrides(pool=pool, state_file=state_file))
+    settings = parse_knobs(reach.knobs(KNOBS), Overrides(pool=pool, state_file=state_file))
     if settings.state_file is None:
         raise OsepError("no state file: set OSEP_STATE_FILE or pass --state-file")
     live = condor.LivePool(live_settings(settings))  # takes the state file's lock and reads it
@@ -222,6 +224,7 @@ def report(pool: str | None, policy_file: Path | None, sort: str, tree: bool, st
     it). With --history: what the loop did, to whom and why, between two times."""
     from osep.config.knobs import live_settings
     from osep.htcondor import live as condor
+    from osep.htcondor import reach
     from osep.ui import render
     from osep.ui.reports import history_report, parse_time, pool_report
 
@@ -231,7 +234,7 @@ def report(pool: str | None, policy_file: Path | None, sort: str, tree: bool, st
         raise click.UsageError("--pool, --policy-file and --tree do not go with --history")
     if history and state_file:
         raise click.UsageError("--state-file does not go with --history")
-    settings = parse_knobs(condor.knobs(KNOBS),
+    settings = parse_knobs(reach.knobs(KNOBS),
                            Overrides(pool=pool, policy_file=policy_file, log=decisions, state_file=state_file))
     if history:
         from osep.replay.decisions import read_decisions
@@ -270,7 +273,8 @@ def read_held(path: Path | None, charged: Mapping[str, set[str]]) -> Held:
     read as ``osep release`` reads it but without its lock, which a running osep holds (the file is
     replaced whole, never written in place); why there are none to show if the file is not given,
     absent or unreadable (that is no error: the report goes on without them)."""
-    from osep.htcondor.state import StateError, read_state
+    from osep.htcondor.state import read_state
+    from osep.htcondor.state_format import StateError
     from osep.ui.reports import Held
 
     if path is None:

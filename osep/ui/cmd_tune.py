@@ -228,14 +228,14 @@ def _runner(on_pool: bool, processes: int | None, pool: str | None, schedd: str 
     if processes is not None:
         raise click.UsageError("--processes goes with runs on this machine, not --on-pool")
     from osep.config.knobs import KNOBS, Overrides, parse_knobs
-    from osep.htcondor import live
+    from osep.htcondor import reach
     from osep.htcondor.onpool import OnPool, PoolRunner, parse_submit
 
     try:
         commands = tuple(parse_submit(pool_submit))
     except ValueError as exc:
         raise click.UsageError(f"--pool-submit {exc}") from None
-    pool = parse_knobs(live.knobs(KNOBS), Overrides(pool=pool)).pool
+    pool = parse_knobs(reach.knobs(KNOBS), Overrides(pool=pool)).pool
     return PoolRunner(OnPool(pool, schedd, batch, pool_python, commands), warn)
 
 

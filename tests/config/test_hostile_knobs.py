@@ -56,12 +56,12 @@ def _guarded(args):
 def test_hostile_knob_values_are_one_line_naming_the_knob(knob, condor, tmp_path):
     bad_policy = tmp_path / "policy.toml"
     bad_policy.write_text("[owners]\na = -1\n")  # so that a run that gets past its knobs stops here
-    from osep.htcondor import live
+    from osep.htcondor import reach
 
     rejected = 0
     for value in HOSTILE:
         condor(**{"OSEP_POLICY_FILE": str(bad_policy), knob: value})
-        given = live.knobs(KNOBS)  # what the bindings make of it
+        given = reach.knobs(KNOBS)  # what the bindings make of it
         result = _guarded(["run", "--once"])
         assert result.exception is None or isinstance(result.exception, SystemExit), (value, result.exception)
         assert result.exit_code == 2 and not result.stdout, (value, result.stderr)

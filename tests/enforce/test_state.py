@@ -22,7 +22,9 @@ from click.testing import Result
 from builders import cli_runner
 from fakecondor import NEGOTIATOR, FakeCondor
 from osep.htcondor import state as state_module
-from osep.htcondor.state import StateError, checksum, read_state
+from osep.htcondor import state_format
+from osep.htcondor.state import read_state
+from osep.htcondor.state_format import StateError, checksum
 from osep.ui.cli import cli
 
 pytestmark = pytest.mark.usefixtures("signals_restored")  # osep run installs its handlers here
@@ -426,7 +428,7 @@ def _lay_out(state: Path, content: bytes | str, pristine: bytes, patch: pytest.M
         os.symlink("/dev/zero", state)
     elif content == "huge":
         with state.open("wb") as handle:
-            handle.truncate(state_module.MAX_BYTES + 1)
+            handle.truncate(state_format.MAX_BYTES + 1)
     else:
         state.write_bytes(pristine)
         if content == "leftover-temp":

@@ -15,10 +15,11 @@ from structlog.testing import capture_logs
 
 from osep.config.livepool import LiveSettings
 from osep.errors import PoolError
-from osep.htcondor.ads import Accounts
 from osep.htcondor.ceilings import Ceilings
+from osep.htcondor.job_ads import Accounts
 from osep.htcondor.live import LivePool
-from osep.htcondor.state import SavedState, StateError, StateFile, read_state
+from osep.htcondor.state import StateFile, read_state
+from osep.htcondor.state_format import SavedState, StateError
 
 LOG = structlog.get_logger("osep")
 
@@ -637,7 +638,7 @@ def test_a_lapsed_lease_is_taken_as_lifted_quietly(tmp_path, verbose_logs):
     ("25.14.1", False), (None, False), (25, False), ("", False),
 ])
 def test_leases_are_taken_from_25_11_on(version, takes):
-    from osep.htcondor.live import takes_leases
+    from osep.htcondor.negotiator import takes_leases
 
     assert takes_leases(version) is takes
 

@@ -26,7 +26,7 @@ from osep.core.model import JobId, JobState
 from osep.core.policy import PolicySettings
 from osep.core.resources import Unit
 from osep.core.shares import ShareTable
-from osep.htcondor.ads import owner_of
+from osep.htcondor.job_ads import owner_of
 from osep.htcondor.live import LivePool
 
 NOW = 1_700_000_000

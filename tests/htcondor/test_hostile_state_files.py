@@ -39,7 +39,7 @@ from builders import places
 from osep.config.toml import escape
 from osep.core.model import JobId
 from osep.core.reservations import Reservation
-from osep.htcondor.state import MAX_BYTES, CeilingRecord, SavedState, checksum, encode
+from osep.htcondor.state_format import MAX_BYTES, CeilingRecord, SavedState, checksum, encode
 
 SEED = 20261128
 GUARD = 20  # seconds: a case still running after this long is a hang

@@ -1,5 +1,6 @@
-"""The HTCondor adapter without a pool: the ClassAd tables of osep/htcondor/ads.py on ads built by
-hand, and the live pool's own view of a job it is vacating (the ceilings: test_ceilings.py)."""
+"""The HTCondor adapter without a pool: the ClassAd tables of osep/htcondor/job_ads.py and
+slot_ads.py on ads built by hand, and the live pool's own view of a job it is vacating (the ceilings:
+test_ceilings.py)."""
 
 from __future__ import annotations
 
@@ -16,17 +17,11 @@ from osep.core.policy import PolicySettings, decide
 from osep.core.shares import ShareTable
 from osep.errors import PoolError
 from osep.htcondor import reading
-from osep.htcondor.ads import (
-    JOB_CONSTRAINT,
-    Accounts,
-    AdTally,
-    BadAd,
-    check_complete,
-    owner_of,
-    to_job,
-    to_slots,
-)
-from osep.htcondor.live import LivePool, Vacates
+from osep.htcondor.ads import BadAd
+from osep.htcondor.job_ads import JOB_CONSTRAINT, Accounts, AdTally, owner_of, to_job
+from osep.htcondor.live import LivePool
+from osep.htcondor.slot_ads import check_complete, to_slots
+from osep.htcondor.vacates import Vacates
 from osep.timing import Clocks, Phases
 
 

@@ -21,18 +21,10 @@ from osep.core.plan import Target, VictimOrder
 from osep.core.policy import PolicySettings, decide
 from osep.core.resources import Unit
 from osep.core.shares import ShareTable
-from osep.htcondor.ads import (
-    JOB_ATTRS,
-    JOB_CONSTRAINT,
-    Accounts,
-    AdTally,
-    BadAd,
-    IdleGroup,
-    to_idle,
-    to_job,
-    to_slots,
-)
+from osep.htcondor.ads import BadAd
+from osep.htcondor.job_ads import JOB_ATTRS, JOB_CONSTRAINT, Accounts, AdTally, IdleGroup, to_idle, to_job
 from osep.htcondor.live import LivePool
+from osep.htcondor.slot_ads import to_slots
 
 E = classad2.ExprTree
 NOW = 1_700_000_000

@@ -15,7 +15,8 @@ from osep.config.livepool import LiveSettings
 from osep.core.model import JobId, JobState
 from osep.core.policy import PolicySettings, decide
 from osep.core.shares import ShareTable
-from osep.htcondor.live import RECHECK_CHUNK, LivePool, job_constraints
+from osep.htcondor.live import LivePool
+from osep.htcondor.recheck import RECHECK_CHUNK, job_constraints
 from osep.replay.damage import MAX_JOB_NUMBER
 
 SECOND = "schedd2@cm"

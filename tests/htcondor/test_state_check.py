@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from osep.htcondor.state import SavedState, StateFile, write_state
+from osep.htcondor.state import StateFile, write_state
 from osep.htcondor.state_check import inspect
+from osep.htcondor.state_format import SavedState
 
 
 def fresh(tmp: Path) -> Path:

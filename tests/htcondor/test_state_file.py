@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from osep.core.model import JobId
 from osep.core.reservations import Reservation
-from osep.htcondor.state import (
+from osep.htcondor.state import StateFile, read_state
+from osep.htcondor.state_format import (
     MAX_BYTES,
     MAX_ENTRIES,
     MAX_RECENT,
@@ -21,11 +22,9 @@ from osep.htcondor.state import (
     CeilingRecord,
     SavedState,
     StateError,
-    StateFile,
     checksum,
     decode,
     encode,
-    read_state,
 )
 
 FULL = SavedState(
@@ -375,7 +374,8 @@ print(usage.ru_maxrss, os.waitstatus_to_exitcode(status))
 """
 _READ = """import sys
 from pathlib import Path
-from osep.htcondor.state import StateError, read_state
+from osep.htcondor.state import read_state
+from osep.htcondor.state_format import StateError
 try:
     read_state(Path(sys.argv[1]))
 except StateError:

@@ -1,5 +1,5 @@
 """The negotiator's group quotas read from the real test pool and written as an osep policy tree
-(osep.htcondor.live.read_group_quotas and osep.htcondor.quota_shares): what the running negotiator says,
+(osep.htcondor.group_reader.read_group_quotas and osep.htcondor.quota_shares): what the running negotiator says,
 checked against the quotas it works out itself (its accounting ads' SubtreeQuota)."""
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ GROUP_ACCEPT_SURPLUS_group_chem = False
 READ = """
 import json, sys
 import htcondor2
-from osep.htcondor import live, quota_shares, reading
-read = live.read_group_quotas(remote=sys.argv[1] == "remote")
+from osep.htcondor import group_reader, quota_shares, reading
+read = group_reader.read_group_quotas(remote=sys.argv[1] == "remote")
 result = quota_shares.translate(read.knobs, read.pool_size, reading.classad_value)
 ads = htcondor2.Collector().query(htcondor2.AdTypes.Accounting, constraint="IsAccountingGroup =?= true",
                                   projection=["Name", "SubtreeQuota"])

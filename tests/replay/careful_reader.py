@@ -10,17 +10,17 @@ from pathlib import Path
 from typing import BinaryIO
 
 from osep.errors import LogError
-from osep.htcondor.eventlog import (
+from osep.htcondor.event_text import (
     BAD_OWNER,
     CUT_OFF,
     HEADER_START,
     NO_SYNC,
     NOT_EVENTS,
-    TAIL,
     TOO_LONG,
     UNKNOWN_TYPE,
-    _event,
+    read_event,
 )
+from osep.htcondor.eventlog import TAIL
 from osep.replay.damage import MAX_RECORD_BYTES, Damage, brief, regular_file
 from osep.replay.events import LogEvent
 
@@ -71,7 +71,7 @@ def careful_read(path: Path, warn: Callable[[str], None], block: int = BLOCK,
                 position += 1
                 if tail is not None:
                     damage.add(name, f"event {position}", NO_SYNC)
-                found = _event(text[head:tail], year, name, position)
+                found = read_event(text[head:tail], year, name, position)
                 if isinstance(found, str):
                     where = (f"event {position} (type {int(text[head:head + 3])})"
                              if found == UNKNOWN_TYPE else f"event {position}, byte {start + head}")

@@ -14,7 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from osep.errors import LogError
-from osep.htcondor.eventlog import KNOWN_EVENT_TYPES, _minute, read_event_log
+from osep.htcondor.event_text import KNOWN_EVENT_TYPES, minute_time
+from osep.htcondor.eventlog import read_event_log
 from tests.replay.careful_reader import careful_read
 
 PIECES = [
@@ -75,7 +76,7 @@ def test_a_minute_and_its_seconds_are_the_careful_local_time(zone):
             for hour in range(4):
                 for minute in (0, 1, 29, 30, 59):
                     text = f"{day} {hour:02d}:{minute:02d}".encode()
-                    base = _minute(text)
+                    base = minute_time(text)
                     for second in (0, 1, 30, 59):
                         whole = datetime.datetime(int(day[:4]), int(day[5:7]), int(day[8:]), hour,
                                                   minute, second).timestamp()

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from osep.config.policy import load_policy
 from osep.core.model import JobId
 from osep.errors import LogError, OsepError
-from osep.htcondor import eventlog
+from osep.htcondor import event_text
 from osep.htcondor.eventlog import read_event_log, read_event_rows
 from osep.replay.decisions import read_decisions, vacates_in_order
 from osep.replay.study import LogSource, WhatIf, study
@@ -289,12 +289,12 @@ def as_htcondor_reads_it(path: Path) -> list[tuple]:
     out: list[tuple] = []
     for raw in htcondor.JobEventLog(str(path)).events(0):
         number = int(raw["EventTypeNumber"])
-        if number == eventlog.AD_INFORMATION:
+        if number == event_text.AD_INFORMATION:
             if out and out[-1][1:3] == (raw.cluster, raw.proc):
                 group = raw.get("AcctGroup")
                 out[-1] = (*out[-1][:-1], group if isinstance(group, str) else raw["Owner"])
             continue
-        kind = eventlog.EVENT_KINDS.get(number)
+        kind = event_text.EVENT_KINDS.get(number)
         if kind is None:
             continue
         when = datetime.datetime.fromisoformat(str(raw["EventTime"])).timestamp()
