@@ -1,14 +1,15 @@
 """Negotiator submitter ceilings: how a hold is enforced on a live pool, and how it is undone.
 
 A held owner's submitters get a ceiling of what they run after the cycle's vacates plus the plan's
-allowance; a released one's get back what they had before. docs/policy.md gives the rule, and the
-leases of HTCondor 25.11 and later. Whose a ceiling is, is decided by what the negotiator has: a
-value osep set (on record as a :class:`osep.htcondor.state.CeilingRecord`) is osep's; any other is
-the administrator's: osep never lifts it, and holds below it. A ceiling is recorded before it is sent (write-ahead),
-so a run that dies at any point leaves a state file that names it. If the state file cannot be
-written no new ceiling is set; lifting needs no record. A command that fails may have reached the
-negotiator, so both values stay on record until it is read again. The negotiator is reached through
-a :class:`NegotiatorLink` (the bindings, in :mod:`osep.htcondor.live`; a fake in the tests).
+allowance, split over them; a released owner's get back what they had before. docs/policy.md gives
+the rule, and the leases of HTCondor 25.11 and later. Whose a ceiling is, is decided by what the
+negotiator has: a value osep set (on record as a :class:`osep.htcondor.state.CeilingRecord`) is
+osep's; any other is the administrator's: osep never lifts it, and holds below it. A ceiling is
+recorded before it is sent (write-ahead), so a run that dies at any point leaves a state file that
+names it. If the state file cannot be written no new ceiling is set; lifting needs no record. A
+command that fails may have reached the negotiator, so both values stay on record until it is read
+again. The negotiator is reached through a :class:`NegotiatorLink` (the bindings, in
+:mod:`osep.htcondor.live`; a fake in the tests).
 """
 
 from __future__ import annotations

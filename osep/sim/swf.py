@@ -1,10 +1,10 @@
 """Workloads in the Standard Workload Format (the Parallel Workloads Archive) as simulator jobs.
 
-Each record becomes a :class:`osep.sim.specs.JobSpec` of its processors as cores, owned as the
-``owners`` key says. What the format's definition says is no job (a partial execution, an undefined
-status, no submit time, no run time, no processors...) is left out and counted per reason, with the
-first few line numbers; no record stops the reading. docs/simulate.md lists the fields read and every
-reason.
+Each record becomes a :class:`osep.sim.specs.JobSpec` of its processors as cores, owned as
+``owners`` says (``user``, ``group``, ``queue``, ``partition`` or ``group.user``). What the format's
+definition says is no job (a partial execution, an undefined status, no submit time, no run time, no
+processors...) is left out and counted per reason, with the first few line numbers; no record stops
+the reading. docs/simulate.md lists the fields read and every reason.
 
 What a log may cost is bounded (:mod:`osep.bounds`). Past a bound the reading stops with one
 :class:`TraceError` naming it, rather than skipping on: a line of 64 KiB or a million lines of junk is
