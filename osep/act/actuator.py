@@ -1,33 +1,14 @@
 """Where plans become actions, and so where every safety rule lives.
 
-The policy may plan whatever it likes; only this module touches a pool, and it refuses to act when:
-
-- the loop runs observe-only (dry run): everything is logged, nothing is sent (each hold it would
-  set is logged as its own ``action`` event, ``kind`` hold, ``outcome`` dry-run);
-- the cycle's vacate cap is reached (a second guard behind the policy's own ``p``);
-- any other vacate of the same room may not go (a room made by several vacates on one partitionable
-  slot is made whole or not at all, and kept for its beneficiary only if made);
-- the victim changed since the snapshot (gone, no longer running, restarted: another start time,
-  moved to another slot, now another owner's, or now transferring its output or suspended);
-- the victim has run for less than the minimum run time (it is left alone; as it ages it becomes
-  eligible, so this delays enforcement by at most that minimum);
-- the job was already vacated too often within the last hour.
-
-A vacate whose answer never came (:class:`osep.errors.UnknownOutcome`) may have gone through: it is
-reported as failed, but counted as sent (for the caps) and the room it was for is kept for its
-beneficiary; the pool shows the job as vacating until it is seen to have left or restarted.
-
-The holds are set before any vacate is sent, each held owner at what it will run once the cycle's
-vacates are done: no negotiation cycle falls between a vacate and the hold that keeps its room. If
-the holds cannot be set, no vacate is sent that cycle.
-
-The victims of a plan are re-checked together, in one look at the pool (one query per schedd, not one
-per job), before any of them is vacated. A look that fails (whatever it raises) fails the re-check of
-every victim it was for, logged once as ``recheck_failed`` with their number; nothing is vacated
-unchecked, and the rest of the plan (holds, claims) and the cycle go on.
-
-A fault in one action (whatever it raises) is that action's failure, logged; the others, and the
-cycle, go on. A vacate that failed that way may have been sent: it too counts as possibly done.
+The policy may plan whatever it likes; only this module touches a pool. It refuses a vacate in dry
+run, past the cycle's cap, when the victim changed since the snapshot, ran less than the minimum run
+time or was vacated too often this hour, and when another vacate for the same room may not go.
+docs/policy.md gives each refusal. Holds are set before any vacate is sent, so no negotiation cycle
+falls between a vacate and the hold that keeps its room; if they cannot be set, no vacate is sent.
+The victims are re-checked together in one look at the pool; a look that fails fails every re-check
+it was for, so nothing is vacated unchecked. A fault in one action is that action's failure, logged;
+the rest of the cycle goes on. A vacate that may have gone through (no answer, or a fault) counts as
+sent for the caps, and the room it was for stays kept.
 """
 
 from __future__ import annotations

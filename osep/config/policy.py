@@ -1,45 +1,9 @@
-"""Policy files.
+"""Policy files: the ``[policy]`` and ``[owners]`` tables, flat or as a tree of groups.
 
-A policy file is TOML with two tables::
-
-    [policy]
-    target = "owner"           # or "feasible"
-    victim_order = "wallclock" # or "lost-work"
-    max_vacates = 10           # p; omit for the largest owner share
-    interval = 300             # t, seconds between cycles
-    min_run_time = 0           # never vacate a job that has run less than this (s)
-    unit = "slots"             # or "cpus", "memory", "gpus", "disk", "dominant"
-    excess = "fairshare"       # simulations: the negotiator order OSEP runs over, and so how
-                               # what owners leave unused is shared: "fairshare", "slurm",
-                               # "share", "grid", "cambridge" or "greedy" (needs target = "owner"
-                               # for any but "fairshare"; a live pool's is its negotiator's)
-
-    [owners]
-    atlas = 10                 # in the unit: slots, cores, MiB (or "1.5 TiB"), GPUs or KiB of
-                               # disk (or "20 TiB"); or "30%"
-    cms = { share = 10 }       # the same, as a table
-    physics = { cpus = 400, memory = "1.5 TiB", gpus = 8 }   # per resource (unit = "dominant")
-
-or, as a tree of groups, subgroups and users (:mod:`osep.core.tree`)::
-
-    [owners.group_physics]
-    share = "60%"              # of the pool at the top level
-    [owners.group_physics.cms]
-    share = "50%"              # of group_physics's share below it; or an amount of the unit
-    [owners.group_physics.cms.alice]
-    share = 1
-
-A table with a table inside it is a group: ``share`` is its own share and every table in it is a
-member, named by the path of keys (``group_physics.cms.alice``, as HTCondor names accounting groups).
-A tree is in one resource (not ``dominant``); among siblings, shares are all amounts or all
-percentages of the parent's share.
-
-With one resource as the unit, every share is an amount of it (a table may name it: ``{ cpus = 40 }``);
-naming another resource would be ignored, so it is an error. With ``dominant``, every share is a table
-of the resources the owner contributed. Amounts are all absolute or all percentages of the pool.
-
-Everything is checked on load into frozen objects. Any problem raises :class:`ConfigError` naming the
-file, the dotted key and what is wrong; nothing half-loaded is ever returned.
+docs/configuration.md gives the layout, the units of a share and the rules of an owner tree
+(:mod:`osep.core.tree` is its model). Everything is checked on load into frozen objects. Any problem
+raises :class:`ConfigError` naming the file, the dotted key and what is wrong; nothing half-loaded is
+ever returned.
 """
 
 from __future__ import annotations

@@ -1,27 +1,10 @@
 """A file for ``osep shares``: a policy (its ``[owners]``, flat or a tree) plus a table of usage.
 
-::
-
-    [policy]
-    unit = "cpus"
-    [owners.A]
-    share = 40
-    [owners.A.B]
-    share = 30
-    [owners.A.B.user1]
-    share = 1
-    ...
-    [usage]                   # per leaf, by full dotted name, any non-negative number
-    "A.B.user1" = 0.2         # (or unquoted, A.B.user1 = 0.2: the nested keys are joined by ".")
-    [pool]
-    usage = 1.0               # optional: the pool's whole usage, when the leaves above do not
-                              # account for all of it; by default their sum
-
-Usage is only given for leaves (users or owners): a group's usage is what its members used. A name in
-``[usage]`` that is not a leaf of the tree is an error, as is any other problem in the file
-(:class:`osep.errors.ConfigError`, naming the file and the key). A policy file without ``[usage]``,
-and a scenario (its ``[policy]`` and ``[owners]``; the rest of it is the simulation's), read as
-shares with no usage: every leaf's is 0.
+docs/fairshare.md gives the layout: usage per leaf by full dotted name in ``[usage]``, and an optional
+``[pool] usage``. A group's usage is its members'. A name in ``[usage]`` that is not a leaf, or any
+other problem, is a :class:`osep.errors.ConfigError` naming the file and the key. A policy file
+without ``[usage]``, and a scenario (its ``[policy]`` and ``[owners]``), read as shares with no
+usage: every leaf's is 0.
 """
 
 from __future__ import annotations

@@ -1,24 +1,13 @@
 """The one book of reservations and holds, kept by every pool adapter under the same rules.
 
-A reservation says that room on a place (a static slot, or part of a partitionable slot) is on its
-way to an owner for one job of a given shape: the policy freed it (vacates) or found it free (a claim)
-for that owner, and the next negotiation should hand it over. Until then the adapter shows it on its
-snapshot (:attr:`osep.core.model.Snapshot.kept`), so that the policy counts the room as the owner's
-and does not vacate twice for the same deficit. A reservation ends:
-
-- when the negotiator hands its room over, used or not (:meth:`ReservationBook.take`, where the
-  pool's negotiator is modelled; :meth:`ReservationBook.handed_over` when a job starts there);
-- when its owner runs as many jobs as it did when the slot was reserved plus the reservations made
-  for it in the same cycle (the slot, or an equivalent one, reached it);
-- when its owner has no idle job left to put there;
-- at the latest ``lifetime`` seconds after it was made.
-
-A hold caps, until the next cycle, how many more cores an owner may still be given (the plan's
-allowance). The live pool turns holds into negotiator ceilings; the simulated negotiator asks
-:meth:`ReservationBook.may_match` and reports each match.
-
-Time is always passed in: each adapter uses its own single clock (the simulator's virtual time, the
-live pool's snapshot time).
+A reservation says that room on a place is on its way to an owner for one job of a given shape. The
+adapter shows it on its snapshot (:attr:`osep.core.model.Snapshot.kept`), so that the policy counts
+the room as the owner's and does not vacate twice for the same deficit. A reservation ends when the
+negotiator hands its room over (:meth:`ReservationBook.take`), when its owner runs as many jobs as
+it did when it was made plus the others made for it that cycle, when its owner has no idle job left
+to put there, or ``lifetime`` seconds after it was made. A hold caps how many more cores an owner may
+be given until the next cycle: a live pool turns it into a ceiling, the simulated negotiator asks
+:meth:`ReservationBook.may_match`. Time is always passed in: each adapter uses its own single clock.
 """
 
 from __future__ import annotations

@@ -1,21 +1,12 @@
 """What capacity is counted in, and how much of its entitlement an owner holds.
 
-Every job and every place in a pool is described by the same few resources: ``slots`` (one per job,
-the paper's model), ``cpus``, ``memory`` (MiB), ``gpus`` and ``disk`` (KiB, as HTCondor counts it).
-Amounts are kept as a :data:`Vec` with one entry per resource, in the order of :data:`RESOURCES`. A
-running job holds ``(1, cpus, memory, gpus, disk)``.
-
-The policy measures every owner in one :class:`Unit`:
-
-- ``slots``, ``cpus``, ``memory``, ``gpus`` or ``disk``: what it holds of that one resource, against its share
-  of that resource; the others only decide where a job fits;
-- ``dominant``: its position is the largest of its holding/share ratios over the resources its share
-  names (1.0 is exactly its share), so an owner using every GPU with few cores is over share. A
-  resource the share does not name does not count for the owner; one it names with 0 counts
-  infinitely (any use of it is over share). Owners without a share are measured by their largest
-  fraction of the pool's capacity instead, and are entitled to nothing.
-
-Where a job fits is a separate question answered in one place: :func:`fits`.
+Every job and every place is described by the same few resources: ``slots``, ``cpus``, ``memory``
+(MiB), ``gpus`` and ``disk`` (KiB, as HTCondor counts it), kept as a :data:`Vec` in the order of
+:data:`RESOURCES`; a running job holds ``(1, cpus, memory, gpus, disk)``. The policy measures every
+owner in one :class:`Unit`: one resource against its share of it, or ``dominant``, the largest of its
+holding/share ratios. docs/policy.md (step 0) says how each unit measures an owner, and why
+``dominant`` and not a weighted sum. Where a job fits is a separate question answered in one place:
+:func:`fits`.
 """
 
 from __future__ import annotations

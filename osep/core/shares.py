@@ -1,25 +1,12 @@
 """Owner shares and feasible shares.
 
-Owner share a_i: the capacity owner i contributed. Owners the policy file does not name have a_i = 0
-(non-owners): they run only on capacity nobody entitled is asking for.
-
-Feasible share fes_i = min(a_i + excess_i, d_i): what owner i should hold right now given every owner's
-demand d_i. The rule used for the excess (the paper leaves it open) is max-min water-filling with equal
-weights:
-
-1. every owner first gets min(a_i, d_i);
-2. the capacity left over (shares of owners who want less than their share, plus any capacity no owner
-   contributed) is split equally among owners whose demand is still unmet; an owner whose remaining
-   demand is below its equal portion takes only what it needs and the rest is split again.
-
-Non-owners take part in step 2 like anyone else, so idle capacity is never withheld from them. The
-result satisfies sum(fes_i) = min(capacity, sum(d_i)): exactly the capacity demand can use.
-
-Shares are given per resource (:mod:`osep.core.resources`): a plain number is a share in slots, a
-table names cpus, memory (MiB) and GPUs. When less of a resource is present than the shares of it add
-up to (machines down or drained), every share of it is scaled by capacity / sum(a_i), so entitlements
-stay proportional to contributions. Water-filling works in any one resource; with the dominant unit
-only owner shares are available as targets (see :class:`osep.core.policy.PolicySettings`).
+An owner share ``a_i`` is the capacity owner ``i`` contributed; owners the policy does not name have
+0. The feasible share ``fes_i = min(a_i + excess_i, d_i)`` splits the excess by max-min water-filling
+with equal weights, non-owners included, so idle capacity is never withheld from them (the paper
+leaves the rule open). It guarantees ``sum(fes_i) = min(capacity, sum(d_i))``. When less of a resource
+is present than its shares add up to, every share of it is scaled by ``capacity / sum(a_i)``, so
+entitlements stay proportional to contributions. Water-filling works in any one resource; with the
+dominant unit only owner shares are targets. docs/policy.md gives the rule step by step.
 """
 
 from __future__ import annotations

@@ -1,26 +1,12 @@
 """Owner trees: shares given down a tree of groups, subgroups and users.
 
-A policy file may give shares as a tree instead of a flat list (:mod:`osep.config.policy`): each node
-(a group, a subgroup, a user) has a share that is an amount of the policy's unit or a percentage of its
-parent's share (of the pool's capacity at the top). A node's full name is its dotted path, as HTCondor
-names accounting groups: ``group_physics.cms.alice`` is the member ``alice`` of ``cms`` in
-``group_physics``. Siblings whose amounts add up to more than their parent's are scaled down to it, as
-flat shares are scaled to the pool's capacity (:class:`osep.core.shares.ShareTable`).
-
-Which node a job counts for (:meth:`ShareTree.owner_of`): the deepest listed node its accounting name
-starts with, as HTCondor's accountant assigns a submitter to the longest matching group. A job of a
-listed leaf counts for that leaf, whoever of the group submitted it. A job under a listed group that has
-listed members, but is none of them, counts for an unlisted member of that group (a non-owner there,
-with no share of its own: it shares in what the group's members leave unused); the group's own jobs
-(charged to the group's name exactly) count for the member :data:`OWN`. A job under no listed node is
-a non-owner at the top, as in a flat policy.
-
-Targets (:meth:`ShareTree.entitlements`) are worked out level by level with the same max-min
-water-filling as flat feasible shares (:func:`osep.core.shares.feasible_shares`): each group's
-entitlement is filled over its members, by their shares and what their subtrees ask for. So capacity a
-member leaves unused goes first to its siblings and only then further up (subgroup isolation). With
-owner targets the top level is held to its owner shares, as a flat policy is; with feasible targets the
-pool's whole capacity is filled from the top.
+A node's full name is its dotted path, as HTCondor names accounting groups. A job counts for the
+deepest listed node its accounting name starts with (:meth:`ShareTree.owner_of`), as HTCondor's
+accountant assigns a submitter to the longest matching group; a group's own jobs count for its member
+:data:`OWN`. Targets (:meth:`ShareTree.entitlements`) are filled level by level with the same max-min
+water-filling as flat feasible shares (:func:`osep.core.shares.feasible_shares`), so capacity a member
+leaves unused goes first to its siblings (subgroup isolation). docs/configuration.md gives the file's
+tree and where each job counts; docs/policy.md gives how targets are filled.
 """
 
 from __future__ import annotations

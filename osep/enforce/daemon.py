@@ -1,38 +1,13 @@
 """The enforcement daemon: the loop every ``t`` seconds against one pool, and its signals.
 
-Under condor_master (a ``DAEMON_LIST`` entry) or from cron with ``--once``:
-
-- SIGHUP: re-read the HTCondor configuration and the policy file. A bad new configuration is
-  rejected with one log line and the old one stays in force.
-- SIGTERM: finish the cycle in progress, lift the ceilings osep set (trying again for up to
-  ``OSEP_RELEASE_TIMEOUT`` seconds), withdraw the ad, exit 0; if a ceiling is still left, exit 1
-  after a ``ceilings_left`` line naming it and the command that lifts it.
-- SIGQUIT: stop at once; only a single, unretried attempt to lift the ceilings is made.
-
-``--once`` (cron) keeps its holds when it exits, if there is a state file to hand them to the next run:
-lifting them would free the held owners exactly while the slots just vacated are negotiated.
-``osep release`` lifts them for good (when the cron entry goes away).
-
-Dry run touches nothing in the pool but what osep itself set earlier: every cycle lifts the ceilings
-a real run left (a SIGHUP into dry run lifts the current holds), and no ad is published (one published
-before the SIGHUP is withdrawn). Before each real cycle the state file is saved; if it cannot be,
-the cycle stands aside as a dry run does (it decides and logs, sends no vacate, sets no ceiling and
-lifts osep's own), with one ``state_unwritable`` line: a vacate without the hold that keeps its slot
-from going straight back is work thrown away, and a ceiling osep could not record might be left
-behind.
-
-One osep per pool. On one machine the state file's lock sees to that. Across machines the daemon's
-own ad is its lease: it says which instance (``host:pid``) published it and when that started, and
-the collector says when it last heard from it. Before each real cycle the other OSEP ads are read; if
-one that started earlier is not a dry run and was heard from within three of its intervals and a
-minute, this one stands aside that cycle as a dry run does (and publishes nothing), with one
-``another_osep`` line, and takes over once that one's ad goes stale or is withdrawn. An ad that is
-provably its own dead predecessor's (same name, host and state file, whose lock this one holds, and
-that process gone: a kill -9 and a restart) blocks nothing. With publishing
-off (``OSEP_PUBLISH = false``) there is no lease.
-
-A cycle that fails (a daemon down, a query refused after retries) is logged and skipped; the loop goes
-on. With ``--once`` the exit status says whether the one cycle succeeded.
+It runs under condor_master, or from cron with ``--once``. docs/operating.md gives what SIGHUP,
+SIGTERM and SIGQUIT do, the lease that keeps one osep per pool, and how dry run stands aside. A cycle
+that fails is logged and skipped; the loop goes on, and with ``--once`` the exit status says whether
+the one cycle succeeded. The non-obvious choices: ``--once`` keeps its holds when it exits (given a
+state file to hand them on), as lifting them would free the held owners exactly while the slots just
+vacated are negotiated. A real cycle whose state file cannot be saved stands aside as a dry run
+does, because a vacate without the hold that keeps its slot is work thrown away, and a ceiling osep
+could not record might be left behind.
 """
 
 from __future__ import annotations

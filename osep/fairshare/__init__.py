@@ -1,19 +1,10 @@
 """The fair-share models of the seeds, each as its source defines it, side by side.
 
-One module per model, each pure (time is passed in; nothing prints or reads a clock) and working on
-plain data (:class:`osep.fairshare.hierarchy.Hierarchy`, usage per leaf):
-
-=============  ======================================================  ==========================
-name           model                                                   module
-=============  ======================================================  ==========================
-``slurm``      Slurm's classic fair share (manual page, seed 002)      :mod:`.slurm`
-``share``      Kay and Lauder's Share (seed 000)                       :mod:`.share`
-``grid``       Elmroth and Gardfjäll's Grid-wide fair share (seed 001)  :mod:`.grid`
-``cambridge``  Hazel's Cambridge 370/165 scheduler (seed 003)          :mod:`.cambridge`
-=============  ======================================================  ==========================
-
-:data:`MODELS` is the one list of them: a name, the columns of a report, and the function that
-computes a report's values for every node from a tree and a table of usage.
+One module per model: :mod:`.slurm`, :mod:`.share`, :mod:`.grid` and :mod:`.cambridge`. Each is
+pure (time is passed in; nothing prints or reads a clock) and works on plain data
+(:class:`osep.fairshare.hierarchy.Hierarchy`, usage per leaf). :data:`MODELS` is the one list of them:
+a name, the columns of a report, and the function that computes a report's values for every node from
+a tree and a table of usage. docs/fairshare.md describes each model.
 """
 
 from __future__ import annotations

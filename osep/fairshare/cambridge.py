@@ -1,33 +1,9 @@
 """Hazel's scheme for the Cambridge IBM 370/165 (seed 003): shares, usage, outstanding work, value.
 
-Per project:
-
-- ``S``: its number of shares, given by the management.
-- ``U``: current usage, in charge units (resource units times the unit price they were run at); it
-  decays by about 10% a day while the machine runs.
-- ``W``: the estimated charge of its work waiting in the queue.
-- ``V``: resources used per share, for information only: each finished job adds ``R / (20 * S)``; it
-  decays as ``U`` does.
-
-The unit price of a job with estimated resources ``Re`` (the CPU limit in seconds, by default 5), when
-the predicted demand on the machine is ``Np``: ``P = (U + W + k*S) * Np / (100000*S - Np*Re)`` with
-``k = 50``, which solves ``P = (U + W + P*Re + k*S) * Np / (100000*S)`` (the job's own estimated charge
-counted in ``W``). ``P`` below 1 is raised to 1; a job whose ``P`` is above its price limit (at most
-255; by default ``1275 / C1`` for a CPU limit of ``C1`` seconds, within 1 to 255) is not accepted for
-the turnround it asked for, and when ``100000*S <= Np*Re`` no price will do. Prices are 1 to 255.
-
-At submission ``W += Re * P``. At termination, with ``R`` the resource units the job used, ``U += R *
-P`` and ``V += R / (20 * S)``, and ``W`` loses the estimated charge added at submission. (The report's
-own summary says ``R * P`` is taken from ``W``; taken literally, ``W`` would drift by ``(Re - R) * P``
-with every job, so the charge added is what is taken back.)
-
-Hazel allocates shares to projects directly, never down a hierarchy; on a share tree each leaf is a
-project, with ``S`` its share of the whole pool expressed in the top level's shares (its normalized
-share times the sum of the top-level numbers; for a flat policy, its own number).
-
-Not modelled: the demand ``N`` and its forecast over the day in 15-minute steps (``Np`` is an input),
-scheduling for later turnround (the cheapest time before a deadline, the 3-hour second try), the
-resource-unit formula of Appendix B (``R`` is an input), session scheduling, disc space control.
+Each project has shares ``S``, usage ``U``, outstanding work ``W`` and value ``V``. A job is priced
+from them and the predicted demand; it is accepted or not by its price limit, and it charges the
+project when it ends. Each step is a pure function of a :class:`Project`. docs/fairshare.md gives the
+formulas, how a share tree maps to projects, and what is not modelled.
 """
 
 from __future__ import annotations
@@ -106,7 +82,11 @@ def submit(project: Project, price: float, estimate: float) -> tuple[Project, fl
 
 def terminate(project: Project, resources: float, price: float, charged: float) -> Project:
     """A job that used ``resources`` units at unit price ``price`` and had ``charged`` added to ``W``
-    at submission."""
+    at submission.
+
+    ``W`` loses ``charged``, not ``resources * price`` as the report's summary says: taken literally,
+    that would leave ``W`` drifting by ``(Re - R) * P`` with every job.
+    """
     value = project.value + (resources / (VALUE_DIVISOR * project.shares) if project.shares > 0 else 0.0)
     return replace(project, usage=project.usage + resources * price,
                    outstanding=max(0.0, project.outstanding - charged), value=value)

@@ -1,39 +1,11 @@
 """Elmroth and Gardfjäll's decentralized Grid-wide fair share (seed 001).
 
-The policy tree gives each node a target share in percent of its parent's (the root is the whole
-capacity, 100%). A share given as a percentage is that target as written (siblings' percentages may
-add up to less than 100: the rest is nobody's target); a share given as an amount becomes the same
-proportion, ``100 * raw / sum(raw of it and its siblings)``.
-
-For a job mapped down the tree to a node (a leaf, or the deepest node it can be mapped to), the
-*target deviation tuple* lists, from the top level down to that node, each node's deviation: its
-target share minus its actual share, in percent, where the actual share is the node's usage as a
-percentage of its parent's usage (of all usage at the top; 0 while the parent has used nothing).
-Deviations lie in [-100, 100]; positive means owed. The tuple is padded with zeros to the depth
-``d`` of the tree, and the job's priority is the tuple read as a base-200 number after adding 100
-to every element: ``priority = sum over i = 1..d of (dev_i + 100) * 200^(d - i)``. The highest
-priority runs first.
-
-That number orders jobs as their tuples do lexicographically (the paper's intent: the least favoured
-node at each level, top down) when every deviation is a whole number below +100. Deviations here are
-real numbers, and +100 is possible (an only child whose parent used nothing), so for two jobs whose
-tuples differ first by less than one percentage point the number can disagree with the tuple order;
-:func:`priority` computes the paper's number exactly as defined, and :func:`deviation_tuple` gives the
-tuple for whoever wants the order itself.
-
-Subgroup isolation follows: a node's deviation only depends on usage inside its parent's subtree, so
-what happens inside one group never reorders jobs of different top-level groups; and when a member
-goes idle, its siblings' deviations level out at equal surpluses, so its share is split evenly
-among them (the paper's Figure 13).
-
-Usage (:func:`job_usage`): historical (finished jobs only), active (plus the time running jobs have run
-so far) or predictive (plus the wall-clock time running jobs asked for). Local versus global usage: a
-node's deviation is measured with the usage source of its parent; ``global_below`` names the nodes
-whose children are measured with Grid-wide usage (``global_usage``), the rest with local usage.
-
-Not modelled: remote policy subtrees (mounting another authority's tree: here the tree is given whole),
-usage collection and caching, multi-window usage histories (one window, optionally decayed with
-:func:`osep.fairshare.usage.decayed`), the resource broker.
+Targets, actual shares and deviations per node of the policy tree, the target-deviation tuple of a
+job mapped to a node, and the paper's priority: that tuple read as one base-200 number, highest first.
+docs/fairshare.md gives the formulas, the usage modes and what is not modelled. The number can order
+two jobs differently from their tuples when the tuples first differ by under one point (deviations
+here are real numbers, and +100 is possible): :func:`priority` gives the paper's number as defined,
+and :func:`deviation_tuple` gives the tuple for whoever wants the order itself.
 """
 
 from __future__ import annotations

@@ -1,49 +1,9 @@
 """Kay and Lauder's Share (seed 000), at the level of users and groups.
 
-What the paper states in its text, and is modelled here as stated:
-
-- usage decays: every ``t1`` seconds ``usage = usage * K1 + charges`` (the charges of the last
-  ``t1``); ``K1`` is chosen for a half-life (three days for students, hours elsewhere).
-- hierarchical shares: at the top ``m_share`` is the whole machine (1); going down, each child gets
-  its parent's ``m_share`` split by raw shares among the siblings that are *active* (a user is active
-  while logged in, here: while it has work; a group while any user below it is). Inactive nodes get 0.
-  The paper's Figure 5 example (A1 0.5; B1 0.45 and B2 0.05) is a test.
-- the priority of a user's process grows, at each tick it runs, by an amount proportional to the
-  user's usage times its number of active processes, over the square of its shares: here
-  ``usage * active / m_share^2`` (:func:`priority_increment`; the proportionality constant is 1).
-- edge effects (K5 = 2): no user may expect more than K5 times the proportion of the machine its
-  shares make it due.
-- group adjustment (K6, 10%): a group getting less than its due proportion, by more than 10%, has the
-  charges of its users reduced, so that their usage falls and the group catches up.
-
-What the paper gave only as images (missing from the text), reconstructed here from its prose; each
-is marked "reconstructed" where it is defined:
-
-- the ``m_share`` formula (:func:`m_shares`): ``m_share(child) = m_share(parent) * shares(child) /
-  sum(shares of the active children of parent)``.
-- the proportion due (:func:`proportions`): ``m_share / sum(m_share of active users)``.
-- the near-future proportion: a user's processes get CPU at a rate proportional to ``m_share^2 /
-  usage`` (the inverse of the priority increment per process, times the processes sharing it), so
-  ``(m_share^2 / usage) / sum over active users of the same``; a user with no usage expects all of
-  it (ties split evenly).
-- the K5 guard's action (:func:`edge_guard`): raise the usage of every user whose near-future
-  proportion exceeds K5 times its due, just enough that it equals K5 times its due, with the others'
-  usage held; all such users are held at once (a small fixed point, so that the order of users does
-  not matter; its sums are exactly rounded, ``math.fsum``, so that not even the rounding does). When
-  several users have no usage and their bounds add up to the whole machine or more, they are held at
-  their due proportion instead (K5 cannot hold for all of them at once). When no active user has any
-  usage, nothing changes.
-- the K6 test and action (:func:`group_charge_factors`): the paper's "10%" is how far below its due a
-  group may fall, so the test is ``actual < (1 - 0.10) * due``, both measured within the group's
-  parent (the charges of the last period under the group over those under its parent; its ``m_share``
-  over its parent's); the action scales the period's charges of every user below such a group by
-  ``actual / due``. Factors of nested groups multiply.
-- ``K2`` from ``K2'`` and ``K3`` (process priority decay with nice): not needed, see below.
-
-Not modelled: the process-level scheduler (per-process priority decay by ``K2 * (nice + K3)`` every
-``t2``, the ``K4`` normalisation of priorities and the priority bound against marooning), nice, the
-charges per resource and per time of day, differential decay rates per organisation. A job-level
-simulator orders users by the priority increment their next job would get.
+Usage decay, hierarchical ``m_share``, the priority increment, the K5 edge guard and the K6 group
+adjustment, each pure; docs/fairshare.md gives the formulas and what is not modelled. Some of the
+paper's formulas were images missing from its text. Those are reconstructed from its prose, and each
+function that holds one is marked "reconstructed" and says how.
 """
 
 from __future__ import annotations
@@ -93,8 +53,12 @@ def active_nodes(tree: Hierarchy, active_leaves: Collection[str]) -> set[str]:
 
 
 def m_shares(tree: Hierarchy, active_leaves: Collection[str] | None = None) -> dict[str, float]:
-    """Every node's ``m_share`` (reconstructed formula; see the module's description). All leaves
-    are active when ``active_leaves`` is None."""
+    """Every node's ``m_share``. All leaves are active when ``active_leaves`` is None.
+
+    Reconstructed: ``m_share(child) = m_share(parent) * shares(child) / sum(shares of the active children
+    of parent)``, 1 for the whole machine, 0 for an inactive node (a user is active while it has work, a
+    group while any user below it is).
+    """
     active = active_nodes(tree, tree.leaves() if active_leaves is None else active_leaves)
     out: dict[str, float] = {}
     totals = {p: tree.children_shares(p, active) for p in (ROOT, *tree.groups())}
@@ -120,7 +84,13 @@ def _rates(m_share: Mapping[str, float], usage: Mapping[str, float], users: Coll
 
 def proportions(m_share: Mapping[str, float], usage: Mapping[str, float],
                 users: Collection[str]) -> tuple[dict[str, float], dict[str, float]]:
-    """Each active user's proportion due and near-future proportion (both reconstructed)."""
+    """Each active user's proportion due and near-future proportion.
+
+    Reconstructed: the proportion due is ``m_share / sum(m_share of active users)``. A user's processes
+    get the machine at a rate proportional to ``m_share^2 / usage`` (the inverse of the priority increment
+    per process, times the processes sharing it), so its near-future proportion is that rate over the
+    active users' sum of it. A user with no usage expects all of it (ties split evenly).
+    """
     total = fsum(m_share[u] for u in users)
     due = {u: (m_share[u] / total if total > 0 else 0.0) for u in users}
     rates = _rates(m_share, usage, users)
@@ -135,7 +105,15 @@ def proportions(m_share: Mapping[str, float], usage: Mapping[str, float],
 
 def edge_guard(m_share: Mapping[str, float], usage: Mapping[str, float], users: Collection[str],
                k5: float = K5) -> dict[str, float]:
-    """The active users' usage after the K5 guard (reconstructed action; module's description)."""
+    """The active users' usage after the K5 guard.
+
+    Reconstructed action: raise the usage of every user whose near-future proportion exceeds K5 times its
+    due, just enough that it equals K5 times its due, the others' usage held. All such users are held at
+    once (a small fixed point, its sums exactly rounded with ``math.fsum``), so that neither the order of
+    users nor rounding changes the result. When users with no usage have bounds that add up to the whole
+    machine or more, they are held at their due instead (K5 cannot hold for all of them). When no active
+    user has usage, nothing changes.
+    """
     out = {u: usage.get(u, 0.0) for u in users}
     due, _ = proportions(m_share, usage, users)
     rates = _rates(m_share, usage, users)
@@ -183,9 +161,14 @@ def priority_increment(usage: float, active_processes: int, m_share: float) -> f
 
 def group_charge_factors(tree: Hierarchy, m_share: Mapping[str, float], charges: Mapping[str, float],
                          tolerance: float = K6_TOLERANCE) -> dict[str, float]:
-    """The factor each group's users' charges are multiplied by, under the K6 rule (reconstructed;
-    module's description). Groups within tolerance, inactive groups and groups whose parent was
-    charged nothing get 1. ``charges`` are the last period's, per leaf."""
+    """The factor each group's users' charges are multiplied by, under the K6 rule.
+
+    Reconstructed: the paper's "10%" is how far below its due a group may fall, so a group is cut when
+    ``actual < (1 - tolerance) * due``, both measured within its parent (its charges over its parent's;
+    its ``m_share`` over its parent's). Its factor is then ``actual / due``; factors of nested groups
+    multiply (:func:`adjusted_charges`). Groups within tolerance, inactive groups and groups whose parent
+    was charged nothing get 1. ``charges`` are the last period's, per leaf.
+    """
     under = tree.subtree_usage(charges)
     below = {p: sum(under[k] for k in tree.children(p)) for p in (ROOT, *tree.groups())}
     out: dict[str, float] = {}

@@ -1,30 +1,11 @@
 """Slurm's classic fair share (``PriorityFlags=NO_FAIR_TREE``), as the Slurm manual's "Classic
 Fairshare Algorithm" page defines it (seed 002).
 
-Quantities, per node of the account tree (an account or a user):
-
-- normalized share ``S``: the product, from the node up to the top level, of each node's raw shares
-  over the raw shares of it and all its siblings. The leaves' ``S`` add up to 1 (as long as no level
-  is all zeros).
-- normalized usage ``U`` (the manual's ``UA`` in the hierarchy): the node's decayed usage (its own for
-  a user, its subtree's for an account) over the decayed usage of the whole cluster.
-- effective usage ``UE``: ``U`` at the top level; below it ``UA + (UE_parent - UA) * S_raw / S_raw
-  of all siblings``, worked out from the top down, so that a member of a busy account carries part of
-  what the others in its account used.
-- factor ``F = 2^(-UE / S / d)`` with ``d`` the FairShareDampeningFactor (1 by default; the manual's
-  hierarchical formula is the ``d = 1`` case). ``F`` is 0.5 for a node that used exactly its share.
-
-``FairShare=parent`` (optional): a node so flagged takes its parent's ``S`` and ``UE`` instead of its
-own (the root's are 1 and 1), and its raw shares do not count among its siblings'; its children are
-worked out from the values it took. This follows the manual's one paragraph; what Slurm does in corner
-cases it does not describe (a flagged node with children of its own) is not claimed.
-
-Usage decays with a half-life (``PriorityDecayHalfLife``); :func:`osep.fairshare.usage.decayed` and the
-simulator's :class:`osep.fairshare.usage.Accountant`, keyed by leaf, are that decay and that bookkeeping
-(the cluster's total ``RH`` is the sum over the leaves). :func:`period_decay` is the manual's ``D``.
-
-Not modelled: Fair Tree (Slurm's default since 19.05), the other multifactor priority terms and
-their weights, TRES billing weights, usage reset periods.
+Per node of the account tree: the normalized share ``S``, the normalized and effective usage ``U``
+and ``UE``, and the factor ``F = 2^(-UE / S / d)``, with the optional ``FairShare=parent``.
+docs/fairshare.md gives the formulas and what is not modelled. Usage decay is not here:
+:func:`osep.fairshare.usage.decayed` and the simulator's :class:`osep.fairshare.usage.Accountant`,
+keyed by leaf, are the manual's decay and bookkeeping; :func:`period_decay` is the manual's ``D``.
 """
 
 from __future__ import annotations

@@ -50,20 +50,13 @@ class Accountant:
     read at any instant (:meth:`usage_at`, :meth:`fractions`, :meth:`charged_at`).
 
     All usage decays by the same factor, so it is kept scaled up by the pool's growth
-    ``g(t) = 2^((t - base) / h)`` (``h`` the half-life): an owner holding ``n`` slots since it was
-    last told of has ``U(t) * g(t) = A + n * c * g(t)`` (``c = h / ln 2``, ``A`` fixed since then),
-    the exact solution of ``dU/dt = n - U ln 2 / h``. A change of ``n`` moves ``A`` so that ``U`` does
-    not jump; nothing else changes ``A``. So a change costs one owner's update and a read costs no
-    accrual at all: ``U(t) = A / g(t) + n * c``. Reading changes nothing, so the same changes give the
-    same values whenever (and however often) they are read. ``base`` moves up to the time of a change
-    once ``g`` passes 2^64, every ``A`` divided by ``g`` then (``g`` would overflow after 1,024
-    half-lives).
-
-    The values are exact but for rounding relative to what an owner held (``n * c`` and the ``A``
-    it left): usage of a few units in the last place of that reads as 0.
-
-    The undecayed slot-seconds each owner held (``charged``) are kept the same way, unscaled:
-    ``K + n * t``.
+    ``g(t) = 2^((t - base) / h)``: an owner holding ``n`` slots since it was last told of has
+    ``U(t) = A / g(t) + n * c`` (``c = h / ln 2``), the exact solution of ``dU/dt = n - U ln 2 / h``.
+    A change of ``n`` moves ``A`` so that ``U`` does not jump. So a change costs one owner's update, a
+    read costs no accrual, and reading changes nothing: the same changes give the same values however
+    often they are read. ``base`` moves up to a change's time once ``g`` passes 2^64 (it would overflow
+    after 1,024 half-lives). Values are exact but for rounding relative to what an owner held. The
+    undecayed slot-seconds each owner held (``charged``) are kept the same way, unscaled: ``K + n * t``.
     """
 
     REBASE = 64.0  # half-lives after ``base`` at which a change moves ``base`` up

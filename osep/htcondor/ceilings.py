@@ -1,33 +1,15 @@
 """Negotiator submitter ceilings: how a hold is enforced on a live pool, and how it is undone.
 
-Every submitter of a held owner gets a ceiling equal to what it runs right after the cycle's vacates,
-in SlotWeight (the sum of its slots' own ``SlotWeight``; cores by default), plus the plan's allowance
-for the owner (in cores), split over its submitters. It keeps every job it has and is matched no
-more than that, so room freed by vacates or by jobs ending goes to the owners below their share. When
-an owner is no longer held its submitters get back the ceiling they had before osep touched them
-(normally none, -1); an administrator's own, lower ceiling is never raised.
-
-Whose a ceiling is, is decided by what the negotiator has: every ceiling osep set is on record
-(:class:`osep.htcondor.state_format.CeilingRecord`, per negotiator, in the state file) with the value it
-set and the administrator's before it. Before any command, the current ceilings are read: one that is
-a value osep set (or was setting) is osep's; any other was set by someone else since (the
-administrator), and is theirs from then on: osep no longer lifts it, and holds below it. A submitter
-the negotiator does not list at all may still have osep's: it is lifted as osep's.
-
-On a negotiator that takes time-limited ceilings (HTCondor 25.11 and later) every ceiling osep sets is a
-lease (``lease`` seconds, a few cycles), renewed once half of it has passed, so that the holds of an
-osep that died end by themselves, the administrator's ceiling from before coming back. Renewing ends
-the lease in force and sets a new one (the negotiator refuses a second lease on a submitter): for
-the moment between the two commands the submitter has its ceiling from before. Elsewhere a ceiling
-lasts until osep lifts it, and the state file is the record of it.
-
-A ceiling is recorded *before* it is sent (write-ahead: the state file is replaced and flushed to
-disk first), so a run that dies at any point, even between the command and the next save, leaves a
-state file that names it; the next run, or ``osep release``, finds it. If the state file cannot be
-written, no new ceiling is set (lifting one back needs no record: a ceiling that is no longer osep's
-value is not osep's). A command that fails may have reached the negotiator: both values stay on
-record until the negotiator is read again. The negotiator is reached through a
-:class:`NegotiatorLink` (the bindings, in :mod:`osep.htcondor.negotiator`; a fake in the tests).
+A held owner's submitters get a ceiling of what they run after the cycle's vacates plus the plan's
+allowance, split over them; a released owner's get back what they had before. docs/policy.md gives
+the rule, and the leases of HTCondor 25.11 and later. Whose a ceiling is, is decided by what the
+negotiator has: a value osep set (on record as a :class:`osep.htcondor.state_format.CeilingRecord`) is
+osep's; any other is the administrator's: osep never lifts it, and holds below it. A ceiling is
+recorded before it is sent (write-ahead), so a run that dies at any point leaves a state file that
+names it. If the state file cannot be written no new ceiling is set; lifting needs no record. A
+command that fails may have reached the negotiator, so both values stay on record until it is read
+again. The negotiator is reached through a :class:`NegotiatorLink` (the bindings, in
+:mod:`osep.htcondor.negotiator`; a fake in the tests).
 """
 
 from __future__ import annotations
@@ -36,9 +18,9 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from osep.errors import PoolError
-from osep.htcondor.job_ads import Accounts
-from osep.htcondor.state_format import LEGACY, MAX_SET, NO_CEILING, CeilingRecord, StateError
-from osep.htcondor.state_format import Ceilings as Records
+from osep.htcondor.ads import Accounts
+from osep.htcondor.state import LEGACY, MAX_SET, NO_CEILING, CeilingRecord, StateError
+from osep.htcondor.state import Ceilings as Records
 
 __all__ = ["LEGACY", "NO_CEILING", "Ceilings", "NegotiatorLink", "desired", "held_submitters"]
 
@@ -105,7 +87,7 @@ def desired(holding: Mapping[str, int], accounts: Accounts, original: Mapping[st
 
 class Ceilings:
     """The ceilings osep has set, per negotiator. ``persist`` writes the state file (raising
-    :class:`osep.htcondor.state_format.StateError` when it cannot); without it no ceiling is ever set."""
+    :class:`osep.htcondor.state.StateError` when it cannot); without it no ceiling is ever set."""
 
     def __init__(self, records: Records | None, log: Any,
                  persist: Callable[[], None] | None = None) -> None:

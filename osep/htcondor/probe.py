@@ -1,20 +1,13 @@
 """Probes of the rights osep uses (:mod:`osep.htcondor.rights` says which, and reads the answers),
 sent through the bindings; and what ``osep doctor`` reads of the pool besides.
 
-Every probe is harmless: a ping (``htcondor2.ping(ad, COMMAND)``, what ``condor_ping`` sends) asks a
-daemon whether the identity osep authenticates as may send that command, and the daemon answers
-without carrying it out (an ad with ``AuthorizationSucceeded`` and ``MyRemoteUserName``, the same in
-HTCondor 23.9 and 25.x; a refusal comes back as an exception, as an unreachable daemon's does, which is
-why each daemon's read is probed first). Whether osep is a queue super user of a schedd is read from
-the schedd's own configuration (``RemoteParam``: its ``QUEUE_SUPER_USERS`` and ``UID_DOMAIN``, as the
-running schedd has them, a READ command) and compared with the identity the schedd authenticated in
-its vacate probe (:func:`osep.htcondor.rights.super_user`): no job is touched to find out.
-
-Each probe is sent once, not retried, and a daemon that does not answer its first is asked nothing
-more. The bindings' ping waits for ever on a daemon that accepts the connection and never answers (a
-stopped process behind the shared port: it connects and sends with no timeout), so each daemon is
-probed in a child process of its own, given PROBE_SECONDS and killed if it has not answered by then:
-a daemon that hangs costs that long, once, and is reported as not answering.
+Every probe is harmless: a ping asks a daemon whether osep's identity may send a command, and the
+daemon answers without carrying it out. A refusal comes back as an exception, as an unreachable
+daemon's does, which is why each daemon's read is probed first. Being a queue super user is read from
+the schedd's own ``QUEUE_SUPER_USERS`` and ``UID_DOMAIN`` and compared with the identity of its vacate
+probe: no job is touched to find out. Each probe is sent once, not retried. The bindings' ping waits
+for ever on a daemon that accepts the connection and never answers, so each daemon is probed in a
+child process of its own, killed after PROBE_SECONDS: a daemon that hangs costs that long, once.
 """
 
 from __future__ import annotations

@@ -1,31 +1,13 @@
 """The negotiator's group-quota knobs read as HTCondor reads them, into its tree of groups.
 
-Pure: configuration values in (a mapping of knob names to the strings HTCondor's ``param`` gives),
-the groups as the negotiator has them out, each with its quota as configured and every value it
-would stop on kept as a problem. :func:`osep.htcondor.group_reader.read_group_quotas` reads the values from
-the negotiator; :mod:`osep.htcondor.quota_shares` hands the quotas down from the pool's size and
-writes them as an osep policy tree. What HTCondor does with the values is taken from its source,
-not from memory: ``GroupEntry::hgq_construct_tree`` (the tree, and how each quota is read) in
-``src/condor_negotiator.V6/GroupEntry.cpp``; ``param_double`` and ``param_boolean`` in
-``src/condor_utils/condor_config.cpp`` (literals, ClassAd expressions, bounds, and the daemon
-stopping on a bad value, as daemon_core asks it to); the defaults in ``param_info.in``.
-
-How the negotiator builds its tree, and what this module follows exactly:
-
-- ``GROUP_NAMES`` is split at commas and white space. Names are sorted without regard to case, so a
-  parent comes before its subgroups; a name whose parent (the part before its last ".") is not a
-  group is ignored, and so is a second spelling of a name (case does not count) and ``<none>``.
-- A group's quota is ``GROUP_QUOTA_<name>`` (static: an amount of what ``SLOT_WEIGHT`` counts) when
-  that is set and not NaN, else ``GROUP_QUOTA_DYNAMIC_<name>`` (a fraction, 0 to 1), else a
-  dynamic 0. Both are read as numbers or ClassAd expressions; a value that is neither, or outside
-  0..2^31-1 (static) or 0..1 (dynamic), makes the negotiator stop with an error.
-- ``GROUP_ACCEPT_SURPLUS[_<name>]`` (default false): a group that does not accept surplus is a
-  ceiling for itself and its subgroups together; one that does may use what others leave.
-  ``GROUP_AUTOREGROUP[_<name>]``: past its quota a group's jobs also compete as jobs of no group.
-- The root, ``<none>``, holds every job of no (listed) group and gets what the groups leave.
-
+Pure: configuration values in (knob names to the strings HTCondor's ``param`` gives), the groups as
+the negotiator has them out, each with its quota as configured. How HTCondor reads the values is taken
+from its source, not from memory (``GroupEntry::hgq_construct_tree``, ``param_double`` and
+``param_boolean``, the defaults in ``param_info.in``); docs/configuration.md says what that comes to.
 A value the negotiator would stop on is a problem, kept on its group's notes and in the tree's list,
 and read as the negotiator would read it were it to go on: never an exception.
+:func:`osep.htcondor.group_reader.read_group_quotas` reads the values; :mod:`osep.htcondor.quota_shares`
+turns the tree into a policy.
 """
 
 from __future__ import annotations

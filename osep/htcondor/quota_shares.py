@@ -1,28 +1,14 @@
 """The negotiator's group quotas handed down from the pool's size, written as an osep policy tree
 (TOML text).
 
-Pure: configuration values in (a mapping of knob names to the strings HTCondor's ``param`` gives),
-text out. :mod:`osep.htcondor.quota_knobs` reads the values into the negotiator's tree of groups;
-this module does the negotiator's arithmetic on it and writes what it comes to. What HTCondor does
-is taken from its source, not from memory: ``hgq_assign_quotas`` (how quotas are handed down),
-``hgq_allocate_surplus`` and ``strict_enforce_quota`` (surplus, ceilings) in
-``src/condor_negotiator.V6/GroupEntry.cpp``; the pool's size in ``matchmaker.cpp``
-(``negotiationTime``, ``sumSlotWeights``, ``count_effective_slots``); the defaults in
-``param_info.in`` (where ``NEGOTIATOR_ALLOW_QUOTA_OVERSUBSCRIPTION`` is true, as the configuration
-reference says, though the manual's group-quota section reads as if it were false).
-
-- Quotas are handed down from the pool's size (the sum of the slots' weights): at every group,
-  static subgroups first (each its own amount; scaled to fit the group only when
-  ``NEGOTIATOR_ALLOW_QUOTA_OVERSUBSCRIPTION`` is false, and it is true by default), then dynamic
-  subgroups share what the static ones leave, each its fraction (fractions adding up to more than 1
-  are scaled to add up to 1).
-- The root, ``<none>``, holds every job of no (listed) group and gets what the groups leave.
-
-An osep share is an owner's due, taken back by vacating others when the owner wants it; it is never
-a ceiling. So a group's quota becomes its share (static: an amount; dynamic: a percentage of its
-parent), and every setting osep has no equal for is written as a comment on the group it concerns.
-A value osep cannot take (a name its policy files refuse, a bad number) is a problem: counted,
-commented, and left out or written as HTCondor would read it; never a traceback or broken TOML.
+Pure: configuration values in, text out. :mod:`osep.htcondor.quota_knobs` reads the values into the
+negotiator's tree of groups; this module does the negotiator's arithmetic on it, taken from its source
+(``hgq_assign_quotas``, ``hgq_allocate_surplus``, ``strict_enforce_quota``, the pool's size in
+``matchmaker.cpp``); docs/configuration.md says what that comes to. An osep share is an owner's due,
+never a ceiling. So a group's quota becomes its share (static: an amount; dynamic: a percentage of its
+parent), and every setting osep has no equal for is a comment on the group it concerns. A value osep
+cannot take is a problem: counted, commented, and left out or written as HTCondor would read it;
+never a traceback or broken TOML.
 """
 
 from __future__ import annotations

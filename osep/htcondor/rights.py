@@ -1,37 +1,13 @@
 """The rights osep uses in a pool, daemon by daemon, and what probes of them found: pure, no bindings
 (:mod:`osep.htcondor.probe` sends the probes).
 
-A right is an authorization level HTCondor grants an identity at one daemon (``READ``, ``WRITE``,
-``ADMINISTRATOR``, ``DAEMON``), each for the commands osep sends there; and at a schedd, being one of
-its queue super users, without which a vacate of another user's job is refused whatever the level.
-What each command needs is what the daemon registers it with (the same in HTCondor 23.9 and 25.x):
-
-=========== ====================================== ================ ===============================
-daemon      command                                level            what osep does with it
-=========== ====================================== ================ ===============================
-collector   queries (slots, schedds, OSEP ads)     READ             reads the pool
-collector   UPDATE_AD_GENERIC, INVALIDATE_ADS_...  DAEMON           publishes and withdraws its ad
-negotiator  GET_PRIORITY (``getPriorities``)       READ             reads the submitters' ceilings
-negotiator  SET_CEILING                            ADMINISTRATOR    sets and lifts ceilings
-negotiator  MANAGE_CEILING (25.11 and later)       ADMINISTRATOR    sets ceilings that lapse
-schedd      QUERY_JOB_ADS                          READ             reads its jobs
-schedd      ACT_ON_JOBS                            WRITE            vacates jobs
-schedd      QUEUE_SUPER_USERS, a user record       (a name in it)   vacates other users' jobs
-=========== ====================================== ================ ===============================
-
-A schedd refuses a vacate (any change to its queue) from a user it has no user record of, even a
-queue super user (HTCondor 23.9 and 25.x alike: ``condor_qusers -add`` makes one), except ``condor``
-and ``root``, which it takes for its own account; the probe reads the record
-(``Schedd.queryUserAds``, READ) as well as the schedd's ``QUEUE_SUPER_USERS``.
-
-A dry run needs only the reads (and ADMINISTRATOR to lift ceilings an earlier real run left).
-
-Each level is probed by pinging the daemon with the command itself (the daemon says whether the
-identity may send it, and does not carry it out), so that a daemon's own ``ALLOW_*`` lists and a
-token's ``-authz`` limits both count. The first probe of each daemon is its read: a daemon that does
-not answer it is unreachable, and nothing more is asked of it (each probe of a daemon that does not
-answer costs the bindings' timeout). A later probe refused by a daemon that answered the first is a
-right it does not grant.
+A right is the level a daemon registers one of osep's commands with, or, at a schedd, being a queue
+super user with a user record there. docs/install.md gives the table of them and what a dry run
+needs. Each level is probed by pinging the daemon with the command itself (the daemon says whether
+the identity may send it, and does not carry it out), so that a daemon's own ``ALLOW_*`` lists and a
+token's ``-authz`` limits both count. The first probe of a daemon is its read: a daemon that does not
+answer it is unreachable and asked nothing more, as each unanswered probe costs the bindings'
+timeout. A later probe refused by a daemon that answered the first is a right it does not grant.
 """
 
 from __future__ import annotations

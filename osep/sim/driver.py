@@ -1,21 +1,14 @@
 """Moving the simulated pool through virtual time: arrivals, negotiation cycles, enforcement cycles,
 job ends and vacates, as one discrete-event loop.
 
-It does work only when something changes. Negotiation cycles fall every ``negotiation_interval``
-seconds from 0, and enforcement cycles every ``interval``, as in a pool that ticks; but a cycle is
-run only where it could do something, and the instants where it could not are skipped:
-
-- a negotiation cycle runs where a slot or a machine's core is free and some owner not held to
-  nothing has a job queued, or room is kept for someone (:meth:`osep.sim.pool.SimulatedPool.
-  can_match`); an ordering whose state moves at every cycle (``ticks``: Share) has all of them, while
-  jobs remain;
-- an enforcement cycle runs where a job is idle, an owner is held or room is kept: without any, the
-  policy plans nothing, and the cycle would change nothing (the counted ``cycles`` are those run).
-
-So results are those of ticking through every instant, and an idle stretch costs nothing. The run
-ends with the last job (or at the horizon). Arrivals are taken from the jobs in submit order as
-time reaches them, and what happens to each job is told to the ``watch`` as it happens; the
-records of every job are kept only when asked for.
+Negotiation cycles fall every ``negotiation_interval`` seconds from 0 and enforcement cycles every
+``interval``, as in a pool that ticks; but a cycle is run only where it could change something. A
+negotiation cycle needs a free slot or core and a queued job of an owner not held to nothing, or room
+kept (:meth:`osep.sim.pool.SimulatedPool.can_match`); an ordering that ``ticks`` (Share) has every
+cycle while jobs remain. An enforcement cycle needs an idle job, a held owner or room kept; the
+counted ``cycles`` are those run. So results are those of ticking through every instant, and an idle
+stretch costs nothing. The run ends with the last job (or at the horizon); what happens to each job
+is told to the ``watch`` as it happens, and every job's record is kept only when asked for.
 """
 
 from __future__ import annotations

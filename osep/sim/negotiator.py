@@ -1,25 +1,16 @@
 """The simulated negotiator: one negotiation cycle hands free slots and free room to idle jobs.
 
-A reserved slot goes first to its owner (:meth:`osep.core.reservations.ReservationBook.take`); every
-other free slot goes to the first owner in rank order that is not held to its allowance and has an
-idle job that fits. Then each partitionable machine: room kept for an owner goes to it once the
-machine has that much unclaimed (:meth:`osep.core.reservations.ReservationBook.take_fitting`), and what
-is left goes, a job at a time, to the first owner in rank order with a job that fits it and its
-allowance. The rank order is the ordering's (:mod:`osep.sim.orderings`), taken once per cycle; the
-greedy order puts an owner back in its place each time one of its jobs is taken off its queue
-(its queue's head, which ranks it, moved; the heads of the others are kept beside the order), as
-ranking again for every slot would; the fair-share
-models keep the cycle's order (HTCondor's negotiator divides a cycle into per-submitter portions
-instead).
+Free static slots first, then partitionable machines, a job at a time. A reserved slot goes first to
+its owner, and room kept on a machine once the machine has that much unclaimed
+(:class:`osep.core.reservations.ReservationBook`). The rest goes to the first owner in rank order that
+is within its allowance and has an idle job that fits. The rank order is the ordering's
+(:mod:`osep.sim.orderings`), taken once per cycle. The greedy order puts an owner back in its place
+each time one of its jobs leaves its queue, as ranking again for every slot would; the fair-share
+models keep the cycle's order (HTCondor divides a cycle into per-submitter portions instead).
 
-What a cycle looks at: the free static slots and the machines with a core unclaimed (the pool keeps
-them in its order, with how many have each room), and the owners with jobs queued. Within a cycle
-queues only shrink and allowances only fall, so an owner whose queue empties or whose allowance runs
-out is passed over for the rest of it, a room no job was found for is not offered again, and once
-nobody left can be given anything, or no room left is one a job might be found for, the static
-slots still visited are only those with room kept for someone (straight, in the pool's order), and
-the cycle stops when no room kept is left to hand over. The order reads the owners' usage off the
-pool's :class:`osep.fairshare.usage.Accountant`, which needs no bringing up to date.
+Within a cycle queues only shrink and allowances only fall. So an owner with no queue or no allowance
+left, and a room no job was found for, are passed over for the rest of the cycle. Once nobody can be
+given anything, only slots with room kept are still visited, and the cycle stops when none is left.
 """
 
 from __future__ import annotations

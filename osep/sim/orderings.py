@@ -5,45 +5,11 @@ owners come first for a free slot (:meth:`Ordering.rank`; only owners with jobs 
 when a submitted job joins the queue (:meth:`Ordering.admit`; at once for all but Cambridge), and
 what a run that ended charges (:meth:`Ordering.ended`). The driver negotiates only when something
 can change hands, unless the ordering says it ``ticks`` (its state moves at every negotiation cycle,
-as Share's does). The seeds' models keep their formulas in :mod:`osep.fairshare`; here they
-only get their state (usage kept by the pool's :class:`osep.fairshare.usage.Accountant`, or their own)
-and an order of owners:
-
-- ``greedy``: the owner whose oldest queued job is oldest first (an owner given a job is put back
-  where its queue's new head places it); the negotiator matches greedily in that order: a job that
-  does not fit is passed over, and later, smaller jobs start.
-- ``fairshare``: the flat Fair-Share factor ``2^(-U/S)`` over the owners' resolved shares (the
-  baseline of the paper), ranked once per negotiation cycle.
-- ``slurm``: Slurm's classic factor ``F = 2^(-UE/S/d)`` on the policy's account tree, usage decayed
-  with the scenario's half-life; highest ``F`` first.
-- ``share``: Kay and Lauder's user-level scheduler stepped at every negotiation cycle with the
-  charges since the last one (K6 cuts, decay, K5 guard), active users being the owners with queued
-  or running jobs; the owner whose next job's priority increment ``usage * (running + 1) /
-  m_share^2`` is lowest first (a job-level reading of its process priorities).
-- ``grid``: Elmroth and Gardfjäll's priority (the target-deviation tuple read as a base-200 number)
-  from active usage (finished plus running so far), decayed with the half-life; highest first.
-- ``cambridge``: Hazel's unit price decides when a job joins the queue, and the queue runs in the
-  greedy order ("the system always runs jobs from the head of the queue"; a job that does not fit
-  is passed over here). A job of ``Re``
-  resource units is priced ``P = (U + W + k*S) * Np / (100000*S - Np*Re)`` (at least 1). Within its
-  price limit (by default Hazel's ``1275 / Re``, 1 to 255; or the scenario's) it is accepted and
-  joins the queue at once (immediate turnround); otherwise it is priced again after the deferral
-  (the 3-hour second try), and again, until accepted or 58 days (the longest turnround) have passed,
-  when it goes at the highest price. With no forecast of demand by time of day, a later time is
-  cheaper only as ``U`` decays. On acceptance ``W`` gains ``Re * P``; a run that ends adds ``R * P`` to
-  ``U`` and ``R / (20*S)`` to ``V``, and a finished job takes its estimate back out of ``W``. ``U``
-  and ``V`` decay by 10% a day.
-
-Cambridge's units, mapped to a pool (the paper gives them for one machine; the mapping is osep's):
-a resource unit is ``unit`` slot-seconds (``unit = 1``: a core-second, as Hazel's units are roughly
-CPU seconds), ``Re`` is a job's cores times its run time (a perfect estimate), ``S`` each leaf's
-normalized share times the sum of the top level's numbers, and the dimensionless demand
-``Np = Nfull * load``, ``load`` being the slots running and wanted by queued jobs (the job priced
-among them) over the pool's slots. ``Nfull = ln(1/0.9) * 100000 * unit * sum(S) / (86400 * slots)``
-is the demand at which, by the paper's steady state (the sustainable rate of work is ``S / Np``
-times a constant), a project running exactly its share of the slots settles at price 1; at twice
-that load, at half its share. A project above that rate sees ``U`` and its price grow for days
-(10% a day is a slow decay): on scenarios of hours every price stays at 1 and the order is the greedy one.
+as Share's does). The seeds' models keep their formulas in :mod:`osep.fairshare`; here they only get
+their state (usage kept by the pool's :class:`osep.fairshare.usage.Accountant`, or their own) and an
+order of owners. ``greedy`` ranks by each owner's oldest queued job and matches greedily: a job that
+does not fit is passed over, and later, smaller jobs start. docs/simulate.md and docs/fairshare.md
+say what each of the others keeps and ranks by, and how Cambridge's units map to a pool.
 """
 
 from __future__ import annotations

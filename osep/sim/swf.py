@@ -1,36 +1,16 @@
 """Workloads in the Standard Workload Format (the Parallel Workloads Archive) as simulator jobs.
 
-One job a line, 18 whitespace-separated numbers, -1 where a value is unknown; ``;`` lines are the
-header (``; Key: value``). Fields used (1-based): 2 submit time (seconds from the log's start), 3 wait
-time, 4 run time, 5 allocated processors (8, requested processors, where 5 is unknown), 11 status,
-and for the owner 12 user, 13 group, 15 queue or 16 partition. A job becomes a
-:class:`osep.sim.specs.JobSpec` of that many cores, owned by ``user<N>``, ``group<N>``, ``queue<N>``,
-``partition<N>`` (``<kind>-unknown`` where the field is -1), or ``group<G>.user<N>`` (its user in its
-group, as an accounting group names a member: what an owner tree places).
+Each record becomes a :class:`osep.sim.specs.JobSpec` of its processors as cores, owned as
+``owners`` says (``user``, ``group``, ``queue``, ``partition`` or ``group.user``). What the format's
+definition says is no job (a partial execution, an undefined status, no submit time, no run time, no
+processors...) is left out and counted per reason, with the first few line numbers; no record stops
+the reading. docs/simulate.md lists the fields read and every reason.
 
-What is left out, following the format's definition (status: 1 completed, 0 failed, 5 cancelled;
-2, 3 and 4 mark the partial executions of a checkpointed or swapped job, whose own line sums them up),
-each counted per reason with the first few line numbers as examples; no record stops the reading:
-
-- a line that is not 18 numbers (``nan`` and ``inf`` are not numbers here);
-- a partial execution (status 2, 3 or 4): the job's summary line already counts its run;
-- a status the format does not define (anything but -1, 0, 1, 2, 3, 4 and 5);
-- a job without a submit time (-1, or negative);
-- a cancelled job that never ran (status 5, run time -1 or 0);
-- a job without a run time (-1 or negative) or of run time 0 (the format's rounding: it ran under half
-  a second, which a simulated pool with cycles of a second or more cannot show), or longer than
-  ``longest``;
-- a job without processors (allocated and requested both -1 or 0) or with 2^31 or more.
-
-Failed jobs (status 0) and cancelled jobs that ran (status 5 with a run time) are kept: they held their
-processors for their run time.
-
-What a log may cost is bounded (:mod:`osep.bounds`): its bytes after decompression, a line's
-length, its records, and its lines that are no record (blank, comments, not 18 numbers). Past a bound
-the reading stops with one :class:`TraceError` naming it, rather than skipping on: a line of 64 KiB
-or a million lines of junk is no log of the format, and reading on through a decompression bomb is
-what the bounds are there to prevent. Only a regular file is opened (a FIFO would block), and a line
-is read with a bounded ``readline``, so memory never grows with a line's length or the file's size.
+What a log may cost is bounded (:mod:`osep.bounds`). Past a bound the reading stops with one
+:class:`TraceError` naming it, rather than skipping on: a line of 64 KiB or a million lines of junk is
+no log of the format, and reading on through a decompression bomb is what the bounds prevent. Only a
+regular file is opened (a FIFO would block), and a line is read with a bounded ``readline``, so memory
+never grows with a line's length or the file's size.
 """
 
 from __future__ import annotations

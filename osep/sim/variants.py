@@ -1,18 +1,11 @@
-"""The one list of policies a simulation can run. Each name stands for a negotiator and an
-enforcement setting; all of them run on the same pool, workload and owner shares:
+"""The one list of policies a simulation can run. Each name stands for a negotiator's order and an
+enforcement setting; all of them run on the same pool, workload and owner shares.
 
-- ``greedy``: HTCondor-style greedy matching in submit order (a job that does not fit is passed
-  over, and later, smaller jobs start), no fair share, no preemption;
-- ``fairshare``: matching ordered by the Fair-Share factor 2^(-U/S), no preemption;
-- ``osep``: the Fair-Share negotiator (as in a real HTCondor pool) plus the OSEP enforcement loop;
-  vacated jobs start over;
-- ``osep-ckpt``: the same with checkpointing as the scenario's [checkpoint] table says;
-- ``slurm``, ``share``, ``grid``, ``cambridge``: the seeds' fair-share models as the negotiator's
-  order (:mod:`osep.sim.orderings`), on the policy's owner tree; no preemption.
-
-The enforcing variants run over the negotiator the policy's ``excess`` names (Fair-Share unless the
-policy file says otherwise): OSEP holds every owner to its share, and that model orders who gets
-what the owners leave unused (the paper's hybrid).
+:data:`VARIANTS` describes each, and docs/simulate.md shows that table. ``greedy`` is HTCondor-style
+greedy matching in submit order: a job that does not fit is passed over, and later, smaller jobs
+start. The enforcing variants (``osep``, ``osep-ckpt``) run over the negotiator the policy's
+``excess`` names (Fair-Share unless it says otherwise): OSEP holds every owner to its share, and that
+model orders who gets what the owners leave unused (the paper's hybrid).
 """
 
 from __future__ import annotations
