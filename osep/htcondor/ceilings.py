@@ -18,9 +18,9 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from osep.errors import PoolError
-from osep.htcondor.ads import Accounts
-from osep.htcondor.state import LEGACY, MAX_SET, NO_CEILING, CeilingRecord, StateError
-from osep.htcondor.state import Ceilings as Records
+from osep.htcondor.job_ads import Accounts
+from osep.htcondor.state_format import LEGACY, MAX_SET, NO_CEILING, CeilingRecord, StateError
+from osep.htcondor.state_format import Ceilings as Records
 
 __all__ = ["LEGACY", "NO_CEILING", "Ceilings", "NegotiatorLink", "desired", "held_submitters"]
 
@@ -87,7 +87,7 @@ def desired(holding: Mapping[str, int], accounts: Accounts, original: Mapping[st
 
 class Ceilings:
     """The ceilings osep has set, per negotiator. ``persist`` writes the state file (raising
-    :class:`osep.htcondor.state.StateError` when it cannot); without it no ceiling is ever set."""
+    :class:`osep.htcondor.state_format.StateError` when it cannot); without it no ceiling is ever set."""
 
     def __init__(self, records: Records | None, log: Any,
                  persist: Callable[[], None] | None = None) -> None:
