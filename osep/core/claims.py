@@ -22,9 +22,10 @@ _FREE_ROOM = "free room to the owner furthest below target"
 def claim_free_room(free: Iterable[tuple[str, Room]], wants: WantsBook, ledger: Ledger,
                     views: dict[str, OwnerView], partitionable: Container[str],
                     left: dict[str, Room] | None = None) -> list[Claim]:
-    """Hand free room (place and room, in snapshot order, read only as far as needed) to owners
-    below target, largest gap first, one job at a time. Updates ``ledger`` and ``wants`` for what
-    it hands out, and puts in ``left`` the room each partitionable place it looked at has left."""
+    """Hand ``free`` room (place and room, in the order given, read only as far as needed) to the
+    owners ``wants`` lists, largest gap first, one job at a time. Updates ``ledger`` and ``wants``
+    for what it hands out, and puts in ``left`` the room each partitionable place it looked at has
+    left. With flat shares in one resource, leaves the beneficiaries' heap in ``wants.ranked``."""
     claims: list[Claim] = []
     if not wants:
         return claims

@@ -24,7 +24,7 @@ from itertools import filterfalse
 from operator import attrgetter
 
 from osep.core.ledger import Groups, Ledger
-from osep.core.model import Kept, Slot, Snapshot
+from osep.core.model import Kept, Snapshot
 from osep.core.plan import GroupView, OwnerView, Target, owner_view
 from osep.core.resolved import Resolved, resolved_shares
 from osep.core.resources import (
@@ -68,15 +68,6 @@ class Census:
     # The views of the owners with jobs, by name (the only ones a hold can be for), or every view.
     busy: Mapping[str, OwnerView] = field(default_factory=dict)
 
-    @property
-    def slots(self) -> Mapping[str, Slot]:
-        return self.pool.slots
-
-    @property
-    def unplaced(self) -> int:
-        """Running jobs on slots the snapshot does not have."""
-        return self.pool.unplaced
-
     def free_places(self) -> Iterator[tuple[str, Room]]:
         """The places with room free, and that room, by name (the collector returns slots in any
         order, and free room goes to owners in this order). Taken in order only as far as they are
@@ -88,12 +79,6 @@ class Census:
             name = heapq.heappop(names)
             slot = slots[name]
             yield name, rooms[name] if slot.partitionable else slot.room
-
-    @property
-    def free(self) -> list[tuple[str, Room]]:
-        """The places with room free, and that room, by name (:meth:`free_places`, all of them)."""
-        return list(self.free_places())
-
 
 
 _CPUS = attrgetter("cpus")

@@ -59,9 +59,6 @@ class Ledger:
             return self.targets[owner] - self.holding.get(owner, ZERO)[self.index]
         return self.targets[owner] - self.measures[owner](self.holding.get(owner, ZERO))
 
-    def gaps(self) -> dict[str, float]:
-        return {o: self.gap(o) for o in self.targets}
-
     def gaps_of(self, owners: Sequence[str]) -> Iterator[float]:
         """:meth:`gap` of each of ``owners``, in their order (for many owners at once)."""
         index = self.index

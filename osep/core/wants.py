@@ -9,7 +9,7 @@ the group owed most first, top-down), ties by owner name.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 
 from osep.core.ledger import Ledger, Rank
 from osep.core.plan import OwnerView
@@ -89,9 +89,6 @@ class WantsBook:
         if not made:
             return self.owners
         return [o for o in self.owners if o not in made or made[o]]
-
-    def values(self) -> Iterator[Wants]:
-        return (self[o] for o in self.owners)
 
     def smallest(self) -> Shape:
         """What no idle job of these owners asks for less of, in any resource: of each resource,
