@@ -1,11 +1,13 @@
-"""Step one of a decision: count what each owner runs, waits for and is owed in a snapshot.
+"""Step one of a decision: count what each owner runs, waits for and holds in a pool view, and what
+it is held to.
 
 Per owner: running jobs, idle jobs, jobs being vacated, and the room kept for it (a free static slot,
 or part of a partitionable slot's unclaimed resources). What it holds (running jobs plus kept room)
 and wants (running, vacating and idle jobs) is added up per resource and weighed in the policy's unit
-(:mod:`osep.core.resources`). Held jobs are not demand. Shares are resolved for the snapshot's
-capacity (:mod:`osep.core.shares`), feasible shares computed from the demand, and each owner's target
-is its owner share (the paper) or its feasible share.
+(:mod:`osep.core.resources`). Held jobs are not demand. Shares are resolved for the pool's capacity
+(:mod:`osep.core.resolved`), feasible shares computed from the demand, and each owner's target is its
+owner share (the paper) or its feasible share. The result, a :class:`Census`, carries the
+:class:`osep.core.ledger.Ledger` the later steps update.
 
 Kept room counts for its owner only while the owner has idle jobs to put there (one job per room),
 and a kept static slot only while no job runs on it; anything else is stale and left for the pool to
@@ -18,16 +20,16 @@ import heapq
 from collections import ChainMap, defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import filterfalse, repeat
-from operator import attrgetter, itemgetter, sub
+from itertools import filterfalse
+from operator import attrgetter
 
-from osep.core.model import Kept, Slot, Snapshot
+from osep.core.ledger import Groups, Ledger
+from osep.core.model import Kept, Snapshot
 from osep.core.plan import GroupView, OwnerView, Target, owner_view
-from osep.core.recent import Recent
+from osep.core.resolved import Resolved, resolved_shares
 from osep.core.resources import (
     EPS,
     REQUESTED,
-    RESOURCES,
     ZERO,
     Measure,
     Room,
@@ -36,138 +38,11 @@ from osep.core.resources import (
     held,
     less,
     measure,
-    minus,
     plus,
 )
 from osep.core.shares import ShareTable, feasible_shares
 from osep.core.tree import ShareTree
 from osep.core.view import PoolView, Tally, view_of
-
-
-@dataclass(slots=True)
-class Groups:
-    """The groups of an owner tree (:mod:`osep.core.tree`), as a plan moves capacity between them:
-    what each holds (its members' holdings added up) and is held to, weighed in one resource."""
-
-    paths: dict[str, tuple[str, ...]]  # owner -> the groups it is in, top level first
-    targets: dict[str, float]  # group -> its target
-    holding: dict[str, Vec]  # group -> what its members hold
-    measure: Measure
-
-    def gap(self, group: str) -> float:
-        return self.targets[group] - self.measure(self.holding.get(group, ZERO))
-
-
-@dataclass(slots=True)
-class Ledger:
-    """What every owner holds and is held to, kept up to date while a plan is made. With an owner
-    tree it keeps its groups too (``groups``): then victims and beneficiaries are ranked top-down,
-    and no vacate takes a group below its target for an owner outside it."""
-
-    holding: dict[str, Vec]  # running jobs plus room kept, per resource
-    measures: Mapping[str, Measure]
-    targets: dict[str, float]
-    groups: Groups | None = field(default=None)
-    # The one resource every owner is weighed in (its measure takes it as it is), or None: then
-    # owners are weighed by their own measures (the dominant unit).
-    index: int | None = field(default=None)
-
-    def active(self, owner: str) -> float:
-        if self.index is not None:
-            return self.holding.get(owner, ZERO)[self.index]
-        return self.measures[owner](self.holding.get(owner, ZERO))
-
-    def gap(self, owner: str) -> float:
-        if self.index is not None:
-            return self.targets[owner] - self.holding.get(owner, ZERO)[self.index]
-        return self.targets[owner] - self.measures[owner](self.holding.get(owner, ZERO))
-
-    def gaps(self) -> dict[str, float]:
-        return {o: self.gap(o) for o in self.targets}
-
-    def gaps_of(self, owners: Sequence[str]) -> Iterator[float]:
-        """:meth:`gap` of each of ``owners``, in their order (for many owners at once)."""
-        index = self.index
-        if index is None:
-            return map(self.gap, owners)
-        # targets[o] - holding.get(o, ZERO)[index], at C speed
-        return map(sub, map(self.targets.__getitem__, owners),
-                   map(itemgetter(index), map(self.holding.get, owners, repeat(ZERO))))
-
-    def path(self, owner: str) -> tuple[str, ...]:
-        return self.groups.paths.get(owner, ()) if self.groups is not None else ()
-
-    def over(self, owner: str) -> tuple[float, ...]:
-        """How far ``owner`` and its groups are below target, top level first (negative: above
-        it). Ascending order ranks victims: the group most over its target first, within it the
-        subgroup most over, down to the owner."""
-        groups = self.groups
-        if groups is None:
-            return (self.gap(owner),)
-        return (*(groups.gap(g) for g in groups.paths.get(owner, ())), self.gap(owner))
-
-    def owed(self, owner: str) -> tuple[float, ...]:
-        """The same negated: ascending order ranks beneficiaries, the group owed most first."""
-        if self.groups is None:
-            return (-self.gap(owner),)
-        return tuple(-g for g in self.over(owner))
-
-    def may_lose(self, owner: str, amount: Vec, beneficiary: str | None = None,
-                 gained: Vec = ZERO) -> bool:
-        """Whether ``owner`` stays at or above its target without ``amount``, and so do its groups,
-        except the groups the ``beneficiary`` is in too: those get ``gained`` back, and only must not
-        end below target by a net loss."""
-        if self.groups is None:
-            return self.keeps_target(owner, amount)
-        return self.may_lose_all({owner: amount}, beneficiary, gained)
-
-    def keeps_target(self, owner: str, amount: Vec) -> bool:
-        """Whether ``owner`` itself stays at or above its target without ``amount``."""
-        index = self.index
-        if index is not None:  # minus() in the one resource weighed
-            return self.holding.get(owner, ZERO)[index] - amount[index] >= self.targets[owner] - EPS
-        left = minus(self.holding.get(owner, ZERO), amount)
-        return self.measures[owner](left) >= self.targets[owner] - EPS
-
-    def may_lose_all(self, losing: dict[str, Vec], beneficiary: str | None = None,
-                     gained: Vec = ZERO) -> bool:
-        """:meth:`may_lose` for several owners losing at once (their groups lose the sum)."""
-        if not all(self.keeps_target(o, amount) for o, amount in losing.items()):
-            return False
-        groups = self.groups
-        if groups is None:
-            return True
-        lost: dict[str, Vec] = {}
-        for owner, amount in losing.items():
-            for group in groups.paths.get(owner, ()):
-                lost[group] = plus(lost.get(group, ZERO), amount)
-        shared = set(groups.paths.get(beneficiary, ())) if beneficiary is not None else set()
-        for group, amount in lost.items():
-            now = groups.holding.get(group, ZERO)
-            after = minus(now, amount)
-            if group in shared:
-                after = plus(after, gained)
-                if groups.measure(after) >= groups.measure(now) - EPS:
-                    continue  # no net loss: moving capacity within a group never hurts it
-            if groups.measure(after) < groups.targets[group] - EPS:
-                return False
-        return True
-
-    def give(self, owner: str, amount: Vec) -> None:
-        a = self.holding.get(owner, ZERO)  # plus(), written out: a plan gives once per vacate
-        self.holding[owner] = (a[0] + amount[0], a[1] + amount[1], a[2] + amount[2], a[3] + amount[3],
-                               a[4] + amount[4])
-        if self.groups is not None:
-            for group in self.groups.paths.get(owner, ()):
-                self.groups.holding[group] = plus(self.groups.holding.get(group, ZERO), amount)
-
-    def take(self, owner: str, amount: Vec) -> None:
-        a = self.holding.get(owner, ZERO)  # minus(), written out
-        self.holding[owner] = (a[0] - amount[0], a[1] - amount[1], a[2] - amount[2], a[3] - amount[3],
-                               a[4] - amount[4])
-        if self.groups is not None:
-            for group in self.groups.paths.get(owner, ()):
-                self.groups.holding[group] = minus(self.groups.holding.get(group, ZERO), amount)
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,15 +68,6 @@ class Census:
     # The views of the owners with jobs, by name (the only ones a hold can be for), or every view.
     busy: Mapping[str, OwnerView] = field(default_factory=dict)
 
-    @property
-    def slots(self) -> Mapping[str, Slot]:
-        return self.pool.slots
-
-    @property
-    def unplaced(self) -> int:
-        """Running jobs on slots the snapshot does not have."""
-        return self.pool.unplaced
-
     def free_places(self) -> Iterator[tuple[str, Room]]:
         """The places with room free, and that room, by name (the collector returns slots in any
         order, and free room goes to owners in this order). Taken in order only as far as they are
@@ -214,107 +80,11 @@ class Census:
             slot = slots[name]
             yield name, rooms[name] if slot.partitionable else slot.room
 
-    @property
-    def free(self) -> list[tuple[str, Room]]:
-        """The places with room free, and that room, by name (:meth:`free_places`, all of them)."""
-        return list(self.free_places())
-
-
-class _Everyone(Mapping[str, Measure]):
-    """The one measure of a single-resource unit, as every owner's (no table of 10,000 entries)."""
-
-    __slots__ = ("_measure",)
-
-    def __init__(self, measure: Measure) -> None:
-        self._measure = measure
-
-    def __getitem__(self, owner: str) -> Measure:
-        return self._measure
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(())
-
-    def __len__(self) -> int:
-        return 0
-
-
-@dataclass(frozen=True, slots=True)
-class Resolved:
-    """Shares resolved for a pool's capacity: every owner's per resource, the owners by name, and
-    with a single-resource unit each owner's share of that resource."""
-
-    resolved: dict[str, dict[str, float]]
-    owners: list[str]
-    entitled: dict[str, float]
-    # With a single-resource unit, the view of each owner with no job as last made (count_view's,
-    # kept here as they are the same for the same shares and capacity).
-    quiet: dict[str, OwnerView] = field(default_factory=dict)
-    # With a single-resource unit: its one measure, as every owner's.
-    measures: Mapping[str, Measure] | None = None
-    # Flat shares in a single-resource unit, none of them negative (see idle_views): every owner
-    # with no job has the same figures at every decision, whatever the others hold and want.
-    plain: bool = False
-    # plain: each owner's feasible share while it wants nothing (min(share, 0)), and per target
-    # every owner's view as it has no job, the owners by name (idle_views).
-    resting: dict[str, float] = field(default_factory=dict)
-    _idle: dict[Target, dict[str, OwnerView]] = field(default_factory=dict)
-
-    def idle_views(self, target: Target) -> dict[str, OwnerView]:
-        """plain: every owner's view as it has no job, by name; read it, never change it. An owner
-        wanting nothing takes no part in the water-filling (a share is never negative), so its
-        feasible share is min(share, 0) and its figures depend on nothing else in the pool."""
-        views = self._idle.get(target)
-        if views is None:
-            resolved = self.resolved
-            no_share: dict[str, float] = {}
-            feasible = target is Target.FEASIBLE
-            views = self._idle[target] = {
-                o: owner_view(o, a, 0, 0, 0, 0, 0.0, self.resting[o],
-                              self.resting[o] if feasible else a, 0.0, 0.0, 0, 0, ZERO,
-                              resolved.get(o, no_share))
-                for o, a in self.entitled.items()}
-        return views
-
-
-# Shares resolve the same for the same capacity (and unit).
-_RESOLVED: Recent[Resolved] = Recent()
-
-
-def resolved_shares(shares: ShareTable | ShareTree, capacity: Vec, unit: Unit) -> Resolved:
-    """``shares`` resolved for ``capacity`` (:meth:`ShareTable.resolve_all`), with the owners by
-    name and each one's share of ``unit``'s resource (0 for the dominant unit: see
-    :func:`osep.core.resources.measure`). The result is shared between calls: read it, never
-    change it."""
-    known = _RESOLVED.get(shares, (capacity, unit))
-    if known is not None:
-        return known
-    resolved = shares.resolve_all(capacity)
-    owners = sorted(resolved)
-    index = unit.index
-    if index is None:
-        return _RESOLVED.put(shares, (capacity, unit), Resolved(resolved, owners, {}))
-    resource = RESOURCES[index]
-    entitled = {o: resolved[o].get(resource, 0.0) for o in owners}
-    plain = isinstance(shares, ShareTable) and all(a >= 0.0 for a in entitled.values())
-    return _RESOLVED.put(shares, (capacity, unit), Resolved(
-        resolved, owners, entitled, measures=_Everyone(measure(unit, {}, capacity)[0]),
-        plain=plain, resting={o: min(a, 0.0) for o, a in entitled.items()} if plain else {}))
-
 
 _CPUS = attrgetter("cpus")
 # Per unit: the resource it counts (Unit.index), and which requested resources it weighs.
 _WEIGHS = {u: (u.index, tuple(u is Unit.DOMINANT or u.value == r for r in REQUESTED)) for u in Unit}
 _NOBODY = Tally()  # an owner with no job (read, never changed)
-
-
-def _total(n: int, amounts: list[int], weighed: tuple[bool, ...]) -> Vec:
-    """What ``n`` jobs asking for ``amounts`` (cpus, memory, gpus, disk added up) hold once running:
-    one slot each and what they ask of each requested resource where ``weighed`` says it is
-    needed, else 0."""
-    if not n:
-        return ZERO
-    cpus, memory, gpus, disk = (float(a) if w else 0.0 for a, w in zip(amounts, weighed, strict=True))
-    return (float(n), cpus, memory, gpus, disk)
 
 
 def count(snapshot: Snapshot, shares: ShareTable | ShareTree, target: Target,
@@ -332,7 +102,7 @@ def count_view(pool: PoolView, kept: Sequence[Kept], shares: ShareTable | ShareT
     # What each owner's running jobs add up to, per resource the unit weighs; and its demand, what
     # its running, vacating and idle jobs add up to, weighed in the unit (with one resource: only
     # that resource's sum is needed; dominant: every resource's, idle jobs' cores always).
-    # (A pool has 10,000 owners: this loop is written out for speed; it is _total's sums.)
+    # (A pool has 10,000 owners: the sums are written out, one owner at a time.)
     index, (wc, wm, wg, wd) = _WEIGHS[unit]
     ran: dict[str, Vec] = {}  # running jobs only
     wanted: dict[str, float] = {}  # one resource: the demand

@@ -4,10 +4,13 @@ This is the paper's Decision Algorithm, rewritten as an iterative loop over heap
 recursion that rescans every owner per preemption. It is the only copy of the policy: the daemon, the
 simulator, the report and replay all call :func:`decide`. One cycle, for a snapshot taken at ``now``:
 
-1. count per owner and compute targets and gaps (:mod:`osep.core.counting`);
-2. claim free room for the owners below target, then plan up to ``p`` vacates, each with its
-   beneficiary (:mod:`osep.core.victims`);
-3. hold everyone else while someone below target waits (:mod:`osep.core.holds`).
+1. count per owner and compute targets and gaps (:mod:`osep.core.counting`), into a ledger
+   (:mod:`osep.core.ledger`) the later steps update;
+2. claim free room for the owners below target (:mod:`osep.core.claims`), as their wants book
+   says what they still want (:mod:`osep.core.wants`);
+3. plan up to ``p`` vacates, each with its beneficiary (:mod:`osep.core.vacates`), from the victims
+   :mod:`osep.core.victims` chooses;
+4. hold everyone else while someone below target waits (:mod:`osep.core.holds`).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import math
 from dataclasses import dataclass
 from operator import attrgetter
 
+from osep.core.claims import claim_free_room
 from osep.core.counting import count_view
 from osep.core.holds import holds, kept_now
 from osep.core.model import Snapshot
@@ -25,8 +29,9 @@ from osep.core.recent import Recent
 from osep.core.resources import EPS, RESOURCES, SLOTS, Room, Unit, Vec
 from osep.core.shares import ShareTable
 from osep.core.tree import ShareTree
-from osep.core.victims import WantsBook, claim_free_room, plan_vacates
+from osep.core.vacates import plan_vacates
 from osep.core.view import view_of
+from osep.core.wants import WantsBook
 
 
 @dataclass(frozen=True, slots=True)

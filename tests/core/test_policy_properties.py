@@ -14,7 +14,9 @@ from osep.core import counting
 from osep.core.model import EPS, Job, JobId, JobState, Kept, Slot, Snapshot
 from osep.core.plan import Target, VictimOrder
 from osep.core.policy import PolicySettings, decide
+from osep.core.resolved import resolved_shares
 from osep.core.shares import ShareTable
+from osep.core.view import view_of
 
 OWNERS = ["a", "b", "c", "d", "e"]
 
@@ -143,8 +145,8 @@ def test_flat_shares_count_only_the_owners_with_jobs_and_count_the_same(case):
     made once per shares and capacity): the same views, figures and owners below and above target
     as the general count over every owner."""
     snapshot, policy = case
-    pool = counting.view_of(snapshot)
-    known = counting.resolved_shares(policy.shares, pool.totals(), policy.unit)
+    pool = view_of(snapshot)
+    known = resolved_shares(policy.shares, pool.totals(), policy.unit)
     fast = counting.count_view(pool, snapshot.kept, policy.shares, policy.target, policy.unit)
     with pytest.MonkeyPatch.context() as patch:  # the same shares, counted the general way
         patch.setattr(counting, "resolved_shares", lambda *_: dataclasses.replace(known, plain=False))
