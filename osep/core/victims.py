@@ -39,6 +39,7 @@ from operator import itemgetter
 from typing import NamedTuple
 
 from osep.core.counting import Ledger
+from osep.core.jobtable import JobTable
 from osep.core.model import Job, JobId
 from osep.core.plan import (
     Claim,
@@ -64,7 +65,8 @@ from osep.core.resources import (
     less,
     plus,
 )
-from osep.core.view import JobTable, PoolView, Tally
+from osep.core.tally import Tally
+from osep.core.view import PoolView
 
 
 class Wants:

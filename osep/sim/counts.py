@@ -12,9 +12,10 @@ from functools import partial
 from itertools import chain
 from typing import TYPE_CHECKING
 
+from osep.core.jobtable import Row
 from osep.core.model import JobId, JobState
 from osep.core.resources import Shape
-from osep.core.view import PoolView, Row
+from osep.core.view import PoolView
 from osep.errors import PoolError
 
 if TYPE_CHECKING:

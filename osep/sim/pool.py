@@ -45,11 +45,12 @@ from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from typing import Protocol
 
+from osep.core.jobtable import Row
 from osep.core.model import Job, JobId, JobState, Slot, Snapshot
 from osep.core.pool import Look
 from osep.core.reservations import ReservationBook
 from osep.core.resources import Room, Shape, add_room, fits, less
-from osep.core.view import PoolView, Row
+from osep.core.view import PoolView
 from osep.errors import PoolError
 from osep.sim.counts import JobCounts, RunningSlots
 from osep.sim.fairshare import Accountant

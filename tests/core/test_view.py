@@ -14,13 +14,14 @@ from naive import naive_decide
 
 from builders import snap
 from osep.core.counting import count_view
+from osep.core.jobtable import Row, row_of
 from osep.core.model import Job, JobId, JobState, Kept, Slot, Snapshot
 from osep.core.plan import Target, VictimOrder
 from osep.core.policy import PolicySettings, decide
 from osep.core.resources import Unit
 from osep.core.shares import ShareTable
 from osep.core.tree import ShareTree, TreeNode
-from osep.core.view import PoolView, Row, _row, view_of
+from osep.core.view import PoolView, view_of
 
 NOW = 10_000.0
 FLAT = ["a", "b", "c", "d"]
@@ -75,7 +76,7 @@ def told_rows(draw: Any, view: PoolView, owners: list[str], static: bool
         known = sorted(view.jobs)
         if kind == "job" or not known:
             job = job_of(draw, owners, static)
-            rows.append((job.id, _row(job)))
+            rows.append((job.id, row_of(job)))
             continue
         job_id = draw(st.sampled_from(known))
         row = view.jobs.row(job_id)
@@ -312,7 +313,7 @@ def test_a_static_slot_leaving_with_jobs_on_it_and_coming_back_places_them_again
     jobs.append(Job(JobId("b", 1, 0), "b", JobState.RUNNING, 0.0, "s1", 4.0))
     for job in jobs:
         if told == "row":
-            view.tell([(job.id, _row(job))])
+            view.tell([(job.id, row_of(job))])
         else:
             view.put_job(job)
 
@@ -370,8 +371,8 @@ def test_idle_jobs_counted_per_shape_give_a_decision_what_telling_them_one_by_on
     for view in (one_by_one, counted):
         for slot in slots:
             view.put_slot(slot)
-    one_by_one.tell([(j.id, _row(j)) for j in jobs])
-    counted.tell([(j.id, _row(j)) for j in jobs if j.state is not JobState.IDLE])
+    one_by_one.tell([(j.id, row_of(j)) for j in jobs])
+    counted.tell([(j.id, row_of(j)) for j in jobs if j.state is not JobState.IDLE])
     idle = [j for j in jobs if j.state is JobState.IDLE]
 
     def first_of(owner: str) -> Any:

@@ -13,7 +13,8 @@ from osep.core.plan import Target, VictimOrder
 from osep.core.policy import PolicySettings, decide
 from osep.core.resources import fits
 from osep.core.shares import ShareTable
-from osep.core.view import PoolView, Tally
+from osep.core.tally import Tally
+from osep.core.view import PoolView
 from osep.errors import PoolError
 from osep.sim.pool import IdleQueue, SimulatedPool
 from osep.sim.specs import Checkpointing, JobSpec, PoolSettings, SlotSpec
