@@ -132,8 +132,6 @@ class SimulatedPool(ViewKeeping):
         self.counted = JobCounts(self.idle, self.unqueued, self._counts_runs, self._shapes,
                                  self._changed)
         self._recount = self.counted.recount  # (reached straight at every event)
-        self._runs = self.counted.runs if self.counted.runs is not None else {}  # (the same)
-        self._mixed = False  # whether the pool met jobs of more than one shape (counts kept)
         self._counting = False  # whether it counts its running jobs for a view it keeps
         if keep_view:
             self._keep_view()
@@ -217,8 +215,7 @@ class SimulatedPool(ViewKeeping):
         known = self._shapes.get(shape)
         if known is None:  # a shape not met before
             known = self._shapes[shape] = shape
-            if len(self._shapes) > 1 and not self._mixed:
-                self._mixed = True
+            if len(self._shapes) > 1:
                 self.counted.mix()
         job = SimJob(spec, self._arrived, known)
         self._arrived += 1
@@ -269,15 +266,9 @@ class SimulatedPool(ViewKeeping):
         slot.job = job
         self.running[owner] += 1
         self.later.append((now + spec.runtime - job.saved, "finish", (spec.id, run)))
-        if self._counting:  # (JobCounts.run written out: once per run)
-            self._recount.add(owner)
+        if self._counting:
             name = slot.spec.name
-            runs = self._runs.get(owner)
-            if runs is None:
-                runs = self._runs[owner] = {}
-            runs[spec.id] = (now, name, job.shape)
-            if self._mixed:
-                self.counted.count(owner, job.shape, 1)
+            self.counted.run(job, name)
             self.view.free_static.discard(name)
         elif self.keeps_view:
             self._recount.add(owner)
@@ -315,11 +306,8 @@ class SimulatedPool(ViewKeeping):
         else:
             self._free.add(slot.index, slot.room)
             if self._counting:
-                if job.state is _RUNNING:  # (JobCounts.stop written out: the most common end)
-                    del self._runs[owner][job.spec.id]
-                    if self._mixed:
-                        self.counted.count(owner, job.shape, -1)
-                    self._recount.add(owner)
+                if job.state is _RUNNING:
+                    self.counted.stop(job)
                 self.view.free_static.add(slot.spec.name)
         job.slot = None
         job.vacate_sent = None
