@@ -18,7 +18,7 @@ class ViewCounted(ViewTold):
 
     def put_idle(self, owner: str, shape: Shape, count: int, first: JobId) -> None:
         """``count`` idle jobs of ``owner`` asking for ``shape``, ``first`` the first of them in queue
-        order: what :meth:`put_job` of each would give the decision, without an object per job (a
+        order: what telling each one's row would give the decision, without an object per job (a
         live pool reads its idle jobs as counts from its schedds). They are not in :attr:`jobs`, and
         cannot be changed or dropped one by one: a view made so is for the decisions on one
         snapshot."""
@@ -35,7 +35,7 @@ class ViewCounted(ViewTold):
     def count_idle(self, owner: str, counts: dict[Shape, int], first: Callable[[Shape], JobId]
                    ) -> None:
         """``owner``'s idle jobs are now ``counts`` of each shape (empty: none), and ``first(shape)``
-        gives the first of a shape in queue order: what :meth:`put_job` of each idle job would give
+        gives the first of a shape in queue order: what telling each idle job's row would give
         the decision, with no entry per job (the simulated pool keeps its idle jobs' counts as they
         change, and tells the view those of the owners whose counts changed at its next
         snapshot). The view keeps ``counts`` as it is given (the caller hands it over) and asks
@@ -57,7 +57,7 @@ class ViewCounted(ViewTold):
                       runs: dict[JobId, tuple[float, str, Shape]]) -> None:
         """``owner``'s running jobs are now ``counts`` of each shape (empty: none), each on a static
         slot of the view's, every one a victim candidate, listed in ``runs`` (id -> start, slot,
-        shape) in the order they started: what :meth:`put_job` of each would give the decision,
+        shape) in the order they started: what telling each one's row would give the decision,
         with no entry per job. A pool that counts its running jobs so (the simulated pool, on
         static slots only, without periodic checkpoints) tells the view the counts of the owners
         whose running jobs changed at its next snapshot, hands ``counts`` over, and keeps ``runs``

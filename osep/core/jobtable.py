@@ -20,10 +20,10 @@ def row_of(job: Job) -> Row:
 
 
 class JobTable(Mapping[JobId, Job]):
-    """The view's jobs by id, in the order they were added. A job put as a :class:`Job` is that
-    object; a job a pool told field by field (:meth:`osep.core.view.PoolView.change`,
-    :meth:`osep.core.view.PoolView.tell`) is kept as a :data:`Row` and made a :class:`Job` when
-    first read, that same object then read until the job changes. A decision reads a victim
+    """The view's jobs by id, in the order they were added. A job given as a :class:`Job` (a view
+    built in one pass) is that object; a job a pool told as a row (:meth:`osep.core.view.PoolView.tell`)
+    is kept as a :data:`Row` and made a :class:`Job` when first read, that same object then read
+    until the job changes. A decision reads a victim
     candidate's :meth:`row` (no :class:`Job` made) unless it weighs several on one partitionable
     slot."""
 

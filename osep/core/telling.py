@@ -1,5 +1,6 @@
 """How a pool tells its view jobs and slots one by one (:class:`ViewTold`, a base of
-:class:`osep.core.view.PoolView`). Each change costs O(1) (a heap push for an idle job of an owner
+:class:`osep.core.view.PoolView`): a job as its row of fields (many at once), a slot as a
+:class:`Slot`. Each change costs O(1) (a heap push for an idle job of an owner
 with idle jobs of several shapes; a victim order is sorted when read), but for dropping or changing
 a static slot with jobs on it, a pass over the jobs.
 """
@@ -9,9 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from osep.core.jobtable import Row, row_of
-from osep.core.model import Job, JobId, JobState, Slot
+from osep.core.model import JobId, JobState, Slot
 from osep.core.places import ViewPlaces
-from osep.core.resources import Shape
 from osep.core.tally import Tally
 
 # The states a view tells apart (a module's name is read several times faster than an enum's member).
@@ -23,42 +23,12 @@ class ViewTold(ViewPlaces):
 
     # -- changes ----------------------------------------------------------------------------------
 
-    def put_job(self, job: Job) -> None:
-        """A job was added or changed (state, slot, start, checkpoint, request)."""
-        if self._taken is not None:
-            self._settle()
-        entries = self._entries
-        old = entries.get(job.id)
-        entries[job.id] = job
-        if old is not None:
-            self._job_out(job.id, old if isinstance(old, tuple) else row_of(old))
-        self._job_in(job.id, row_of(job))
-        self.stamp += 1
-
-    def change(self, job_id: JobId, owner: str, state: JobState, submit: float, slot: str | None,
-               start: float | None, checkpoint: float | None, shape: Shape,
-               vacatable: bool = True) -> None:
-        """What :meth:`put_job` of a :class:`Job` with these fields does, without making one (a
-        pool that sees its jobs change tells the view the fields; the job is made a :class:`Job`
-        only if something reads it)."""
-        if self._taken is not None:
-            self._settle()
-        row = (owner, state, submit, slot, start, checkpoint, shape, vacatable)
-        entries = self._entries
-        old = entries.get(job_id)
-        entries[job_id] = row
-        if old is not None:
-            self._job_out(job_id, old if isinstance(old, tuple) else row_of(old))
-        self._job_in(job_id, row)
-        self.stamp += 1
-
     def tell(self, changes: Iterable[tuple[JobId, Row | None]]) -> None:
-        """Each job's change in turn, as its :data:`Row` now (None: it left the pool): what
-        :meth:`change` (or :meth:`drop_job`) of each does, in one call; a row the view has already
-        changes nothing (a job read as a :class:`Job` stays that object). A pool that notes which
-        jobs changed tells them so at its next snapshot; the most common changes (a new idle job, a job
-        running on a static slot, new to the view or idle in it until now, a job gone from one) are
-        done here without a call each."""
+        """Each job's change in turn, as its :data:`Row` now (None: it left the pool); a row the view
+        has already changes nothing (a job read as a :class:`Job` stays that object). The view keeps
+        the rows, and makes a :class:`Job` only when something reads it. The most common changes (a
+        new idle job, a job running on a static slot, new to the view or idle in it until now, a job
+        gone from one) are done here without a call each."""
         if self._taken is not None:
             self._settle()
         entries, tallies, static = self._entries, self.tallies, self.static
@@ -166,15 +136,6 @@ class ViewTold(ViewPlaces):
                 else:
                     tally.add_victim(job_id, start, since)
         self.stamp += told
-
-    def drop_job(self, job_id: JobId) -> None:
-        """A job left the pool (completed, removed, or no longer shown)."""
-        if self._taken is not None:
-            self._settle()
-        old = self._entries.pop(job_id, None)
-        if old is not None:
-            self._job_out(job_id, old if isinstance(old, tuple) else row_of(old))
-            self.stamp += 1
 
     def put_slot(self, slot: Slot) -> None:
         """A slot was added or changed (a partitionable slot's unclaimed room, say)."""

@@ -6,13 +6,9 @@ busy, leaving or free (:mod:`osep.core.places`). Counting these from a snapshot'
 over every job; a pool adapter that sees jobs change keeps a :class:`PoolView` instead and tells it
 each change. The ways to tell it, each for the pool that needs it:
 
-- :meth:`PoolView.put_job`, :meth:`PoolView.drop_job`, :meth:`PoolView.put_slot`,
-  :meth:`PoolView.drop_slot`: a job or slot as a :class:`Job` or :class:`Slot` (the general way,
-  which the others are checked against);
-- :meth:`PoolView.change`: one job's fields, no :class:`Job` made (the simulated pool's jobs whose
-  periodic checkpoint moved);
-- :meth:`PoolView.tell`: many jobs' fields at once as rows (the simulated pool at each snapshot; its
-  most common changes are done there without a call each);
+- :meth:`PoolView.tell`, :meth:`PoolView.put_slot`, :meth:`PoolView.drop_slot`: jobs as rows of
+  fields, many at once (None: gone), and slots (the simulated pool at each snapshot, and whenever a
+  periodic checkpoint moves a job's row);
 - :meth:`PoolView.put_idle`: an owner's idle jobs of one shape as a count (the live pool's idle
   groups, added to a view built from its snapshot);
 - :meth:`PoolView.count_idle`, :meth:`PoolView.count_running`, :meth:`PoolView.count_static`,
@@ -61,7 +57,7 @@ class PoolView(ViewCounted):
     def of(cls, slots: Iterable[Slot], jobs: Iterable[Job]) -> PoolView:
         """The view of these slots and jobs, built in one pass over each (what a decision on a
         snapshot without a kept view starts with). Gives the view :meth:`put_slot` and
-        :meth:`put_job` would have kept through adding them one by one."""
+        :meth:`tell` of their rows would have kept."""
         view = cls()
         listed = 0
         for slot in slots:

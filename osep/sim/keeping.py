@@ -163,10 +163,7 @@ class ViewKeeping:
 
     def _show(self, job: SimJob) -> None:
         """Show the view ``job`` as it is now, at once."""
-        spec = job.spec
-        self.view.change(spec.id, spec.owner, job.state, spec.submit,
-                         job.slot.spec.name if job.slot else None, job.start,
-                         self._checkpoint_of(job), job.shape)
+        self.view.tell([(job.spec.id, self._row(job))])
 
     def _checkpoint_of(self, job: SimJob) -> float | None:
         """The last periodic checkpoint of the job's current run, if any (None: none yet)."""
