@@ -17,11 +17,9 @@ class ViewCounted(ViewTold):
     """A pool view told some of its jobs as counts."""
 
     def put_idle(self, owner: str, shape: Shape, count: int, first: JobId) -> None:
-        """``count`` idle jobs of ``owner`` asking for ``shape``, ``first`` the first of them in queue
-        order: what telling each one's row would give the decision, without an object per job (a
-        live pool reads its idle jobs as counts from its schedds). They are not in :attr:`jobs`, and
-        cannot be changed or dropped one by one: a view made so is for the decisions on one
-        snapshot."""
+        """``count`` more idle jobs of ``owner`` asking for ``shape``, ``first`` the first of them in
+        queue order (the live pool's idle groups). They are not in :attr:`jobs` and cannot be
+        changed or dropped one by one: a view made so is for the decisions on one snapshot."""
         if self._taken is not None:
             self._settle()
         if count <= 0:
@@ -34,14 +32,11 @@ class ViewCounted(ViewTold):
 
     def count_idle(self, owner: str, counts: dict[Shape, int], first: Callable[[Shape], JobId]
                    ) -> None:
-        """``owner``'s idle jobs are now ``counts`` of each shape (empty: none), and ``first(shape)``
-        gives the first of a shape in queue order: what telling each idle job's row would give
-        the decision, with no entry per job (the simulated pool keeps its idle jobs' counts as they
-        change, and tells the view those of the owners whose counts changed at its next
-        snapshot). The view keeps ``counts`` as it is given (the caller hands it over) and asks
-        ``first`` only while the pool is as it was when it told the view. Idle jobs so counted are
-        not in :attr:`jobs`, nor in a snapshot's jobs: a pool that counts an owner's idle jobs
-        tells none of them job by job."""
+        """``owner``'s idle jobs are now ``counts`` of each shape (empty: none), ``first(shape)`` the
+        first of a shape in queue order (the simulated pool's queues). The view keeps ``counts``
+        (handed over) and asks ``first`` only while the pool is as it was when it told the view.
+        Idle jobs so counted are in neither :attr:`jobs` nor a snapshot's jobs, and an owner's idle
+        jobs are either all counted or all told."""
         idle = sum(counts.values())
         tally = self._counting(owner, idle)
         if tally is None:
@@ -56,16 +51,13 @@ class ViewCounted(ViewTold):
     def count_running(self, owner: str, counts: dict[Shape, int],
                       runs: dict[JobId, tuple[float, str, Shape]]) -> None:
         """``owner``'s running jobs are now ``counts`` of each shape (empty: none), each on a static
-        slot of the view's, every one a victim candidate, listed in ``runs`` (id -> start, slot,
-        shape) in the order they started: what telling each one's row would give the decision,
-        with no entry per job. A pool that counts its running jobs so (the simulated pool, on
-        static slots only, without periodic checkpoints) tells the view the counts of the owners
-        whose running jobs changed at its next snapshot, hands ``counts`` over, and keeps ``runs``
-        up to date itself; the victims are read from it only while the pool is as it was when it
-        told the view (the check it gave :meth:`counted_by`). A
-        vacating job is told as a row, as before. Running jobs so counted are not in :attr:`jobs`,
-        nor in a snapshot's jobs, and an owner's running jobs are either all counted or all
-        told."""
+        slot of the view's and a victim candidate, listed in ``runs`` (id -> start, slot, shape) in
+        the order they started (the simulated pool on static slots only, without periodic
+        checkpoints). The view keeps ``counts`` (handed over) and reads ``runs``, which the pool
+        keeps up to date, only while the pool is as it was when it told the view (the check given
+        to :meth:`counted_by`). Running jobs so counted are in neither :attr:`jobs` nor a
+        snapshot's jobs, and an owner's running jobs are either all counted or all told (a vacating
+        job is told as a row)."""
         running = sum(counts.values())
         tally = self._counting(owner, running)
         if tally is None:
@@ -104,15 +96,12 @@ class ViewCounted(ViewTold):
         self.pool_check = check
 
     def count_static(self, free: set[str], running: Mapping[str, int]) -> None:
-        """The pool counts its running jobs (:meth:`count_running`), and has static slots only: it
-        marks which are free in :attr:`free_static` (``free``: no job at all, running or vacating),
-        reached through the view as its jobs come and go, and keeps which run a job (``running``:
-        one each); the view reads both from now on (:attr:`running_static`). Told before the slots,
-        as they are when told; the two agree with the view's jobs at each snapshot (the pool tells
-        it what changed first). The view changes neither but to make :attr:`free_static` afresh,
-        with the same names, as it does for any pool, as long as the pool keeps to this: its
-        running jobs are never told (asserted), and its static slots are neither put again nor
-        dropped."""
+        """The pool counts its running jobs (:meth:`count_running`) and has static slots only: it
+        keeps which are free (``free``: no job running or vacating, the view's
+        :attr:`free_static`) and which run a job (``running``, the view's :attr:`running_static`),
+        both agreeing with the view's jobs at each snapshot. Told before the slots. The view changes
+        neither but to make :attr:`free_static` afresh with the same names, as long as the pool
+        never tells a running job (asserted) and neither puts again nor drops a static slot."""
         if self._taken is not None:
             self._settle()
         self.free_static = free
