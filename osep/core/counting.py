@@ -41,8 +41,9 @@ from osep.core.resources import (
     plus,
 )
 from osep.core.shares import ShareTable, feasible_shares
+from osep.core.tally import Tally
 from osep.core.tree import ShareTree
-from osep.core.view import PoolView, Tally, view_of
+from osep.core.view import PoolView, view_of
 
 
 @dataclass(frozen=True, slots=True)

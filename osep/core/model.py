@@ -14,15 +14,13 @@ from __future__ import annotations
 
 import enum
 import math
+from collections.abc import Mapping
 from dataclasses import FrozenInstanceError, dataclass
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple, Protocol
 
 from osep.core.resources import EPS, ZERO, Room, Shape, Vec, fits, plus
 
-if TYPE_CHECKING:
-    from osep.core.view import PoolView
-
-__all__ = ["EPS", "Job", "JobId", "JobState", "Kept", "Shape", "Slot", "Snapshot"]
+__all__ = ["EPS", "Job", "JobId", "JobState", "Kept", "KeptView", "Shape", "Slot", "Snapshot"]
 
 
 class JobId(NamedTuple):
@@ -202,6 +200,20 @@ class Kept:
     shape: Shape
 
 
+class KeptView(Protocol):
+    """What a snapshot reads of the kept view it was taken from (:class:`osep.core.view.PoolView`):
+    how many changes it has had, and its slots and jobs now."""
+
+    @property
+    def stamp(self) -> int: ...
+
+    @property
+    def slots(self) -> Mapping[str, Slot]: ...
+
+    @property
+    def jobs(self) -> Mapping[JobId, Job]: ...
+
+
 class Snapshot:
     """A consistent view of the pool at ``time`` (seconds; epoch in a live pool, virtual in the
     simulator). The policy reads the time from here and never from a clock.
@@ -223,17 +235,17 @@ class Snapshot:
 
     time: float
     kept: tuple[Kept, ...]
-    view: PoolView | None
+    view: KeptView | None
     stamp: int
     _slots: tuple[Slot, ...] | None
     _jobs: tuple[Job, ...] | None
 
     def __init__(self, time: float, slots: tuple[Slot, ...], jobs: tuple[Job, ...],
-                 kept: tuple[Kept, ...] = (), view: PoolView | None = None, stamp: int = 0) -> None:
+                 kept: tuple[Kept, ...] = (), view: KeptView | None = None, stamp: int = 0) -> None:
         self._set(time, slots, jobs, kept, view, stamp)
 
     @classmethod
-    def of_view(cls, view: PoolView, time: float, kept: tuple[Kept, ...] = ()) -> Snapshot:
+    def of_view(cls, view: KeptView, time: float, kept: tuple[Kept, ...] = ()) -> Snapshot:
         """The pool as ``view`` has it now; its slots and jobs copied out of the view when first
         read, or by :meth:`settle` before the view changes (the view calls it)."""
         snapshot = cls.__new__(cls)
@@ -241,7 +253,7 @@ class Snapshot:
         return snapshot
 
     def _set(self, time: float, slots: tuple[Slot, ...] | None, jobs: tuple[Job, ...] | None,
-             kept: tuple[Kept, ...], view: PoolView | None, stamp: int) -> None:
+             kept: tuple[Kept, ...], view: KeptView | None, stamp: int) -> None:
         """The one place a new snapshot's fields are set (slots and jobs None: not copied out of
         ``view`` yet), past the frozen ``__setattr__`` by the slots' own setters."""
         _set_time(self, time)

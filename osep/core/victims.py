@@ -25,11 +25,13 @@ from collections.abc import Callable, Iterator, MutableMapping
 from operator import itemgetter
 from typing import NamedTuple
 
+from osep.core.jobtable import JobTable
 from osep.core.ledger import Holds, Ledger, Rank
 from osep.core.model import Job, JobId
 from osep.core.plan import VictimOrder
 from osep.core.resources import EPS, NO_ROOM, ZERO, Room, Shape, Vec, add_room, fits, held, less, plus
-from osep.core.view import JobTable, PoolView, Tally
+from osep.core.tally import Tally
+from osep.core.view import PoolView
 
 VictimKey = tuple[float, float, JobId]  # how a victim candidate ranks: ascending comes first
 

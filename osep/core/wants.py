@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from osep.core.ledger import Ledger, Rank
 from osep.core.plan import OwnerView
 from osep.core.resources import EPS, Room, Shape, fits
-from osep.core.view import Tally
+from osep.core.tally import Tally
 
 
 class Wants:

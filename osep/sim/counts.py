@@ -10,15 +10,13 @@ from collections import Counter
 from collections.abc import Iterator, Mapping
 from functools import partial
 from itertools import chain
-from typing import TYPE_CHECKING
 
+from osep.core.jobtable import Row
 from osep.core.model import JobId, JobState
 from osep.core.resources import Shape
-from osep.core.view import PoolView, Row
+from osep.core.view import PoolView
 from osep.errors import PoolError
-
-if TYPE_CHECKING:
-    from osep.sim.pool import IdleQueue, SimJob, SimSlot
+from osep.sim.parts import IdleQueue, SimJob, SimSlot
 
 _RUNNING = JobState.RUNNING  # (a module's name is read several times faster than an enum's member)
 

@@ -25,9 +25,9 @@ from osep.core.model import JobId
 from osep.core.policy import PolicySettings
 from osep.sim import orderings
 from osep.sim.negotiator import negotiate
-from osep.sim.pool import SimulatedPool, Watch
+from osep.sim.pool import SimulatedPool
 from osep.sim.specs import JobSpec, PoolSettings, SimResult, SlotSpec
-from osep.sim.watch import Recorder, Tee
+from osep.sim.watch import Recorder, Tee, Watch
 
 # The kinds of event, in the order of events that fall on the same instant: what ended is seen
 # before what starts (plain integers: the loop compares them for every event).

@@ -20,7 +20,8 @@ from collections import Counter
 from osep.core.reservations import ReservationBook
 from osep.core.resources import Room
 from osep.sim.orderings import Head, Ordering
-from osep.sim.pool import SimJob, SimSlot, SimulatedPool
+from osep.sim.parts import SimJob, SimSlot
+from osep.sim.pool import SimulatedPool
 
 _NONE_KEPT: Counter[str] = Counter()  # no room kept anywhere (never changed: nothing is visited)
 

@@ -35,7 +35,7 @@ Head = tuple[float, int, JobId]
 
 
 class Queue(Protocol):
-    """What an ordering reads of an owner's queue (:class:`osep.sim.pool.IdleQueue`)."""
+    """What an ordering reads of an owner's queue (:class:`osep.sim.parts.IdleQueue`)."""
 
     def __len__(self) -> int: ...
 

@@ -1,4 +1,4 @@
-"""What a simulation is told as it runs (:class:`osep.sim.pool.Watch`), kept two ways: the meters
+"""What a simulation is told as it runs (:class:`Watch`), kept two ways: the meters
 fed at once (:class:`Metering`: memory for the jobs in flight only), or every job's record
 (:class:`Recorder`: for plots and tests, memory that grows with the jobs)."""
 
@@ -6,15 +6,55 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from osep.core.resources import ZERO, Vec
 from osep.measure.meter import Meter
 from osep.measure.records import JobRecord, Run
-from osep.sim.pool import Watch
 from osep.sim.specs import JobSpec
 
 # What a job weighs in the unit measured, and what it holds per resource (see the meter).
 Weigh = Callable[[JobSpec], tuple[float, Vec]]
+
+
+class Watch(Protocol):
+    """What a simulated pool tells as it happens, in time order (all at the pool's ``now``)."""
+
+    def submit(self, t: float, spec: JobSpec) -> None:
+        """The job was submitted."""
+
+    def start(self, t: float, spec: JobSpec, slot: str) -> None:
+        """A run of the job began on ``slot``."""
+
+    def signal(self, t: float, spec: JobSpec) -> None:
+        """The job was told to vacate (it keeps its slot until it releases it, or finishes)."""
+
+    def end(self, t: float, spec: JobSpec, vacated: bool, useful: float) -> None:
+        """The run ended without the job finishing: ``vacated`` (it goes back to the queue, having
+        kept ``useful`` seconds of work), or cut off where the simulation stopped."""
+
+    def finish(self, t: float, spec: JobSpec) -> None:
+        """The job's run ended with the job done."""
+
+
+class Unwatched:
+    """A :class:`Watch` that keeps nothing."""
+
+    def submit(self, t: float, spec: JobSpec) -> None:
+        pass
+
+    def start(self, t: float, spec: JobSpec, slot: str) -> None:
+        pass
+
+    def signal(self, t: float, spec: JobSpec) -> None:
+        pass
+
+    def end(self, t: float, spec: JobSpec, vacated: bool, useful: float) -> None:
+        pass
+
+    def finish(self, t: float, spec: JobSpec) -> None:
+        pass
+
 
 
 def in_slots(spec: JobSpec) -> tuple[float, Vec]:

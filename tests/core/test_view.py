@@ -14,13 +14,14 @@ from naive import naive_decide
 
 from builders import snap
 from osep.core.counting import count_view
+from osep.core.jobtable import Row, row_of
 from osep.core.model import Job, JobId, JobState, Kept, Slot, Snapshot
 from osep.core.plan import Target, VictimOrder
 from osep.core.policy import PolicySettings, decide
 from osep.core.resources import Unit
 from osep.core.shares import ShareTable
 from osep.core.tree import ShareTree, TreeNode
-from osep.core.view import PoolView, Row, _row, view_of
+from osep.core.view import PoolView, view_of
 
 NOW = 10_000.0
 FLAT = ["a", "b", "c", "d"]
@@ -75,7 +76,7 @@ def told_rows(draw: Any, view: PoolView, owners: list[str], static: bool
         known = sorted(view.jobs)
         if kind == "job" or not known:
             job = job_of(draw, owners, static)
-            rows.append((job.id, _row(job)))
+            rows.append((job.id, row_of(job)))
             continue
         job_id = draw(st.sampled_from(known))
         row = view.jobs.row(job_id)
@@ -100,21 +101,18 @@ def kept_pools(draw: Any) -> tuple[PoolView, PolicySettings, tuple[Kept, ...]]:
     owners = TREED if tree else FLAT
     view = PoolView()
     for _ in range(draw(st.integers(0, 60))):
-        op = draw(st.sampled_from(["job", "job", "job", "told", "drop job", "slot", "slot",
+        op = draw(st.sampled_from(["job", "job", "job", "job", "drop job", "slot", "slot",
                                    "drop slot", "read", "look", "tell", "tell", "tell"]))
         if op == "read" and view.tallies:  # the orders read midway are brought up to date later
             tally = view.tallies[draw(st.sampled_from(sorted(view.tallies)))]
             list(tally.victims(draw(st.booleans())))
         elif op == "look" and view.jobs:  # a job read (made a Job), then maybe changed
             view.jobs[draw(st.sampled_from(sorted(view.jobs)))]
-        elif op == "job":
-            view.put_job(job_of(draw, owners, static))
-        elif op == "told":  # the same change, told field by field
+        elif op == "job":  # one job's change, told alone
             job = job_of(draw, owners, static)
-            view.change(job.id, job.owner, job.state, job.submit_time, job.slot, job.start_time,
-                        job.checkpoint_time, job.shape, job.vacatable)
+            view.tell([(job.id, row_of(job))])
         elif op == "drop job" and view.jobs:
-            view.drop_job(draw(st.sampled_from(sorted(view.jobs))))
+            view.tell([(draw(st.sampled_from(sorted(view.jobs))), None)])
         elif op == "tell":  # several changes told at once, as rows (None: gone)
             view.tell(told_rows(draw, view, owners, static))
         elif op == "slot":
@@ -200,7 +198,7 @@ def test_a_snapshot_of_a_view_that_changed_since_is_decided_on_its_own_jobs() ->
     taken = view.snapshot(base.time)
     policy = PolicySettings(ShareTable({"a": 1.0, "b": 2.0}))
     before = decide(taken, policy)
-    view.drop_job(base.jobs[0].id)  # the pool moved on: the snapshot still shows the job
+    view.tell([(base.jobs[0].id, None)])  # the pool moved on: the snapshot still shows the job
     assert view_of(taken) is not view
     assert decide(taken, policy) == before == decide(base, policy)
 
@@ -210,10 +208,10 @@ def test_a_snapshot_shows_the_pool_as_it_was_when_taken_whenever_it_is_read() ->
     view = PoolView.of(base.slots, base.jobs)
     first = view.snapshot(base.time)
     second = view.snapshot(base.time)  # taken before the first was read
-    view.drop_job(base.jobs[0].id)
+    view.tell([(base.jobs[0].id, None)])
     view.put_slot(Slot("extra"))
     third = view.snapshot(base.time + 1)
-    view.put_job(base.jobs[0])
+    view.tell([(base.jobs[0].id, row_of(base.jobs[0]))])
     for taken in (first, second):
         assert taken.jobs == base.jobs and taken.slots == base.slots
         assert taken == Snapshot(base.time, base.slots, base.jobs)
@@ -250,14 +248,15 @@ def test_victim_orders_read_between_many_starts_and_finishes_are_those_of_a_buil
         clock += rnd.choice([0.0, 0.0, 1.0, 7.5])
         name = rnd.choice(slots).name
         if name in on:
-            view.drop_job(on.pop(name))
+            view.tell([(on.pop(name), None)])
         else:
             owner = rnd.choice("ab") if seed % 2 else "a"
             job_id = JobId(owner, step, rnd.randrange(3))
             start = clock if rnd.random() < 0.9 else rnd.uniform(0.0, clock)
             checkpoint = rnd.choice([None, None, start + 3.0, start - 1.0])
-            view.put_job(Job(job_id, owner, JobState.RUNNING, slot=name, start_time=start,
-                             checkpoint_time=checkpoint))
+            job = Job(job_id, owner, JobState.RUNNING, slot=name, start_time=start,
+                      checkpoint_time=checkpoint)
+            view.tell([(job_id, row_of(job))])
             on[name] = job_id
         if rnd.random() < (0.3 if seed < 3 else 0.002):
             built = PoolView.of(view.slots.values(), view.jobs.values())
@@ -266,19 +265,19 @@ def test_victim_orders_read_between_many_starts_and_finishes_are_those_of_a_buil
     assert orders(view) == orders(built)
 
 
-def test_a_job_told_field_by_field_is_made_a_job_once_when_read_and_afresh_once_changed() -> None:
+def test_a_job_told_as_a_row_is_made_a_job_once_when_read_and_afresh_once_changed() -> None:
     view = PoolView()
     view.put_slot(Slot("s0"))
     job_id = JobId("a", 1, 0)
-    view.change(job_id, "a", JobState.IDLE, 5.0, None, None, None, (1, 0, 0, 0))
+    view.tell([(job_id, ("a", JobState.IDLE, 5.0, None, None, None, (1, 0, 0, 0), True))])
     idle = view.jobs[job_id]
     assert idle == Job(job_id, "a", JobState.IDLE, 5.0) and view.jobs[job_id] is idle
-    view.change(job_id, "a", JobState.RUNNING, 5.0, "s0", 7.0, None, (1, 0, 0, 0))
+    view.tell([(job_id, ("a", JobState.RUNNING, 5.0, "s0", 7.0, None, (1, 0, 0, 0), True))])
     running = view.jobs[job_id]
     assert running == Job(job_id, "a", JobState.RUNNING, 5.0, "s0", 7.0)
     assert view.jobs[job_id] is running and view.snapshot(10.0).jobs == (running,)
     assert list(view.tallies["a"].victims(True)) == [job_id] and view.free_static == set()
-    view.drop_job(job_id)
+    view.tell([(job_id, None)])
     assert job_id not in view.jobs and not view.tallies and view.free_static == {"s0"}
 
 
@@ -304,17 +303,18 @@ def test_rows_told_at_once_change_only_what_changed_and_keep_a_job_read() -> Non
 @pytest.mark.parametrize("told", ["row", "job"])
 def test_a_static_slot_leaving_with_jobs_on_it_and_coming_back_places_them_again(told: str) -> None:
     """A static slot's running jobs are not listed by name: the view finds them when the slot
-    leaves (or changes), and places them again when it is back, as a static slot or not."""
-    view = PoolView()
-    view.put_slot(Slot("s0"))
-    view.put_slot(Slot("s1"))
+    leaves (or changes), and places them again when it is back, as a static slot or not; whether
+    the view has them as rows told or as the jobs it was built from."""
+    slots = [Slot("s0"), Slot("s1")]
     jobs = [Job(JobId("a", 1, n), "a", JobState.RUNNING, 0.0, "s0", 5.0 + n) for n in range(2)]
     jobs.append(Job(JobId("b", 1, 0), "b", JobState.RUNNING, 0.0, "s1", 4.0))
-    for job in jobs:
-        if told == "row":
-            view.tell([(job.id, _row(job))])
-        else:
-            view.put_job(job)
+    if told == "row":
+        view = PoolView()
+        for slot in slots:
+            view.put_slot(slot)
+        view.tell([(job.id, row_of(job)) for job in jobs])
+    else:
+        view = PoolView.of(slots, jobs)
 
     def same() -> None:
         assert contents(view) == contents(PoolView.of(view.slots.values(), view.jobs.values()))
@@ -330,17 +330,19 @@ def test_a_static_slot_leaving_with_jobs_on_it_and_coming_back_places_them_again
     same()
     view.put_slot(Slot("s0"))  # static again
     view.tell([(jobs[0].id, None)])
-    view.drop_job(jobs[1].id)
+    view.tell([(jobs[1].id, None)])
     assert (view.unplaced, dict(view.busy), view.free_static) == (0, {"s1": 1}, {"s0"})
     same()
 
 
-def test_a_new_idle_job_told_as_a_row_is_an_idle_job_as_change_tells_it() -> None:
-    told, arrived = PoolView(), PoolView()
+def test_new_idle_jobs_told_as_rows_are_the_idle_jobs_of_a_view_built_from_them() -> None:
+    arrived = PoolView()
+    jobs = []
     for n, shape in enumerate([(1, 0, 0, 0), (1, 0, 0, 0), (2, 0, 0, 0), (1, 0, 0, 0)]):
         job_id = JobId("a", 1, 10 - n)
-        told.change(job_id, "a", JobState.IDLE, float(n), None, None, None, shape)
+        jobs.append(Job(job_id, "a", JobState.IDLE, float(n), cpus=shape[0]))
         arrived.tell([(job_id, ("a", JobState.IDLE, float(n), None, None, None, shape, True))])
+    told = PoolView.of((), jobs)
     # one it has: changed, not added
     arrived.tell([(JobId("a", 1, 10), ("a", JobState.IDLE, 0.0, None, None, None, (1, 0, 0, 0), True))])
     tally, other = told.tallies["a"], arrived.tallies["a"]
@@ -370,8 +372,8 @@ def test_idle_jobs_counted_per_shape_give_a_decision_what_telling_them_one_by_on
     for view in (one_by_one, counted):
         for slot in slots:
             view.put_slot(slot)
-    one_by_one.tell([(j.id, _row(j)) for j in jobs])
-    counted.tell([(j.id, _row(j)) for j in jobs if j.state is not JobState.IDLE])
+    one_by_one.tell([(j.id, row_of(j)) for j in jobs])
+    counted.tell([(j.id, row_of(j)) for j in jobs if j.state is not JobState.IDLE])
     idle = [j for j in jobs if j.state is JobState.IDLE]
 
     def first_of(owner: str) -> Any:

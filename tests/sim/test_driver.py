@@ -19,7 +19,8 @@ from osep.measure.records import compute
 from osep.sim import driver
 from osep.sim.driver import simulate
 from osep.sim.orderings import Ordering
-from osep.sim.pool import SimJob, SimMachine, SimSlot, SimulatedPool
+from osep.sim.parts import SimJob, SimMachine, SimSlot
+from osep.sim.pool import SimulatedPool
 from osep.sim.specs import Checkpointing, JobSpec, Order, PoolSettings, SlotSpec
 from osep.sim.watch import Metering
 

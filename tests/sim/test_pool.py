@@ -13,9 +13,11 @@ from osep.core.plan import Target, VictimOrder
 from osep.core.policy import PolicySettings, decide
 from osep.core.resources import fits
 from osep.core.shares import ShareTable
-from osep.core.view import PoolView, Tally
+from osep.core.tally import Tally
+from osep.core.view import PoolView
 from osep.errors import PoolError
-from osep.sim.pool import IdleQueue, SimulatedPool
+from osep.sim.parts import IdleQueue
+from osep.sim.pool import SimulatedPool
 from osep.sim.specs import Checkpointing, JobSpec, PoolSettings, SlotSpec
 
 SHAPES = st.tuples(st.integers(1, 4), st.integers(0, 3), st.integers(0, 1), st.just(0))
