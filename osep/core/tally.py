@@ -4,7 +4,7 @@
   do not depend on the order jobs came in); running and idle jobs are counted per shape as they
   change, and added up when the sums are read;
 - per shape, its idle jobs' ids in a heap: the first in queue order (the smallest id) is what
-  :class:`osep.core.victims.Wants` orders shapes by;
+  :class:`osep.core.wants.Wants` orders shapes by;
 - its victim candidates (running on a slot the view has, start known, vacatable) in two orders:
   latest start first (the lowest wall clock), and latest start-or-checkpoint first (the least lost
   work), ties by job id. Both are independent of the time; the decision reads them at the
