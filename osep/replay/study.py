@@ -25,7 +25,8 @@ from osep.measure.meter import Meter, Series
 from osep.measure.records import feed
 from osep.replay.damage import MAX_SLOTS, regular_file
 from osep.replay.events import Row
-from osep.replay.history import Replay, merge_rows, replay_rows
+from osep.replay.history import Replay, replay_rows
+from osep.replay.merging import merge_rows
 from osep.sim.specs import Order
 
 if TYPE_CHECKING:  # the simulator is imported for what-if runs only
