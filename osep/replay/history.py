@@ -17,7 +17,9 @@ from dataclasses import dataclass, field
 
 from osep.core.model import JobId
 from osep.core.tree import ShareTree
-from osep.measure.meter import Meter, Metrics, Series
+from osep.measure.meter import Meter
+from osep.measure.metrics import Metrics
+from osep.measure.series import Series
 from osep.measure.trees import group_shares, top_group, tree_ideal
 from osep.replay.damage import Damage
 from osep.replay.events import RANK, EventKind, LogEvent, Row, job_of, key_of

@@ -21,8 +21,9 @@ from osep.core.tree import ShareTree
 from osep.enforce.decisionlog import DecisionLog, read_decisions, vacates_in_order
 from osep.errors import OsepError
 from osep.measure.documents import column, document, iso
-from osep.measure.meter import Meter, Series
+from osep.measure.meter import Meter
 from osep.measure.records import feed
+from osep.measure.series import Series
 from osep.replay.damage import MAX_SLOTS, regular_file
 from osep.replay.events import Row
 from osep.replay.history import Replay, replay_rows

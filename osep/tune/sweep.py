@@ -16,7 +16,7 @@ from typing import Any
 
 import structlog
 
-from osep.measure.meter import Metrics
+from osep.measure.metrics import Metrics
 from osep.sim.experiment import run_policy
 from osep.tune.candidates import Candidate
 from osep.tune.history import History

@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from osep.measure.documents import AREA_SHORT
-from osep.measure.meter import Metrics, Series
+from osep.measure.metrics import Metrics
 from osep.measure.records import curves
+from osep.measure.series import Series
 from osep.sim.experiment import Outcome
 
 
