@@ -21,7 +21,9 @@ from osep.core.resources import RESOURCES, Unit, Vec, held, measure
 from osep.core.tree import ShareTree
 from osep.errors import OsepError
 from osep.measure.documents import column, document
-from osep.measure.meter import Ideal, Meter, Metrics
+from osep.measure.meter import Meter
+from osep.measure.metrics import Metrics
+from osep.measure.pieces import Ideal
 from osep.measure.records import Dominant, JobRecord
 from osep.measure.trees import group_shares, top_group, tree_ideal
 from osep.sim.driver import simulate

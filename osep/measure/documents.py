@@ -8,7 +8,7 @@ import datetime
 from collections.abc import Mapping
 from typing import Any
 
-from osep.measure.meter import Metrics
+from osep.measure.metrics import Metrics
 
 
 def column(metrics: Metrics, description: str, settings: dict[str, Any] | None = None,

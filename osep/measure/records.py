@@ -14,7 +14,10 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
 from osep.core.resources import ZERO, Measure, Vec
-from osep.measure.meter import Curves, Ideal, Meter, Metrics
+from osep.measure.meter import Meter
+from osep.measure.metrics import Metrics
+from osep.measure.pieces import Ideal
+from osep.measure.series import Curves
 
 # Each owner's dominant-share measure, and the one for owners without a share (see the meter).
 Dominant = tuple[Mapping[str, Measure], Measure]

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from osep.core.shares import feasible_shares
 from osep.core.tree import ROOT, ShareTree
-from osep.measure.meter import Ideal
+from osep.measure.pieces import Ideal
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,32 +1,25 @@
-"""Rebuilding a pool's history from job event logs, and measuring it.
+"""Rebuilding a pool's history from job event logs in time order (:mod:`osep.replay.merging`) and
+measuring it with the meter (:mod:`osep.measure.meter`) as the events stream past: memory holds the
+jobs in flight and nothing else. A job counts as one slot whatever it requested.
 
-Each owner's running-slot curve comes from the logs' submit, execute, evict and terminate events; the
-meter (:mod:`osep.measure.meter`) integrates the paper's metrics against the ideal for the recorded demand as
-the events stream past, so memory holds the jobs in flight and nothing else. Several logs (one per
-user, or a schedd's event log) are merged by time.
-
-What the logs cannot tell is filled in from elsewhere:
-- the owner of a job: from ad information events (``EVENT_LOG_JOB_AD_INFORMATION_ATTRS = Owner``)
-  or, for a user's own log, from the ``OWNER=FILE`` form of the argument;
-- when a vacate was asked for (so that PC splits into lost work and vacate time), and which evictions
-  were osep's: from the daemon's decision log, joined on ``cluster.proc``;
-- the pool's size: from the decision log, or given.
-
-A job counts as one slot whatever it requested.
+What the logs cannot tell comes from elsewhere: a job's owner from ad information events
+(``EVENT_LOG_JOB_AD_INFORMATION_ATTRS = Owner``) or a user's log given as ``OWNER=FILE``; when a
+vacate was asked for (so that PC splits into lost work and vacate time) and which evictions were
+osep's, from the daemon's decision log joined on ``cluster.proc``; the pool's size from that log, or
+given.
 """
 
 from __future__ import annotations
 
-import heapq
 import math
-from bisect import bisect_left
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import chain
 
 from osep.core.model import JobId
 from osep.core.tree import ShareTree
-from osep.measure.meter import Meter, Metrics, Series
+from osep.measure.meter import Meter
+from osep.measure.metrics import Metrics
+from osep.measure.series import Series
 from osep.measure.trees import group_shares, top_group, tree_ideal
 from osep.replay.damage import Damage
 from osep.replay.events import RANK, EventKind, LogEvent, Row, job_of, key_of
@@ -68,82 +61,6 @@ class Replay:
     groups: Metrics | None = None  # an owner tree's top-level groups, measured as owners
 
 
-def merge(streams: Iterable[Iterator[LogEvent]]) -> Iterator[LogEvent]:
-    """One stream in time order. Each log keeps its own order; between logs, events of the same
-    second that end a run come before the others."""
-    return heapq.merge(*streams, key=lambda e: (e.time, RANK[e.kind]))
-
-
-def merge_rows(streams: Iterable[Iterable[list[Row]]]) -> Iterator[Row]:
-    """:func:`merge` for logs read as rows (each stream a file's lists of rows, its index in the
-    rows): what ``heapq.merge`` of the rows gives (rows order themselves: no key), a list at a
-    time while every log is in order, so that the work per row is done in C."""
-    return chain.from_iterable(_merged_lists([iter(s) for s in streams]))
-
-
-def _merged_lists(streams: list[Iterator[list[Row]]]) -> Iterator[list[Row]]:
-    """The rows of ``streams`` in ``heapq.merge``'s order, in lists. Each stream keeps the rows it
-    has read and not given out, in order, and at least its last one while it may have more: every
-    row below the least of those last rows (``horizon``) can then be given out, sorted, since no
-    row still unread is below it. A stream found out of order (a damaged log) hands the rest to
-    ``heapq.merge``, from where every stream stands, which then gives what it would have given from
-    the start (rows are all different, so its order depends only on the rows at the heads)."""
-    kept: list[list[Row]] = []
-    live: list[Iterator[list[Row]] | None] = []
-    for each in streams:
-        kept.append([])
-        live.append(each)
-    while True:
-        # Read on until every stream that may have more holds at least two rows (or one, which
-        # is then its last read: it stays back as that stream's bound).
-        for k, stream in enumerate(live):
-            rows = kept[k]
-            while stream is not None and len(rows) < 2:
-                more = next(stream, None)
-                if more is None:
-                    live[k] = None
-                    break
-                if not more:
-                    continue
-                joined = rows + more
-                if joined != sorted(joined):
-                    yield from _rest(kept, live, k, more)
-                    return
-                kept[k] = rows = joined
-        bounds = [rows[-1] for rows, stream in zip(kept, live, strict=True) if stream is not None]
-        if not bounds:  # every stream read to its end
-            out = [row for rows in kept for row in rows]
-            out.sort()
-            if out:
-                yield out
-            return
-        horizon = min(bounds)
-        out = []
-        for k, rows in enumerate(kept):
-            cut = bisect_left(rows, horizon)
-            if cut:
-                out += rows[:cut]
-                kept[k] = rows[cut:]
-        out.sort()
-        yield out
-
-
-def _rest(kept: list[list[Row]], live: list[Iterator[list[Row]] | None], k: int, more: list[Row]
-          ) -> Iterator[list[Row]]:
-    """``heapq.merge`` of what every stream has not given out yet (stream ``k`` with ``more``, the
-    list that put it out of order, read after what it kept)."""
-    tails = []
-    for j, (rows, stream) in enumerate(zip(kept, live, strict=True)):
-        parts: list[Iterable[list[Row]]] = [[rows]]
-        if j == k:
-            parts.append([more])
-        if stream is not None:
-            parts.append(stream)
-        tails.append(chain.from_iterable(chain.from_iterable(parts)))
-    for row in heapq.merge(*tails):
-        yield [row]
-
-
 def replay(
     events: Iterable[LogEvent],
     shares: Mapping[str, float],
@@ -160,12 +77,11 @@ def replay(
 ) -> Replay:
     """Measure the history the ``events`` (in time order) describe.
 
-    ``owners``: file -> owner, for logs that do not name owners. ``signals``: the job (as the log names it) ->
-    times osep sent a vacate for the job (from the decision log). ``workload``: also keep every
-    finished job's arrival and run time (memory then grows with the jobs, for what-if runs only).
-    ``progress`` is called every ``every`` events with the count and the log time reached.
-    ``tree``: an owner tree; each job counts for the member its whole accounting name (or the owner
-    its log or file gives) places it as, the ideal is the tree's feasible share, and the top-level
+    ``owners``: file -> owner, for logs that name none. ``signals``: job -> times osep sent it a
+    vacate (from the decision log). ``workload``: also keep every finished job's arrival and run
+    time, for what-if runs (memory then grows with the jobs). ``progress(count, log time)`` is called
+    every ``every`` events. ``tree``: an owner tree; a job counts for the member its accounting name
+    (or else its owner) places it as, the ideal is the tree's feasible share, and the top-level
     groups are measured too.
     """
     sources: list[str] = []
@@ -202,11 +118,11 @@ def replay_rows(
     every: int = 100_000,
     tree: ShareTree | None = None,
 ) -> Replay:
-    """:func:`replay` of ``rows`` (:data:`osep.replay.events.Row`, in time order; a row's file is
-    ``sources[i]`` for its index i, looked up only when it is needed): what ``osep replay`` runs,
-    with no object made per event. ``vacates``: what ``signals`` says, as a stream of (time sent,
-    job) in time order (:func:`osep.replay.decisions.vacates_in_order`), read as the replay
-    reaches each time; only the signals of jobs in flight are kept."""
+    """:func:`replay` of ``rows`` (:data:`osep.replay.events.Row`, in time order, a row's file
+    ``sources[i]`` for its index i): what ``osep replay`` runs, with no object made per event.
+    ``vacates``: ``signals`` as a stream of (time sent, job) in time order
+    (:func:`osep.replay.decisions.vacates_in_order`), read as the replay reaches each time, so
+    that only the signals of jobs in flight are kept."""
     owners = owners or {}
     pending: dict[Hashable, list[float]] = {_key(job): list(times)
                                             for job, times in (signals or {}).items()}

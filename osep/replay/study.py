@@ -20,12 +20,14 @@ from osep.core.policy import PolicySettings
 from osep.core.tree import ShareTree
 from osep.errors import OsepError
 from osep.measure.documents import column, document, iso
-from osep.measure.meter import Meter, Series
+from osep.measure.meter import Meter
 from osep.measure.records import feed
+from osep.measure.series import Series
 from osep.replay.damage import MAX_SLOTS, regular_file
 from osep.replay.decisions import DecisionLog, read_decisions, vacates_in_order
 from osep.replay.events import Row
-from osep.replay.history import Replay, merge_rows, replay_rows
+from osep.replay.history import Replay, replay_rows
+from osep.replay.merging import merge_rows
 from osep.sim.specs import Order
 
 if TYPE_CHECKING:  # the simulator is imported for what-if runs only

@@ -17,7 +17,7 @@ from typing import Any
 import structlog
 
 from osep.experiment.runs import run_policy
-from osep.measure.meter import Metrics
+from osep.measure.metrics import Metrics
 from osep.tune.candidates import Candidate
 from osep.tune.history import History
 

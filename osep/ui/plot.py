@@ -13,8 +13,9 @@ from typing import Any
 
 from osep.experiment.runs import Outcome
 from osep.measure.documents import AREA_SHORT
-from osep.measure.meter import Metrics, Series
+from osep.measure.metrics import Metrics
 from osep.measure.records import curves
+from osep.measure.series import Series
 
 
 def draw(path: Path | str, title: str, outcomes: Mapping[str, Outcome]) -> None:

@@ -10,7 +10,8 @@ from dataclasses import dataclass
 
 from osep.core.resources import ZERO, Measure, Vec, minus, plus
 from osep.core.shares import feasible_shares
-from osep.measure.meter import Ideal, MeterError, Metrics, OwnerMetrics
+from osep.measure.metrics import MeterError, Metrics, OwnerMetrics
+from osep.measure.pieces import Ideal
 from osep.measure.series import Bins, Curves, Series
 
 

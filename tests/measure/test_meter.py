@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from osep.measure.meter import Meter, MeterError
+from osep.measure.meter import Meter
+from osep.measure.metrics import MeterError
 from osep.measure.series import MAX_BINS
 
 

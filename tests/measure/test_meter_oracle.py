@@ -13,7 +13,9 @@ from hypothesis import strategies as st
 from osep.core.resources import Unit, measure
 from osep.core.shares import feasible_shares
 from osep.core.tree import ROOT, ShareTree, TreeNode
-from osep.measure.meter import Meter, Metrics, Series
+from osep.measure.meter import Meter
+from osep.measure.metrics import Metrics
+from osep.measure.series import Series
 from osep.measure.trees import tree_ideal
 from tests.measure.straight_meter import StraightMeter
 

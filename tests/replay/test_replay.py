@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import heapq
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from osep.replay.events import EventKind, LogEvent
-from osep.replay.history import UNKNOWN_OWNER, _rows, merge, merge_rows, replay, replay_rows
+from osep.replay.history import UNKNOWN_OWNER, _rows, replay, replay_rows
+from osep.replay.merging import merge
 
 K = EventKind
 
@@ -113,12 +112,6 @@ def test_an_event_out_of_order_is_taken_as_happening_now():
     assert result.metrics.owners[0].jobs == 2
 
 
-def test_logs_are_merged_by_time():
-    one = [ev(K.SUBMIT, "1.0", 0, source="1"), ev(K.TERMINATE, "1.0", 30, source="1")]
-    two = [ev(K.SUBMIT, "2.0", 10, source="2"), ev(K.TERMINATE, "2.0", 20, source="2")]
-    assert [e.time for e in merge([iter(one), iter(two)])] == [0, 10, 20, 30]
-
-
 def test_progress_is_reported_every_n_events():
     calls: list[tuple[int, float]] = []
     events = [ev(K.SUBMIT, f"{k}.0", float(k)) for k in range(10)]
@@ -171,44 +164,6 @@ def test_a_job_id_that_finishes_twice_is_one_job_of_the_what_if_workload():
     assert [(r.submit, r.runtime) for r in result.workload] == [(0, 10)]
     assert warnings == ["log: event 6 (job 1.0): the same job id finished again; left out of the "
                         "what-if runs"]
-
-
-# A log as lists of rows (only the four fields that order them): times mostly rising, sometimes
-# falling (a damaged log), cut into lists of any length, empty ones too.
-logs = st.lists(
-    st.tuples(
-        st.lists(st.tuples(st.sampled_from([0, 0, 1, 2, 5, -3]), st.integers(0, 1)), max_size=30),
-        st.lists(st.integers(0, 7), min_size=1, max_size=40),
-    ),
-    max_size=5,
-)
-
-
-@settings(max_examples=500, deadline=None)
-@given(logs)
-def test_rows_merge_as_heapq_merges_events_by_time_and_rank(spec):
-    """Rows ranked as the reader ranks them (an event of a second no lower than the one before it
-    in its file), merged as tuples, come in the order heapq.merge gives (time, rank) keys."""
-    streams: list[list[list[tuple[float, int, int, int]]]] = []
-    events: list[list[tuple[float, int, int, int]]] = []  # with their own rank
-    for index, (steps, cuts) in enumerate(spec):
-        t, rows, real = 0.0, [], []
-        for position, (step, own) in enumerate(steps, start=1):
-            t += step
-            real.append((t, own, index, position))
-            rank = max(own, rows[-1][1]) if rows and rows[-1][0] == t else own
-            rows.append((t, rank, index, position))
-        lists, at = [], 0
-        for cut in cuts * (len(rows) + 1):
-            if at >= len(rows):
-                break
-            lists.append(rows[at:at + cut])
-            at += cut
-        streams.append([*lists, rows[at:]])
-        events.append(real)
-    want = [(e[2], e[3]) for e in heapq.merge(*map(iter, events), key=lambda e: (e[0], e[1]))]
-    got = [(r[2], r[3]) for r in merge_rows([iter(s) for s in streams])]  # type: ignore[arg-type]
-    assert got == want
 
 
 # Histories of four jobs with evictions, and vacates sent for them (and for a job never seen).

@@ -1,0 +1,187 @@
+"""The flat water-filling of the owners' shares, kept up to date as demand changes, and the
+owners' pieces settled against it: the meter's hot path for a flat share table.
+
+The feasible shares are fes_i = min(d_i, a_i + L) for one water level L (0 when the shares take
+the whole pool, infinite when every demand is met), so an owner's shortfall max(0, fes_i - r_i) is
+a constant (0, or d_i - r_i) or a_i - r_i + L, as L is below r_i - a_i, above d_i - a_i, or between.
+L is kept from the hungry owners' needs d_i - a_i, sorted, with a running sum; a change of L touches
+only the owners with a bound between its old and new value, and those in the middle case accrue the
+level's running area. The results are the straightforward recomputation's (tests/measure keeps it
+as an oracle) up to rounding.
+"""
+
+from __future__ import annotations
+
+import math
+from bisect import bisect_left
+
+from osep.measure.pieces import Pieces
+
+RESYNC = 4096  # changes of demand between exact recountings of the water-filling's running sums
+
+
+class WaterFilling(Pieces):
+    """Settles each instant against the flat water-filling (:meth:`_commit_flat`)."""
+
+    @staticmethod
+    def _between(keys: list[tuple[float, str]], low: float, high: float, above: bool = False
+                 ) -> list[str]:
+        """The owners whose key is from ``low`` to ``high`` (with ``above``: or higher)."""
+        if not keys:
+            return []
+        first = bisect_left(keys, (low,))
+        last = len(keys) if above or high == math.inf else bisect_left(
+            keys, (math.nextafter(high, math.inf),))
+        return [o for _, o in keys[first:last]]
+
+    def _commit_flat(self) -> None:
+        """Settle what the events at ``now`` changed: the owners whose demand moved into the
+        books, the level for the demand now, then the pieces of the owners touched. It runs at every
+        instant that had events, so it is written in one piece with the fields held in local names
+        (the same operations, in the same order, as booking, filling and settling step by step)."""
+        dirty, self._dirty = self._dirty, {}
+        wanting = self._wanting
+        if wanting:
+            self._wanting = {}
+            # Each owner whose demand changed into the books: min(a_i, d_i) into the base, and its
+            # need d_i - a_i moved in the sorted needs (the first p of which sum to ``total``).
+            needs, p, total, base_sum = self._needs, self._p, self._sum, self._base
+            changes = self._changes
+            for stats in wanting.values():
+                share, demand = stats.share, stats.demand
+                base = share if share <= demand else demand  # min(share, demand)
+                if base != stats.base:
+                    base_sum += base - stats.base
+                    stats.base = base
+                need = demand - share if demand > share else None
+                old_need = stats.need
+                if need == old_need:
+                    continue
+                stats.need = need
+                key = (need, stats.name) if need is not None else None
+                if old_need is not None:
+                    at = stats.need_at  # where its key is, unless others moved it
+                    if at >= len(needs) or needs[at] is not stats.need_key:
+                        at = bisect_left(needs, (old_need, stats.name))
+                    if key is not None and (at == 0 or needs[at - 1] < key) and (
+                            at + 1 == len(needs) or key < needs[at + 1]):
+                        # It keeps its place (a job more or less, mostly): what taking it out
+                        # and putting it back does, in place.
+                        needs[at] = stats.need_key = key
+                        stats.need_at = at
+                        if at < p:
+                            p -= 1
+                            total -= old_need
+                        if at < p:
+                            p += 1
+                            total += key[0]
+                        key = None
+                    else:
+                        del needs[at]
+                        if at < p:
+                            p -= 1
+                            total -= old_need
+                if key is not None:
+                    at = bisect_left(needs, key)
+                    needs.insert(at, key)
+                    stats.need_key, stats.need_at = key, at
+                    if at < p:
+                        p += 1
+                        total += key[0]
+                changes += 1
+                if changes % RESYNC == 0:
+                    self._p, self._sum, self._base = p, total, base_sum
+                    self._resync()
+                    p, total, base_sum = self._p, self._sum, self._base
+            self._base = base_sum
+            self._changes = changes
+            # The water level L for the demand now: fes_i = min(d_i, a_i + L) (what
+            # osep.core.shares.feasible_shares gives). p moves from where the last change of
+            # demand left it (by one or two, mostly).
+            old = self._level
+            left = self.capacity - base_sum
+            if left <= 0:
+                new = 0.0
+            else:
+                m = len(needs)
+                while p > 0:
+                    level = (left - total) / (m - p) if p < m else (
+                        math.inf if total <= left else -1.0)
+                    if needs[p - 1][0] <= level:
+                        break
+                    p -= 1
+                    total -= needs[p][0]
+                while p < m and needs[p][0] <= (left - total) / (m - p):
+                    total += needs[p][0]
+                    p += 1
+                new = (left - total) / (m - p) if p < m else math.inf
+            self._p, self._sum, self._level = p, total, new
+            if new != old:
+                low, high = (old, new) if old < new else (new, old)
+                owners = self._owners
+                for o in self._between(needs, low, high, self._curves):
+                    dirty[o] = owners[o]
+                for o in self._between(self._marks, low, high):
+                    dirty[o] = owners[o]
+        # Each touched owner's piece ends and one starts with its state now: SuR_i = r_i,
+        # SuI_i = min(d_i, a_i + L), the shortfall a constant or a_i - r_i + L. The piece ends as
+        # Pieces._flush ends it, written out (as in Pieces._settle): keep the three the same.
+        now = self.now
+        assert now is not None
+        area, bins, level, marks = self._area, self._bins, self._level, self._marks
+        for stats in dirty.values():
+            since = stats.since
+            if now > since:
+                short = stats.rate * (now - since)
+                if stats.linear:
+                    short += area - stats.area
+                if short > 0:
+                    stats.violation += short
+                if bins is not None:
+                    bins.add(stats.name, since, now, stats.real, stats.ideal)
+            stats.since = now
+            stats.area = area
+            share, real, demand = stats.share, stats.running, stats.demand
+            mark = real - share if real < demand and real >= share else None
+            old_mark = stats.mark
+            if mark != old_mark:
+                stats.mark = mark
+                key = (mark, stats.name) if mark is not None else None
+                if old_mark is not None:
+                    at = stats.mark_at  # where its key is, unless others moved it
+                    if at >= len(marks) or marks[at] is not stats.mark_key:
+                        at = bisect_left(marks, (old_mark, stats.name))
+                    if key is not None and (at == 0 or marks[at - 1] < key) and (
+                            at + 1 == len(marks) or key < marks[at + 1]):
+                        marks[at] = stats.mark_key = key  # it keeps its place
+                        stats.mark_at = at
+                        key = None
+                    else:
+                        del marks[at]
+                if key is not None:
+                    at = bisect_left(marks, key)
+                    marks.insert(at, key)
+                    stats.mark_key, stats.mark_at = key, at
+            stats.real, stats.linear = real, False
+            if level >= demand - share:
+                gap = demand - real
+                stats.ideal, stats.rate = demand, gap if gap > 0.0 else 0.0  # max(0.0, gap)
+            else:
+                stats.ideal = share + level
+                if real >= demand or level <= real - share:
+                    stats.rate = 0.0
+                else:
+                    stats.rate, stats.linear = share - real, True
+
+    def _resync(self) -> None:
+        """Recount what adding and taking away has rounded in the water-filling's running sums."""
+        self._base = math.fsum(s.base for s in self._owners.values())
+        self._sum = math.fsum(n for n, _ in self._needs[:self._p])
+        # The level's area is only ever differenced: start it again from 0, so that it stays
+        # small beside what it is taken from.
+        for other in self._owners.values():
+            if other.linear:
+                self._flush(other)
+            other.area = 0.0
+        self._area = 0.0
+
