@@ -1,4 +1,4 @@
-"""The HTCondor adapter, and the only package that imports the bindings: pure ClassAd translation
-(:mod:`.ads`, one ad; :mod:`.reading`, a pool's answers into a snapshot), the live pool (:mod:`.live`),
-its negotiator ceilings (:mod:`.ceilings`) and job event logs (:mod:`.eventlog`); :mod:`.settings` is
-plain data."""
+"""The HTCondor adapter, and the only package that imports the bindings (``htcondor2``,
+``classad2``): ClassAds translated (:mod:`.ads`, :mod:`.job_ads`, :mod:`.slot_ads`, :mod:`.reading`),
+the live pool (:mod:`.live`), its negotiator ceilings (:mod:`.ceilings`), job event logs
+(:mod:`.eventlog`) and tune sweeps run as pool jobs (:mod:`.onpool`)."""
