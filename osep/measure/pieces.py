@@ -99,9 +99,7 @@ class Pieces:
         self._settle(dirty.values())
 
     def _flush(self, stats: OwnerBooks) -> None:
-        """Integrate the owner's current piece up to now. Written out again in :meth:`_settle` and
-        :meth:`osep.measure.waterfill.WaterFilling._commit_flat`, where it runs per owner and
-        instant: the three must stay the same."""
+        """Integrate the owner's current piece up to now."""
         assert self.now is not None
         span = self.now - stats.since
         if span > 0:
@@ -118,21 +116,8 @@ class Pieces:
     def _settle(self, touched: Iterable[OwnerBooks]) -> None:
         """End each owner's piece and start one with its state now (the feasible shares fresh);
         for the meters that are not flat (the flat one does this in its own commit)."""
-        now = self.now
-        assert now is not None
-        area, bins = self._area, self._bins
         for stats in touched:
-            since = stats.since
-            if now > since:  # _flush, written out: keep the three the same
-                short = stats.rate * (now - since)
-                if stats.linear:
-                    short += area - stats.area
-                if short > 0:
-                    stats.violation += short
-                if bins is not None:
-                    bins.add(stats.name, since, now, stats.real, stats.ideal)
-            stats.since = now
-            stats.area = area
+            self._flush(stats)
             real, ideal = self._real_ideal(stats)
             stats.real, stats.ideal, stats.rate, stats.linear = (real, ideal, max(0.0, ideal - real),
                                                                  False)

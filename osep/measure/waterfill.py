@@ -124,23 +124,10 @@ class WaterFilling(Pieces):
                 for o in self._between(self._marks, low, high):
                     dirty[o] = owners[o]
         # Each touched owner's piece ends and one starts with its state now: SuR_i = r_i,
-        # SuI_i = min(d_i, a_i + L), the shortfall a constant or a_i - r_i + L. The piece ends as
-        # Pieces._flush ends it, written out (as in Pieces._settle): keep the three the same.
-        now = self.now
-        assert now is not None
-        area, bins, level, marks = self._area, self._bins, self._level, self._marks
+        # SuI_i = min(d_i, a_i + L), the shortfall a constant or a_i - r_i + L.
+        level, marks, flush = self._level, self._marks, self._flush
         for stats in dirty.values():
-            since = stats.since
-            if now > since:
-                short = stats.rate * (now - since)
-                if stats.linear:
-                    short += area - stats.area
-                if short > 0:
-                    stats.violation += short
-                if bins is not None:
-                    bins.add(stats.name, since, now, stats.real, stats.ideal)
-            stats.since = now
-            stats.area = area
+            flush(stats)
             share, real, demand = stats.share, stats.running, stats.demand
             mark = real - share if real < demand and real >= share else None
             old_mark = stats.mark
