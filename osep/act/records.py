@@ -17,6 +17,7 @@ from osep.core.plan import Claim, OwnerView, Plan, Vacate
 
 STARTED, CYCLE_FAILED, DECISION, ACTION, CYCLE = "started", "cycle_failed", "decision", "action", "cycle"
 
+
 class Outcome(enum.Enum):
     """What became of a planned action."""
 

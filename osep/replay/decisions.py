@@ -42,6 +42,7 @@ NOT_UTF8 = "not UTF-8 text, skipped"
 NOT_JSON = "not a JSON log event, skipped"
 NO_NAME = "a JSON object with no event name, skipped"
 
+
 @dataclass(frozen=True, slots=True)
 class Action:
     run: int
@@ -57,7 +58,6 @@ class Action:
     lost_work: float = 0.0
     detail: str | None = None
     reason: str | None = None
-
 
 
 @dataclass(slots=True)
