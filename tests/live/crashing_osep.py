@@ -15,7 +15,7 @@ import os
 import signal
 import sys
 
-from osep.htcondor import live
+from osep.htcondor import live, negotiator
 from osep.ui.cli import main
 
 
@@ -34,14 +34,14 @@ def after_vacates() -> None:
 
 
 def after_ceiling() -> None:
-    set_ceiling = live._Negotiator.set_ceiling
+    set_ceiling = negotiator.LiveNegotiator.set_ceiling
 
-    def dying_set(self: live._Negotiator, submitter: str, value: int, *rest: object) -> None:
+    def dying_set(self: negotiator.LiveNegotiator, submitter: str, value: int, *rest: object) -> None:
         set_ceiling(self, submitter, value, *rest)  # type: ignore[arg-type]
         if value >= 0:
             die()
 
-    live._Negotiator.set_ceiling = dying_set  # type: ignore[method-assign]
+    negotiator.LiveNegotiator.set_ceiling = dying_set  # type: ignore[method-assign]
 
 
 if __name__ == "__main__":
