@@ -134,12 +134,7 @@ class ViewPlaces:
         if start is not None and row[7]:  # a victim candidate
             since = row[5]
             since = since if since is not None and since > start else start
-            orders = tally._orders
-            if orders[0] is None and orders[1] is None:  # Tally.add_victim, no order read yet
-                serial = tally._serial = tally._serial + 1
-                tally.candidates[job_id] = (serial, start, since)
-            else:
-                tally.add_victim(job_id, start, since)
+            tally.add_victim(job_id, start, since)
             if slot.parent is not None or slot.partitionable:
                 self.on_place.setdefault(slot.place, set()).add(job_id)
 
@@ -153,11 +148,7 @@ class ViewPlaces:
         else:
             busy.pop(name)
         if row[4] is not None and row[7]:
-            orders = tally._orders
-            if orders[0] is None and orders[1] is None:  # Tally.drop_victim, no order read yet
-                del tally.candidates[job_id]
-            else:
-                tally.drop_victim(job_id)
+            tally.drop_victim(job_id)
             if slot.parent is not None or slot.partitionable:
                 place = slot.place
                 on = self.on_place[place]

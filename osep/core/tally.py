@@ -26,15 +26,6 @@ from osep.core.model import Job, JobId
 from osep.core.resources import Shape
 
 
-def saved_since(job: Job) -> float:
-    """Where the work a vacate would lose begins: the last checkpoint of this run, or its start."""
-    since = job.start_time if job.start_time is not None else 0.0
-    if job.checkpoint_time is not None and job.checkpoint_time > since:
-        since = job.checkpoint_time
-    return since
-
-
-
 def _sums(counts: Mapping[Shape, int]) -> list[int]:
     """What jobs of these shapes, so many of each, ask for: cpus, memory, gpus, disk."""
     c = m = g = d = 0

@@ -102,7 +102,7 @@ class _Queue:
             ran = max(0.0, self._now - start)
             victim = Victim(job_id, self._owner, slot, start, ran, ran, shape)
             return ((ran, 0.0, job_id) if self._wallclock else (ran, ran, job_id)), victim
-        _, start, since = self._candidates[job_id]  # its start and saved_since, as its row has them
+        _, start, since = self._candidates[job_id]  # its start and where its saved work ends
         row = self._rows(job_id)
         assert row is not None  # a candidate is one of the view's jobs
         # Job.run_time and Job.lost_work of a job whose start is known, and _victim_key

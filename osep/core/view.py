@@ -33,9 +33,8 @@ from operator import attrgetter
 from typing import Any, cast
 
 from osep.core.counted import ViewCounted
-from osep.core.jobtable import Row
+from osep.core.jobtable import Row, row_of
 from osep.core.model import Job, JobId, JobState, Slot, Snapshot
-from osep.core.tally import saved_since
 from osep.errors import PoolError
 
 _RUNNING, _IDLE, _VACATING = JobState.RUNNING, JobState.IDLE, JobState.VACATING
@@ -114,31 +113,8 @@ class PoolView(ViewCounted):
             tally = view._tally(owner)
             tally.running = len(mine)
             tally.run_shapes = dict(Counter(map(_SHAPE, mine)))
-            candidates = tally.candidates
-            serial = 0
             for job in mine:
-                name = job.slot
-                if name is None:
-                    view.unplaced += 1
-                    continue
-                if name not in view.static:
-                    on = view.running_on.get(name)
-                    if on is None:
-                        view.running_on[name] = {job.id}
-                    else:
-                        on.add(job.id)
-                if name not in present:
-                    view.unplaced += 1
-                    continue
-                view.busy[name] += 1
-                start = job.start_time
-                if start is not None and job.vacatable:
-                    serial += 1
-                    candidates[job.id] = (serial, start, saved_since(job))
-                    slot = present[name]
-                    if slot.parent is not None or slot.partitionable:
-                        view.on_place.setdefault(slot.place, set()).add(job.id)
-            tally._serial = serial
+                view._run_on(job.id, row_of(job), tally, job.slot)
         for owner, mine in idle.items():
             tally = view._tally(owner)
             tally.idle = len(mine)
