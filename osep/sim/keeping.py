@@ -126,16 +126,12 @@ class ViewKeeping:
     def _off_slot(self, job: SimJob) -> None:
         """``job`` left its slot for good (finished, or back in the queue, where it is counted): the
         view is told at the next snapshot if it has the job; one that started since the view was
-        last told need not know of it. (:meth:`_shown` written out: once per job, 191,303 calls
-        fewer on the trace.)"""
+        last told need not know of it."""
         job_id = job.spec.id
-        changed = self._changed
         if job_id in self._told:
-            changed[job_id] = None
-            if len(changed) > len(self.jobs) + _CHANGES_OVER_JOBS:
-                self._tell_view()
+            self._shown(job_id, None)
         else:
-            changed.pop(job_id, None)
+            self._changed.pop(job_id, None)
 
     def _row(self, job: SimJob) -> Row:
         """The row the view is told of ``job``, on a slot, as it is now (the fields :meth:`_view`

@@ -180,11 +180,9 @@ class FairShare(Ordering):
 
     def rank(self, now: float, idle: Idle, running: Mapping[str, int],
              usage: fairshare.Accountant) -> list[str]:
-        # fairshare.factors, for the owners with jobs queued only (every owner of ``idle`` has: no
-        # len() of each queue): fairshare.factor(u, s), inline (an owner with no share gets 0, as
-        # there).
+        # The priority factor of each owner with jobs queued (every owner of ``idle`` has).
         share = self._share
-        return _ranked([(-(2.0 ** (-u / s)) if (s := share.get(o)) else -0.0, o)
+        return _ranked([(-fairshare.factor(u, share.get(o, 0.0)), o)
                         for o, u in usage.fractions(now, idle).items()], -1.0)
 
 
