@@ -205,42 +205,23 @@ class Meter(WaterFilling):
     def finish(self, t: float, job: Hashable, runtime: float | None = None) -> float:
         """The job completed. ``runtime`` is its ideal run time; by default the work of its last run
         plus whatever checkpoints saved before it. Returns the run time used."""
-        jobs = self._jobs
-        state = jobs.get(job) or self._job(job)
-        if t != self.now:
-            self.advance(t)
-        stats = state.stats
-        owner = state.owner
+        state = self._jobs.get(job) or self._job(job)
         last_start = state.start
-        if last_start is not None:  # the run ends (what end(evicted=False) does, inline)
-            stats.running -= state.weight
-            if self.dominant is not None:
-                stats.holding = minus(stats.holding, state.amount)
-            slot = state.slot
-            if slot is not None:
-                occupant = self._occupant
-                if occupant.get(slot) == job:
-                    del occupant[slot]
-            self._dirty[owner] = stats
+        if last_start is not None:
             if runtime is None:
                 runtime = state.saved + (t - last_start)
-        elif runtime is None:
-            runtime = state.saved + 0.0
+            self.end(t, job, evicted=False)
+        else:
+            if runtime is None:
+                runtime = state.saved
+            if t != self.now:
+                self.advance(t)
+        stats = state.stats
         stats.finished += 1
         elapsed = t - state.submit
-        if elapsed <= 0:
-            stats.us_sum += 100.0
-        else:
-            ratio = 100.0 * runtime / elapsed
-            stats.us_sum += ratio if ratio < 100.0 else 100.0  # min(100.0, ratio)
-        span, longest = t - (self.origin or 0.0), self.makespan
-        self.makespan = span if span > longest else longest  # max(longest, span)
-        if state.counted:  # it leaves the queue (what _leave does, inline)
-            stats.demand -= state.weight
-            if self.dominant is not None:
-                stats.wanting = minus(stats.wanting, state.amount)
-            self._dirty[owner] = self._wanting[owner] = stats
-        del jobs[job]
+        stats.us_sum += 100.0 if elapsed <= 0 else min(100.0, 100.0 * runtime / elapsed)
+        self.makespan = max(self.makespan, t - (self.origin or 0.0))
+        self._leave(job, state)
         return runtime
 
     def withdraw(self, t: float, job: Hashable) -> None:

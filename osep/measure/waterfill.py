@@ -19,6 +19,31 @@ from osep.measure.pieces import Pieces
 
 RESYNC = 4096  # changes of demand between exact recountings of the water-filling's running sums
 
+Key = tuple[float, str]
+
+
+def rekey(keys: list[Key], at: int, old: Key | None, new: Key | None) -> tuple[int, int]:
+    """Move an owner's key in the sorted list ``keys`` from ``old`` to ``new`` (None: not there).
+    ``at`` is where ``old`` was put, which holds while no other key went in or out before it (the
+    key found there tells). Returns where ``old`` was and where ``new`` is (-1: not there). A key
+    whose change keeps its place among its neighbours (a job more or less, mostly) is replaced
+    where it is, without moving the rest of the list."""
+    was = -1
+    if old is not None:
+        if not 0 <= at < len(keys) or keys[at] is not old:
+            at = bisect_left(keys, old)
+        was = at
+        if new is not None and (at == 0 or keys[at - 1] < new) and (
+                at + 1 == len(keys) or new < keys[at + 1]):
+            keys[at] = new
+            return was, at
+        del keys[at]
+    if new is None:
+        return was, -1
+    at = bisect_left(keys, new)
+    keys.insert(at, new)
+    return was, at
+
 
 class WaterFilling(Pieces):
     """Settles each instant against the flat water-filling (:meth:`_commit_flat`)."""
@@ -37,8 +62,7 @@ class WaterFilling(Pieces):
     def _commit_flat(self) -> None:
         """Settle what the events at ``now`` changed: the owners whose demand moved into the
         books, the level for the demand now, then the pieces of the owners touched. It runs at every
-        instant that had events, so it is written in one piece with the fields held in local names
-        (the same operations, in the same order, as booking, filling and settling step by step)."""
+        instant that had events."""
         dirty, self._dirty = self._dirty, {}
         wanting = self._wanting
         if wanting:
@@ -49,7 +73,7 @@ class WaterFilling(Pieces):
             changes = self._changes
             for stats in wanting.values():
                 share, demand = stats.share, stats.demand
-                base = share if share <= demand else demand  # min(share, demand)
+                base = min(share, demand)
                 if base != stats.base:
                     base_sum += base - stats.base
                     stats.base = base
@@ -59,35 +83,15 @@ class WaterFilling(Pieces):
                     continue
                 stats.need = need
                 key = (need, stats.name) if need is not None else None
-                if old_need is not None:
-                    at = stats.need_at  # where its key is, unless others moved it
-                    if at >= len(needs) or needs[at] is not stats.need_key:
-                        at = bisect_left(needs, (old_need, stats.name))
-                    if key is not None and (at == 0 or needs[at - 1] < key) and (
-                            at + 1 == len(needs) or key < needs[at + 1]):
-                        # It keeps its place (a job more or less, mostly): what taking it out
-                        # and putting it back does, in place.
-                        needs[at] = stats.need_key = key
-                        stats.need_at = at
-                        if at < p:
-                            p -= 1
-                            total -= old_need
-                        if at < p:
-                            p += 1
-                            total += key[0]
-                        key = None
-                    else:
-                        del needs[at]
-                        if at < p:
-                            p -= 1
-                            total -= old_need
-                if key is not None:
-                    at = bisect_left(needs, key)
-                    needs.insert(at, key)
-                    stats.need_key, stats.need_at = key, at
-                    if at < p:
-                        p += 1
-                        total += key[0]
+                was, at = rekey(needs, stats.need_at, stats.need_key, key)
+                stats.need_key, stats.need_at = key, at
+                # The first p needs sum to ``total``: the old one out of them, the new one in.
+                if old_need is not None and was < p:
+                    p -= 1
+                    total -= old_need
+                if need is not None and at < p:
+                    p += 1
+                    total += need
                 changes += 1
                 if changes % RESYNC == 0:
                     self._p, self._sum, self._base = p, total, base_sum
@@ -134,25 +138,12 @@ class WaterFilling(Pieces):
             if mark != old_mark:
                 stats.mark = mark
                 key = (mark, stats.name) if mark is not None else None
-                if old_mark is not None:
-                    at = stats.mark_at  # where its key is, unless others moved it
-                    if at >= len(marks) or marks[at] is not stats.mark_key:
-                        at = bisect_left(marks, (old_mark, stats.name))
-                    if key is not None and (at == 0 or marks[at - 1] < key) and (
-                            at + 1 == len(marks) or key < marks[at + 1]):
-                        marks[at] = stats.mark_key = key  # it keeps its place
-                        stats.mark_at = at
-                        key = None
-                    else:
-                        del marks[at]
-                if key is not None:
-                    at = bisect_left(marks, key)
-                    marks.insert(at, key)
-                    stats.mark_key, stats.mark_at = key, at
+                _, stats.mark_at = rekey(marks, stats.mark_at, stats.mark_key, key)
+                stats.mark_key = key
             stats.real, stats.linear = real, False
             if level >= demand - share:
                 gap = demand - real
-                stats.ideal, stats.rate = demand, gap if gap > 0.0 else 0.0  # max(0.0, gap)
+                stats.ideal, stats.rate = demand, max(0.0, gap)
             else:
                 stats.ideal = share + level
                 if real >= demand or level <= real - share:
