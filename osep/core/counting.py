@@ -83,8 +83,8 @@ class Census:
 
 
 _CPUS = attrgetter("cpus")
-# Per unit: the resource it counts (Unit.index), and which requested resources it weighs.
-_WEIGHS = {u: (u.index, tuple(u is Unit.DOMINANT or u.value == r for r in REQUESTED)) for u in Unit}
+# Per unit: which requested resources it weighs.
+_WEIGHS = {u: tuple(u is Unit.DOMINANT or u.value == r for r in REQUESTED) for u in Unit}
 _NOBODY = Tally()  # an owner with no job (read, never changed)
 
 
@@ -100,44 +100,10 @@ def count_view(pool: PoolView, kept: Sequence[Kept], shares: ShareTable | ShareT
     it."""
     slots = pool.slots
     tallies = pool.tallies
-    # What each owner's running jobs add up to, per resource the unit weighs; and its demand, what
-    # its running, vacating and idle jobs add up to, weighed in the unit (with one resource: only
-    # that resource's sum is needed; dominant: every resource's, idle jobs' cores always).
-    # (A pool has 10,000 owners: the sums are written out, one owner at a time.)
-    index, (wc, wm, wg, wd) = _WEIGHS[unit]
-    ran: dict[str, Vec] = {}  # running jobs only
-    wanted: dict[str, float] = {}  # one resource: the demand
-    wanting: dict[str, Vec] = {}  # dominant: what the demand is weighed from
-    asked = -1 if index is None else index - 1  # the requested resource the unit counts, or -1
-    only_slots = not (wc or wm or wg or wd)
-    for owner, jobs in tallies.items():
-        n, i, v = jobs.running, jobs.idle, jobs.vacating
-        if only_slots:  # the two sums below, for the slots unit (integers: exact in a float)
-            ran[owner] = (float(n), 0.0, 0.0, 0.0, 0.0) if n else ZERO
-            wanted[owner] = float(n + i + v)
-            continue
-        if n:
-            a = jobs.ran
-            running = ran[owner] = (float(n), float(a[0]) if wc else 0.0, float(a[1]) if wm else 0.0,
-                                    float(a[2]) if wg else 0.0, float(a[3]) if wd else 0.0)
-        else:
-            running = ran[owner] = ZERO
-        if asked >= 0:
-            wanted[owner] = (running[index]  # type: ignore[index]
-                             + (float(jobs.waiting[asked]) if i else 0.0)
-                             + (float(jobs.leaving[asked]) if v else 0.0))
-        elif index is not None:  # slots
-            wanted[owner] = running[0] + (float(i) if i else 0.0) + (float(v) if v else 0.0)
-        elif i or v:
-            b, c = jobs.waiting, jobs.leaving
-            wanting[owner] = (
-                running[0] + (float(i) if i else 0.0) + (float(v) if v else 0.0),
-                running[1] + (float(b[0]) if i else 0.0) + (float(c[0]) if v and wc else 0.0),
-                running[2] + (float(b[1]) if i and wm else 0.0) + (float(c[1]) if v and wm else 0.0),
-                running[3] + (float(b[2]) if i and wg else 0.0) + (float(c[2]) if v and wg else 0.0),
-                running[4] + (float(b[3]) if i and wd else 0.0) + (float(c[3]) if v and wd else 0.0))
-        else:
-            wanting[owner] = running
+    ran, wanting = _owner_sums(tallies, unit)
+    index = unit.index
+    # With one resource, the demand is its sum alone.
+    wanted = {o: w[index] for o, w in wanting.items()} if index is not None else {}
 
     # Room kept for owners: a static slot as a whole, or part of a partitionable slot.
     reserved: dict[str, int] = defaultdict(int)
@@ -273,6 +239,29 @@ def count_view(pool: PoolView, kept: Sequence[Kept], shares: ShareTable | ShareT
     ledger = Ledger(holding, measures, targets, groups, index)
     return Census(views, ledger, pool, free_static, free_open, free_cpus, rooms, capacity,
                   tuple(tree), below, above, views)
+
+
+def _owner_sums(tallies: Mapping[str, Tally], unit: Unit) -> tuple[dict[str, Vec], dict[str, Vec]]:
+    """What each owner's running jobs add up to, and its demand (what its running, vacating and
+    idle jobs add up to), per resource: slots always, a requested resource only if ``unit`` weighs
+    it (0 otherwise). The sums are of integers, exact in a float whatever their order."""
+    weighs = _WEIGHS[unit]
+    ran: dict[str, Vec] = {}
+    wanting: dict[str, Vec] = {}
+    for owner, jobs in tallies.items():
+        running = ran[owner] = _weighed(jobs.running, jobs.ran, weighs) if jobs.running else ZERO
+        idle = _weighed(jobs.idle, jobs.waiting, weighs) if jobs.idle else ZERO
+        leaving = _weighed(jobs.vacating, jobs.leaving, weighs) if jobs.vacating else ZERO
+        wanting[owner] = plus(plus(running, idle), leaving)
+    return ran, wanting
+
+
+def _weighed(jobs: int, asks: Sequence[int], weighs: tuple[bool, ...]) -> Vec:
+    """``jobs`` jobs that ask for ``asks`` (cpus, memory, gpus, disk) together, as a vector of
+    slots and the resources ``weighs`` marks."""
+    c, m, g, d = weighs
+    return (float(jobs), float(asks[0]) if c else 0.0, float(asks[1]) if m else 0.0,
+            float(asks[2]) if g else 0.0, float(asks[3]) if d else 0.0)
 
 
 def _side(owner: str, gap: float, tally: Tally, reserved: Mapping[str, int], below: list[str],

@@ -128,21 +128,16 @@ class Ledger:
         return True
 
     def give(self, owner: str, amount: Vec) -> None:
-        a = self.holding.get(owner, ZERO)  # plus(), written out: a plan gives once per vacate
-        self.holding[owner] = (a[0] + amount[0], a[1] + amount[1], a[2] + amount[2], a[3] + amount[3],
-                               a[4] + amount[4])
+        self.holding[owner] = plus(self.holding.get(owner, ZERO), amount)
         if self.groups is not None:
             for group in self.groups.paths.get(owner, ()):
                 self.groups.holding[group] = plus(self.groups.holding.get(group, ZERO), amount)
 
     def take(self, owner: str, amount: Vec) -> None:
-        a = self.holding.get(owner, ZERO)  # minus(), written out
-        self.holding[owner] = (a[0] - amount[0], a[1] - amount[1], a[2] - amount[2], a[3] - amount[3],
-                               a[4] - amount[4])
+        self.holding[owner] = minus(self.holding.get(owner, ZERO), amount)
         if self.groups is not None:
             for group in self.groups.paths.get(owner, ()):
                 self.groups.holding[group] = minus(self.groups.holding.get(group, ZERO), amount)
-
 
 
 class Holds(dict[Shape, Vec]):

@@ -71,10 +71,6 @@ class ShareTable:
         return max(resolved.values(), default=0.0)
 
 
-# Up to this many owners, feasible_shares loops over them in plain Python.
-_FEW = 64
-
-
 def feasible_shares(
     shares: Mapping[str, float], demand: Mapping[str, float], capacity: float
 ) -> dict[str, float]:
@@ -85,36 +81,18 @@ def feasible_shares(
     """
     # Owners in the order the mappings give them, and what is given summed exactly: a sum in the
     # order of a set would move the last bit of every figure with PYTHONHASHSEED.
-    hungry: list[tuple[float, str]]
-    if len(shares) + len(demand) > _FEW:
-        # A decision water-fills 10,000 owners: the passes over them run at C speed (map, zip,
-        # compress), and only the owners that saturate below the level are taken out one by one.
-        owners = list(dict.fromkeys(chain(shares, demand)))
-        wanted = list(map(demand.get, owners, repeat(0)))
-        given = list(map(min, map(shares.get, owners, repeat(0.0)), map(float, wanted)))
-        fes = dict(zip(owners, given, strict=True))
-        left = capacity - math.fsum(given)
-        if left <= 0:
-            return fes
-        # Unmet demand, smallest first: those owners saturate before the equal level is reached.
-        hungry = list(compress(zip(map(sub, wanted, given), owners, strict=True),
-                               map(gt, wanted, given)))
-    else:
-        # The same steps as a plain loop: for a few owners, cheaper than setting up the passes.
-        fes = {}
-        hungry = []
-        for o in chain(shares, demand):
-            if o in fes:
-                continue
-            want = demand.get(o, 0)
-            share = shares.get(o, 0.0)
-            d = float(want)
-            fes[o] = g = d if d < share else share  # min(share, d)
-            if want > g:
-                hungry.append((want - g, o))
-        left = capacity - math.fsum(fes.values())
-        if left <= 0:
-            return fes
+    # A decision water-fills 10,000 owners: the passes over them run at C speed (map, zip,
+    # compress), and only the owners that saturate below the level are taken out one by one.
+    owners = list(dict.fromkeys(chain(shares, demand)))
+    wanted = list(map(demand.get, owners, repeat(0)))
+    given = list(map(min, map(shares.get, owners, repeat(0.0)), map(float, wanted)))
+    fes = dict(zip(owners, given, strict=True))
+    left = capacity - math.fsum(given)
+    if left <= 0:
+        return fes
+    # Unmet demand, smallest first: those owners saturate before the equal level is reached.
+    hungry = list(compress(zip(map(sub, wanted, given), owners, strict=True),
+                           map(gt, wanted, given)))
     heapq.heapify(hungry)
     remaining = len(hungry)
     while hungry:

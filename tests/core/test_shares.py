@@ -4,7 +4,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from osep.core import shares as shares_module
 from osep.core.shares import ShareTable, feasible_shares
 
 
@@ -90,13 +89,9 @@ amounts = st.one_of(st.integers(0, 9), st.floats(0, 20, allow_nan=False), st.jus
        st.one_of(st.integers(0, 60), st.floats(0, 100, allow_nan=False)))
 def test_feasible_shares_are_the_plain_water_filling_to_the_bit(shares, demand, capacity):
     expected = _water_fill(shares, demand, capacity)
-    # Both ways feasible_shares goes: a plain loop for a few owners, passes at C speed for many.
-    for few in (shares_module._FEW, -1):
-        with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(shares_module, "_FEW", few)
-            got = feasible_shares(shares, demand, capacity)
-        assert list(got) == list(expected)
-        assert [repr(v) for v in got.values()] == [repr(v) for v in expected.values()]
+    got = feasible_shares(shares, demand, capacity)
+    assert list(got) == list(expected)
+    assert [repr(v) for v in got.values()] == [repr(v) for v in expected.values()]
 
 
 @given(st.dictionaries(st.sampled_from("abcdefgh"), amounts),
