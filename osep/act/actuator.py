@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import cast
 
@@ -141,35 +141,21 @@ class Actuator:
 
     def _decide(self, plan: Plan, now: float, looked: Look | str
                 ) -> list[tuple[Vacate, ActionResult | None]]:
-        """Each of the plan's vacates, in the plan's order, with why it may not be sent (None: it
-        goes). The vacates of a group make one room together: all of them go, or none does; and
+        """Each of the plan's vacates, group by group in the plan's order, with why it may not be
+        sent (None: it goes). The vacates of a group make one room together: all of them go, or none does; and
         none goes past the cycle's cap (the plan's own budget, or the limits' if lower)."""
         cap = plan.max_vacates
         if self.limits.max_vacates_per_cycle is not None:
             cap = min(cap, self.limits.max_vacates_per_cycle)
-        vacates = plan.vacates
-        groups: Iterable[Sequence[Vacate]]
-        if len({v.group for v in vacates}) < len(vacates):
-            several: dict[int, list[Vacate]] = {}
-            for vacate in vacates:
-                several.setdefault(vacate.group, []).append(vacate)
-            groups = several.values()
-        else:  # a group of one vacate each (every room on a static slot): each alone, made in C
-            groups = zip(vacates)
-        check = self._check
+        groups: dict[int, list[Vacate]] = {}
+        for vacate in plan.vacates:
+            groups.setdefault(vacate.group, []).append(vacate)
         going = 0
         out: list[tuple[Vacate, ActionResult | None]] = []
-        for group in groups:
-            decided: Iterable[tuple[Vacate, ActionResult | None]]
-            if len(group) == 1:  # most groups: what _group does, for one vacate
-                vacate = group[0]
-                refused = _result(vacate, _RATE_LIMITED, f"cycle cap of {cap} reached", False) \
-                    if going >= cap else check(vacate, now, looked)
-                decided = ((vacate, refused),)
-            else:
-                decided = tuple(zip(group, self._group(group, now, cap, going, looked), strict=True))
-            out.extend(decided)
-            going += sum(1 for _, refused in decided if refused is None)
+        for group in groups.values():
+            refusals = self._group(group, now, cap, going, looked)
+            out.extend(zip(group, refusals, strict=True))
+            going += refusals.count(None)
         return out
 
     def _hold(self, plan: Plan, record: Recorder, leaving: Sequence[JobId],
@@ -221,8 +207,7 @@ class Actuator:
         any of them may not go (or the group does not fit in what is left of the cycle's cap),
         none goes."""
         if going + len(group) > cap:
-            return [ActionResult(v, Outcome.RATE_LIMITED, f"cycle cap of {cap} reached")
-                    for v in group]
+            return [_result(v, _RATE_LIMITED, f"cycle cap of {cap} reached", False) for v in group]
         refusals = [(v, self._check(v, now, looked)) for v in group]
         refused = next(((v, r) for v, r in refusals if r is not None), None)
         if refused is None:
