@@ -11,7 +11,6 @@ line with the table. The names:
   stands for each (the option whose help names the knob), their defaults (``DaemonSettings``) and
   bounds (``KNOB_BOUNDS``);
 - ``bounds``: every constant of ``osep.bounds`` with its comment;
-- ``scenario-keys``: the layout in ``osep.config.scenario``'s docstring;
 - ``prometheus``: the metric families the endpoint serves (``osep.enforce.figures.families``);
 - ``exits``: the exit statuses every command ends with (``osep.ui.exits.STATUSES``).
 
@@ -210,17 +209,6 @@ def bounds() -> str:
     return _table(["constant", "value", "what it bounds"], rows)
 
 
-def scenario_keys() -> str:
-    import osep.config.scenario as module
-
-    doc = module.__doc__ or ""
-    layout = doc.split("::", 1)[1].split('"""')[0] if "::" in doc else ""
-    lines = [line[4:] if line.startswith("    ") else line for line in layout.strip("\n").splitlines()]
-    if not lines:
-        raise PluginError("docs/_hooks/reference.py: osep.config.scenario's docstring has no layout")
-    return "```toml\n" + "\n".join(lines).rstrip() + "\n```"
-
-
 def prometheus() -> str:
     from osep.enforce.figures import Figures, families
 
@@ -252,7 +240,6 @@ TABLES: dict[str, Callable[[], str]] = {
     "policy-keys": policy_keys,
     "knobs": knobs,
     "bounds": bounds,
-    "scenario-keys": scenario_keys,
     "prometheus": prometheus,
     "exits": exits,
 }

@@ -1,60 +1,6 @@
-"""Scenario files: a simulated pool, its workload, and the policy settings to run it under.
-
-Layout (every key is checked; unknown keys are errors)::
-
-    [scenario]
-    name = "..."
-    description = "..."
-    policies = ["greedy", "fairshare", "osep", "osep-ckpt"] # default: all four
-    horizon = 100000            # optional: stop the simulation here
-
-    [pool]
-    slots = 10                  # or [[pool.slots]] tables with count, cpus, memory (MiB), gpus,
-                                # disk (KiB) and partitionable = true for machines carved into
-                                # dynamic slots
-    negotiation_interval = 60
-    vacate_delay = 10
-    reservation_timeout = 130   # optional; default vacate_delay + 2 negotiation intervals
-
-    [checkpoint]                # how jobs checkpoint under the checkpointing policy variants
-    mode = "on-vacate"          # or "periodic" (with interval) or "none"
-    interval = 600
-
-    [fairshare]                 # the negotiators' fair-share models (osep.sim.orderings)
-    half_life = 86400           # usage decay: Fair-Share, Slurm, Share, Grid
-    usage = { owner1 = 0.0 }    # decayed usage (slot-seconds) each owner starts with
-    dampening = 1               # Slurm's FairShareDampeningFactor
-    k5 = 2                      # Share: at most K5 times its due proportion
-    k6_tolerance = 0.1          # Share: a group this far below its due gets its charges cut
-    [fairshare.cambridge]
-    unit = 1                    # slot-seconds per resource unit
-    price_limit = 255           # a job's highest unit price (default: Hazel's 1275 / Re, 1 to 255)
-    deferral = 10800            # the turnround of a job priced above it (s)
-    half_life = 568009          # U and V: 10% a day
-
-    [policy]                    # as in a policy file
-    [owners]                    # as in a policy file
-
-    [workload]                  # optional: jobs from a log in the Standard Workload Format
-    swf = "../traces/NASA-iPSC-1993-3.1-cln.swf.gz"   # relative to this file; .gz or plain
-    owners = "user"             # or "group", "queue", "partition", "group.user": who owns each job
-                                # (user<N>, ..., or group<G>.user<N>, a member of its group for an
-                                # owner tree); what is left out: osep.sim.swf
-    # csv = "jobs.csv"          # or a CSV job list instead of a log (osep.config.joblist)
-    since = 0                   # submit times in [since, until) only, counted from since
-    until = 604800
-    limit = 5000                # at most this many jobs
-    compress = 2.5              # submit times divided by this (a higher load from the same jobs)
-
-    [[submit]]                  # one or more (optional with a workload)
-    owner = "owner1"
-    time = 0
-    count = 10
-    runtime = 3600              # or runtimes = [..] (one per job)
-    cpus = 1
-    memory = 0                  # MiB
-    gpus = 0
-    disk = 0                    # KiB
+"""Scenario files: a simulated pool, its workload, and the policy settings to run it under, read into
+a :class:`Scenario`. Every key is checked and an unknown one is an error naming the file and the
+key; the keys and their meaning are listed in the docs' "Scenario files" (docs/simulate.md).
 """
 
 from __future__ import annotations

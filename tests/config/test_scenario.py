@@ -485,3 +485,19 @@ def test_the_simulation_limit_lets_the_whole_lcg_log_run_and_still_bounds_a_busy
     # Jobs weigh a twentieth of a slot, owners twenty slots.
     assert simulation_limit(1, 1, 0, 200_000, 0) == simulation_limit(1, 1, 10_000, 0, 0) == B.MAX_WORK / 10_000
     assert simulation_limit(1, 1, 0, 0, 500) == pytest.approx(B.MAX_WORK / (20 * 500 + 500))
+
+
+def test_the_docs_layout_of_a_scenario_is_one_the_reader_takes(tmp_path):
+    """Every key the docs' "Scenario files" layout shows is one the reader knows: the layout, with
+    its workload log where its path says and a pool its log's largest jobs fit on, loads."""
+    page = (ROOT / "docs" / "simulate.md").read_text()
+    layout = page.split("## Scenario files", 1)[1].split("```toml\n", 1)[1].split("```", 1)[0]
+    assert "slots = 10 " in layout and 'swf = "../traces/' in layout
+    (tmp_path / "traces").symlink_to(ROOT / "osep" / "data" / "traces")
+    (tmp_path / "scenarios").mkdir()
+    path = tmp_path / "scenarios" / "layout.toml"
+    path.write_text(layout.replace("slots = 10 ", "slots = [{ count = 2, cpus = 128 }] ", 1))
+    scenario = load_scenario(path)
+    assert scenario.policies == ("greedy", "fairshare", "osep", "osep-ckpt")
+    assert scenario.horizon is not None and scenario.horizon.seconds == 100000
+    assert any(job.owner == "owner1" for job in scenario.jobs)
