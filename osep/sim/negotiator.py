@@ -30,22 +30,6 @@ def negotiate(pool: SimulatedPool, ordering: Ordering) -> None:
     """One negotiation cycle at ``pool.now``."""
     now = pool.now
     book = pool.book
-    # Holds only fall within a cycle: with none, every owner may be given anything. The cycle
-    # counts down its own copy of the allowances (what the book's ``allowance`` and ``matched``
-    # would read and count, without a call for each slot) and leaves the book with what is left.
-    if book.holding():
-        allowances = book.holds
-        try:
-            _negotiate(pool, ordering, now, book, allowances)
-        finally:
-            book.hold(allowances)
-    else:
-        _negotiate(pool, ordering, now, book, None)
-
-
-def _negotiate(pool: SimulatedPool, ordering: Ordering, now: float, book: ReservationBook,
-               allowances: dict[str, int] | None) -> None:
-    """:func:`negotiate`, given the cycle's allowances of the owners held (None: nobody is)."""
     kept_at = book.kept_places() if book.pending() else _NONE_KEPT
     # The owners that might still be given something, in rank order, and (for an ordering that
     # ranks by queue heads) their heads (see _first).
@@ -99,7 +83,7 @@ def _negotiate(pool: SimulatedPool, ordering: Ordering, now: float, book: Reserv
             continue
         wanted -= 1
         # A static slot is charged whole, as SlotWeight (its cores) charges it.
-        job = _first(pool, allowances, ranked, heads, ordering, room, slot.spec.cpus)
+        job = _first(pool, book, ranked, heads, ordering, room, slot.spec.cpus)
         if job is None:
             unwanted.add(room)
             wanted -= rooms_ahead[room]
@@ -126,7 +110,7 @@ def _negotiate(pool: SimulatedPool, ordering: Ordering, now: float, book: Reserv
                     pool.start_on(job, machine)
                     book.handed_over(kept)
         while machine.free[0] > 0 and machine.free not in unwanted:
-            job = _first(pool, allowances, ranked, heads, ordering, machine.free, None)
+            job = _first(pool, book, ranked, heads, ordering, machine.free, None)
             if job is None:
                 unwanted.add(machine.free)
                 wanted -= rooms_ahead.get(machine.free, 0)
@@ -143,25 +127,21 @@ def _kept_from(pool: SimulatedPool, kept_at: Counter[str], at: int) -> list[SimS
                   key=lambda s: s.index)
 
 
-def _first(pool: SimulatedPool, allowances: dict[str, int] | None, ranked: list[str],
+def _first(pool: SimulatedPool, book: ReservationBook, ranked: list[str],
            heads: list[Head] | None, ordering: Ordering, room: Room, charge: int | None
            ) -> SimJob | None:
     """The oldest job that fits ``room`` of the first owner in ``ranked`` that has one and may be
     given it (``charge``: the cores a static slot charges; None: the job's own, within the
-    owner's allowance; ``allowances``: the cycle's allowances of the owners held, None if nobody
-    is), taken off its queue. A held owner given a job is charged for it on the cycle's copy
-    (:meth:`osep.core.reservations.ReservationBook.matched`: ``charge``, or the job's cores), here
-    where its allowance was read. Owners that can be given nothing more this cycle (no job queued,
-    or no allowance left: within a cycle queues only shrink and allowances only fall) are dropped
-    from ``ranked`` (and ``heads``); the owner given a job is put back in its place if the ordering
-    ranks by queue heads (``heads``)."""
+    owner's allowance in ``book``), taken off its queue; a held owner given a job is charged for it
+    in ``book``. Owners that can be given nothing more this cycle (no job queued, or no allowance
+    left: within a cycle queues only shrink and allowances only fall) are dropped from ``ranked``
+    (and ``heads``); the owner given a job is put back in its place if the ordering ranks by queue
+    heads (``heads``)."""
     idle = pool.idle
     k = 0
-    allowance: int | None = None  # the owner's, if any is held (None: not held)
     while k < len(ranked):
         owner = ranked[k]
-        if allowances is not None:
-            allowance = allowances.get(owner)
+        allowance = book.allowance(owner)  # (None: not held)
         if owner not in idle or (allowance is not None and allowance < 1):
             del ranked[k]
             if heads is not None:
@@ -172,12 +152,11 @@ def _first(pool: SimulatedPool, allowances: dict[str, int] | None, ranked: list[
         elif charge is None:
             job = pool.pop_fitting(owner, room, allowance)
             if job is not None:
-                # (An allowance is read only off ``allowances``, which mypy does not follow.)
-                allowances[owner] = allowance - job.spec.cpus  # type: ignore[index]
+                book.matched(owner, job.spec.cpus)
         else:
             job = pool.pop_fitting(owner, room) if allowance >= charge else None
             if job is not None:
-                allowances[owner] = allowance - charge  # type: ignore[index]
+                book.matched(owner, charge)
         if job is not None:
             if heads is not None:
                 ordering.moved(ranked, heads, k, idle)
