@@ -66,6 +66,8 @@ class Meter(WaterFilling):
         super().__init__(shares, capacity, curves=curves, steps=steps, dominant=dominant,
                          ideal=ideal)
         self.origin = origin
+        # Settles what the events at ``now`` changed, once for the instant however many it had.
+        self._commit = self._commit_flat if self._flat else self._commit_ideal
         self._jobs: dict[Hashable, JobBooks] = {}
         # slot -> end of the evicted run that freed it, that run's weight, and whose it was
         self._vacated_at: dict[str, tuple[float, float, OwnerBooks]] = {}
@@ -100,14 +102,6 @@ class Meter(WaterFilling):
         if self._level != math.inf:
             self._area += self._level * (t - now)
         self.now = t
-
-    def _commit(self) -> None:
-        """Settle what the events at ``now`` changed (once for the instant, however many events it
-        had)."""
-        if self._flat:
-            self._commit_flat()
-        else:
-            self._commit_ideal()
 
     def _settled(self) -> None:
         """Every owner's areas up to now."""
@@ -219,8 +213,10 @@ class Meter(WaterFilling):
         stats = state.stats
         stats.finished += 1
         elapsed = t - state.submit
-        stats.us_sum += 100.0 if elapsed <= 0 else min(100.0, 100.0 * runtime / elapsed)
-        self.makespan = max(self.makespan, t - (self.origin or 0.0))
+        ratio = 100.0 * runtime / elapsed if elapsed > 0 else 100.0
+        stats.us_sum += ratio if ratio < 100.0 else 100.0
+        span, longest = t - (self.origin or 0.0), self.makespan
+        self.makespan = span if span > longest else longest
         self._leave(job, state)
         return runtime
 

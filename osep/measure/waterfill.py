@@ -73,7 +73,7 @@ class WaterFilling(Pieces):
             changes = self._changes
             for stats in wanting.values():
                 share, demand = stats.share, stats.demand
-                base = min(share, demand)
+                base = share if share <= demand else demand
                 if base != stats.base:
                     base_sum += base - stats.base
                     stats.base = base
@@ -143,7 +143,7 @@ class WaterFilling(Pieces):
             stats.real, stats.linear = real, False
             if level >= demand - share:
                 gap = demand - real
-                stats.ideal, stats.rate = demand, max(0.0, gap)
+                stats.ideal, stats.rate = demand, gap if gap > 0.0 else 0.0
             else:
                 stats.ideal = share + level
                 if real >= demand or level <= real - share:
