@@ -86,6 +86,7 @@ _CPUS = attrgetter("cpus")
 # Per unit: which requested resources it weighs.
 _WEIGHS = {u: tuple(u is Unit.DOMINANT or u.value == r for r in REQUESTED) for u in Unit}
 _NOBODY = Tally()  # an owner with no job (read, never changed)
+_NONE = (0, 0, 0, 0)  # what no job asks for
 
 
 def count(snapshot: Snapshot, shares: ShareTable | ShareTree, target: Target,
@@ -245,23 +246,22 @@ def _owner_sums(tallies: Mapping[str, Tally], unit: Unit) -> tuple[dict[str, Vec
     """What each owner's running jobs add up to, and its demand (what its running, vacating and
     idle jobs add up to), per resource: slots always, a requested resource only if ``unit`` weighs
     it (0 otherwise). The sums are of integers, exact in a float whatever their order."""
-    weighs = _WEIGHS[unit]
+    c, m, g, d = _WEIGHS[unit]
+    asks = c or m or g or d  # (else what the jobs ask for is not read)
     ran: dict[str, Vec] = {}
     wanting: dict[str, Vec] = {}
     for owner, jobs in tallies.items():
-        running = ran[owner] = _weighed(jobs.running, jobs.ran, weighs) if jobs.running else ZERO
-        idle = _weighed(jobs.idle, jobs.waiting, weighs) if jobs.idle else ZERO
-        leaving = _weighed(jobs.vacating, jobs.leaving, weighs) if jobs.vacating else ZERO
-        wanting[owner] = plus(plus(running, idle), leaving)
+        n, i = jobs.running, jobs.idle
+        r = jobs.ran if n and asks else _NONE
+        w = jobs.waiting if i and asks else _NONE
+        v = jobs.leaving if asks else _NONE
+        ran[owner] = (float(n), float(r[0]) if c else 0.0, float(r[1]) if m else 0.0,
+                      float(r[2]) if g else 0.0, float(r[3]) if d else 0.0) if n else ZERO
+        wanting[owner] = (float(n + i + jobs.vacating), float(r[0] + w[0] + v[0]) if c else 0.0,
+                          float(r[1] + w[1] + v[1]) if m else 0.0,
+                          float(r[2] + w[2] + v[2]) if g else 0.0,
+                          float(r[3] + w[3] + v[3]) if d else 0.0)
     return ran, wanting
-
-
-def _weighed(jobs: int, asks: Sequence[int], weighs: tuple[bool, ...]) -> Vec:
-    """``jobs`` jobs that ask for ``asks`` (cpus, memory, gpus, disk) together, as a vector of
-    slots and the resources ``weighs`` marks."""
-    c, m, g, d = weighs
-    return (float(jobs), float(asks[0]) if c else 0.0, float(asks[1]) if m else 0.0,
-            float(asks[2]) if g else 0.0, float(asks[3]) if d else 0.0)
 
 
 def _side(owner: str, gap: float, tally: Tally, reserved: Mapping[str, int], below: list[str],
