@@ -142,8 +142,9 @@ class Actuator:
     def _decide(self, plan: Plan, now: float, looked: Look | str
                 ) -> list[tuple[Vacate, ActionResult | None]]:
         """Each of the plan's vacates, group by group in the plan's order, with why it may not be
-        sent (None: it goes). The vacates of a group make one room together: all of them go, or none does; and
-        none goes past the cycle's cap (the plan's own budget, or the limits' if lower)."""
+        sent (None: it goes). The vacates of a group make one room together: all of them go, or
+        none does; and none goes past the cycle's cap (the plan's own budget, or the limits' if
+        lower)."""
         cap = plan.max_vacates
         if self.limits.max_vacates_per_cycle is not None:
             cap = min(cap, self.limits.max_vacates_per_cycle)
